@@ -1,0 +1,260 @@
+/* accountant/calibrate.c: noise multiplier, steps or sampling rate for a target
+ * (epsilon, delta), Poisson-sampled Gaussian training.
+ *
+ * epsilon is monotone in each parameter (decreasing in sigma, increasing in steps
+ * and q), so a bracket is grown geometrically and bisected on the fast estimate
+ * until it is `tolerance` wide; the feasible end is then certified, and moved one
+ * tolerance step further while its certified epsilon exceeds the target (rare:
+ * only when fast and certified straddle the target). The result therefore meets
+ * the target provably and is tight to the tolerance. */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+
+#define DEFAULT_RTOL 1e-6
+
+typedef enum { PARAM_SIGMA, PARAM_STEPS, PARAM_RATE } param_kind;
+
+typedef struct {
+    dpzo_ctx *ctx;
+    param_kind kind;
+    double sigma, q, steps; /* the fixed ones; the free one is the argument */
+    double epsilon, delta;
+    const dpzo_rdp_options *opts;
+    int evaluations;
+} problem;
+
+/* epsilon at parameter value x; certify selects the proven upper bound. */
+static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res)
+{
+    double sigma = p->sigma, q = p->q, steps = p->steps;
+    if (p->kind == PARAM_SIGMA)
+        sigma = x;
+    else if (p->kind == PARAM_STEPS)
+        steps = x;
+    else
+        q = x;
+    dpzo_event *e = dpzo_event_self_composed(
+        p->ctx, dpzo_event_poisson_sampled(p->ctx, q, dpzo_event_gaussian(p->ctx, sigma)),
+        (uint64_t)steps);
+    if (e == NULL)
+        return DPZO_EINVAL;
+    p->evaluations++;
+    dpzo_status st = dpzo__event_query(p->ctx, e, p->delta, 0, p->opts, certify, res);
+    dpzo_event_free(e);
+    return st;
+}
+
+static int meets(const problem *p, const dpzo_dp_result *r) { return r->epsilon <= p->epsilon; }
+
+static dpzo_status check_target(dpzo_ctx *ctx, double epsilon, double delta)
+{
+    dpzo_status st;
+    if ((st = dpzo__check_epsilon(ctx, epsilon)) || (st = dpzo__check_delta(ctx, delta)))
+        return st;
+    if (epsilon == 0.0)
+        return dpzo__fail(ctx, DPZO_EINFEASIBLE, "target epsilon 0 cannot be met with RDP");
+    return DPZO_OK;
+}
+
+static void finish(problem *p, double value, const dpzo_dp_result *cert, double other,
+                   double eps_other, dpzo_calibration *out)
+{
+    out->value = value;
+    out->epsilon = cert->epsilon;
+    out->order = cert->order;
+    out->other_side = other;
+    out->epsilon_other_side = eps_other;
+    out->evaluations = p->evaluations;
+}
+
+dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 uint64_t steps, double tolerance,
+                                 const dpzo_rdp_options *opts, dpzo_calibration *out)
+{
+    dpzo_status st;
+    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q)))
+        return st;
+    if (!(tolerance >= 0.0 && tolerance < 0.5))
+        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
+    double rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
+    problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0};
+    dpzo_dp_result r;
+    memset(out, 0, sizeof *out);
+    if (q == 0.0 || steps == 0) { /* no privacy spent at any sigma */
+        if ((st = eps_at(&p, 0.0, 1, &r)))
+            return st;
+        finish(&p, 0.0, &r, 0.0, 0.0, out);
+        return DPZO_OK;
+    }
+    /* bracket: lo fails, hi meets */
+    double lo = 0.0, hi = 1.0, eps_lo = INFINITY;
+    for (;;) {
+        if ((st = eps_at(&p, hi, 0, &r)))
+            return st;
+        if (meets(&p, &r))
+            break;
+        lo = hi;
+        eps_lo = r.epsilon;
+        hi *= 2.0;
+        if (hi > 1e12)
+            return dpzo__fail(ctx, DPZO_EINFEASIBLE,
+                              "no noise multiplier up to 1e12 reaches epsilon %g", epsilon);
+    }
+    while (lo == 0.0) {
+        double mid = hi / 2.0;
+        if ((st = eps_at(&p, mid, 0, &r)))
+            return st;
+        if (meets(&p, &r)) {
+            hi = mid;
+            if (hi < 1e-6) /* every sigma that small meets it: epsilon is huge */
+                break;
+        } else {
+            lo = mid;
+            eps_lo = r.epsilon;
+        }
+    }
+    while (lo > 0.0 && hi - lo > rtol * hi) {
+        double mid = 0.5 * (lo + hi);
+        if ((st = eps_at(&p, mid, 0, &r)))
+            return st;
+        if (meets(&p, &r))
+            hi = mid;
+        else {
+            lo = mid;
+            eps_lo = r.epsilon;
+        }
+    }
+    for (int i = 0;; i++) { /* certify hi; step up while the proof fails */
+        if ((st = eps_at(&p, hi, 1, &r)))
+            return st;
+        if (meets(&p, &r))
+            break;
+        if (i == 64)
+            return dpzo__fail(ctx, DPZO_ENOCONV, "could not certify sigma near %.9g", hi);
+        lo = hi;
+        eps_lo = r.epsilon_estimate;
+        hi *= 1.0 + rtol;
+    }
+    finish(&p, hi, &r, lo, eps_lo, out);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 double sigma, const dpzo_rdp_options *opts,
+                                 dpzo_calibration *out)
+{
+    dpzo_status st;
+    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
+        || (st = dpzo__check_sigma(ctx, sigma)))
+        return st;
+    problem p = {ctx, PARAM_STEPS, sigma, q, 0.0, epsilon, delta, opts, 0};
+    dpzo_dp_result r;
+    memset(out, 0, sizeof *out);
+    if ((st = eps_at(&p, 1.0, 0, &r)))
+        return st;
+    if (!meets(&p, &r))
+        return dpzo__fail(ctx, DPZO_EINFEASIBLE,
+                          "a single step already spends epsilon %.6g > target %g", r.epsilon,
+                          epsilon);
+    double lo = 1.0, hi = 2.0, eps_hi = INFINITY; /* lo meets, hi fails */
+    for (;;) {
+        if ((st = eps_at(&p, hi, 0, &r)))
+            return st;
+        if (!meets(&p, &r)) {
+            eps_hi = r.epsilon;
+            break;
+        }
+        lo = hi;
+        hi *= 2.0;
+        if (hi > 0x1p52)
+            return dpzo__fail(ctx, DPZO_EINFEASIBLE,
+                              "the target is met for any number of steps up to 2^52");
+    }
+    while (hi - lo > 1.0) {
+        double mid = floor(0.5 * (lo + hi));
+        if ((st = eps_at(&p, mid, 0, &r)))
+            return st;
+        if (meets(&p, &r))
+            lo = mid;
+        else {
+            hi = mid;
+            eps_hi = r.epsilon;
+        }
+    }
+    for (;;) {
+        if ((st = eps_at(&p, lo, 1, &r)))
+            return st;
+        if (meets(&p, &r))
+            break;
+        hi = lo;
+        eps_hi = r.epsilon_estimate;
+        lo -= 1.0;
+        if (lo < 1.0)
+            return dpzo__fail(ctx, DPZO_EINFEASIBLE, "no number of steps certifies the target");
+    }
+    finish(&p, lo, &r, hi, eps_hi, out);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double delta,
+                                         double sigma, uint64_t steps, double tolerance,
+                                         const dpzo_rdp_options *opts, dpzo_calibration *out)
+{
+    dpzo_status st;
+    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_sigma(ctx, sigma)))
+        return st;
+    if (!(tolerance >= 0.0 && tolerance < 0.5))
+        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
+    double rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
+    problem p = {ctx, PARAM_RATE, sigma, 0.0, (double)steps, epsilon, delta, opts, 0};
+    dpzo_dp_result r;
+    memset(out, 0, sizeof *out);
+    if ((st = eps_at(&p, 1.0, 0, &r)))
+        return st;
+    if (meets(&p, &r)) {
+        if ((st = eps_at(&p, 1.0, 1, &r)))
+            return st;
+        if (meets(&p, &r)) {
+            finish(&p, 1.0, &r, 1.0, r.epsilon_estimate, out);
+            return DPZO_OK;
+        }
+    }
+    double lo = 0.5, hi = 1.0, eps_hi = r.epsilon; /* lo meets, hi fails */
+    for (;;) {
+        if ((st = eps_at(&p, lo, 0, &r)))
+            return st;
+        if (meets(&p, &r))
+            break;
+        hi = lo;
+        eps_hi = r.epsilon;
+        lo /= 2.0;
+        if (lo < 1e-15)
+            return dpzo__fail(ctx, DPZO_EINFEASIBLE,
+                              "no sampling rate down to 1e-15 reaches epsilon %g", epsilon);
+    }
+    while (hi - lo > rtol * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((st = eps_at(&p, mid, 0, &r)))
+            return st;
+        if (meets(&p, &r))
+            lo = mid;
+        else {
+            hi = mid;
+            eps_hi = r.epsilon;
+        }
+    }
+    for (int i = 0;; i++) {
+        if ((st = eps_at(&p, lo, 1, &r)))
+            return st;
+        if (meets(&p, &r))
+            break;
+        if (i == 64)
+            return dpzo__fail(ctx, DPZO_ENOCONV, "could not certify q near %.9g", lo);
+        hi = lo;
+        eps_hi = r.epsilon_estimate;
+        lo /= 1.0 + rtol;
+    }
+    finish(&p, lo, &r, hi, eps_hi, out);
+    return DPZO_OK;
+}

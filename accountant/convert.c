@@ -1,0 +1,438 @@
+/* accountant/convert.c: RDP -> (epsilon, delta) and the order optimisation.
+ *
+ * Formulas are in include/dpzo/convert.h. Search: the objective (epsilon, or
+ * log delta) is scanned on a coarse order grid from alpha = 8 outwards, pruned by
+ * proven lower bounds (RDP is nondecreasing in alpha, so beyond alpha every order
+ * gives epsilon >= RDP(alpha) - (1 + log alpha)/(alpha - 1); below alpha < 1/delta the
+ * improved conversion term alone is decreasing in alpha), then refined by golden
+ * section between the best point's neighbours. Whatever order is found, the answer
+ * is the certified RDP upper bound at that order converted with upward rounding, so
+ * search accuracy affects tightness, never soundness. */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+#include "ival.h"
+
+#define COARSE_MAX 512
+#define GOLDEN_RTOL 1e-6
+
+/* ---- single-order formulas (fast, double) ---------------------------------- */
+
+static double conv_term(double alpha, double delta, dpzo_conversion conv)
+{
+    if (conv == DPZO_CONVERSION_STANDARD)
+        return -log(delta) / (alpha - 1.0);
+    return log1p(-1.0 / alpha) - (log(delta) + log(alpha)) / (alpha - 1.0);
+}
+
+static double eps_formula(double alpha, double r, double delta, dpzo_conversion conv)
+{
+    if (r == INFINITY)
+        return INFINITY;
+    if (-expm1(-r) <= delta * delta) /* total variation sqrt(1 - e^-r) <= delta */
+        return 0.0;
+    double e = r + conv_term(alpha, delta, conv);
+    return e > 0.0 ? e : 0.0;
+}
+
+static double log_delta_formula(double alpha, double r, double eps, dpzo_conversion conv)
+{
+    if (r == INFINITY)
+        return 0.0;
+    double ld = conv == DPZO_CONVERSION_STANDARD
+                    ? (alpha - 1.0) * (r - eps)
+                    : (alpha - 1.0) * (r - eps + log1p(-1.0 / alpha)) - log(alpha);
+    double tv = r > 0.0 ? 0.5 * log(-expm1(-r)) : -INFINITY;
+    if (tv < ld)
+        ld = tv;
+    return ld < 0.0 ? ld : 0.0;
+}
+
+/* ---- certified single-order conversions (MPFR, outward rounding) ------------- */
+
+/* Upper bound on epsilon at order alpha from an RDP upper bound r. */
+static double eps_upper(long prec, double alpha, double r, double delta, dpzo_conversion conv)
+{
+    if (r == INFINITY)
+        return INFINITY;
+    ival a, rr, d, t, u, one;
+    ival *all[] = {&a, &rr, &d, &t, &u, &one};
+    for (size_t i = 0; i < 6; i++)
+        ival_init(all[i], (mpfr_prec_t)prec);
+    ival_set_ui(&one, 1);
+    ival_set_d(&a, alpha);
+    ival_set_d(&rr, r);
+    ival_set_d(&d, delta);
+    double result;
+    /* total variation test, proven: -expm1(-r) <= delta^2 */
+    ival_neg(&t, &rr);
+    ival_expm1(&t, &t);
+    ival_neg(&t, &t);
+    ival_mul(&u, &d, &d);
+    if (mpfr_cmp(t.hi, u.lo) <= 0) {
+        result = 0.0;
+    } else {
+        ival_log(&t, &d);
+        ival_sub(&u, &a, &one); /* alpha - 1 */
+        if (conv == DPZO_CONVERSION_STANDARD) {
+            ival_div(&t, &t, &u);
+            ival_sub(&t, &rr, &t);
+        } else {
+            ival_log(&d, &a);
+            ival_add(&t, &t, &d); /* log delta + log alpha */
+            ival_div(&t, &t, &u);
+            ival_sub(&t, &rr, &t);
+            ival_div(&d, &one, &a);
+            ival_neg(&d, &d);
+            ival_log1p(&d, &d);
+            ival_add(&t, &t, &d);
+        }
+        result = ival_hi_d(&t);
+        if (result < 0.0)
+            result = 0.0;
+    }
+    for (size_t i = 0; i < 6; i++)
+        ival_clear(all[i]);
+    return result;
+}
+
+/* Upper bound on delta at order alpha from an RDP upper bound r. */
+static double delta_upper(long prec, double alpha, double r, double eps, dpzo_conversion conv)
+{
+    if (r == INFINITY)
+        return 1.0;
+    ival a, rr, e, t, u, one;
+    ival *all[] = {&a, &rr, &e, &t, &u, &one};
+    for (size_t i = 0; i < 6; i++)
+        ival_init(all[i], (mpfr_prec_t)prec);
+    ival_set_ui(&one, 1);
+    ival_set_d(&a, alpha);
+    ival_set_d(&rr, r);
+    ival_set_d(&e, eps);
+    ival_sub(&t, &rr, &e);
+    ival_sub(&u, &a, &one);
+    if (conv == DPZO_CONVERSION_STANDARD) {
+        ival_mul(&t, &t, &u);
+    } else {
+        ival_div(&e, &one, &a);
+        ival_neg(&e, &e);
+        ival_log1p(&e, &e);
+        ival_add(&t, &t, &e);
+        ival_mul(&t, &t, &u);
+        ival_log(&e, &a);
+        ival_sub(&t, &t, &e);
+    }
+    ival_exp(&t, &t); /* delta from the conversion */
+    double d = ival_hi_d(&t);
+    /* total variation: sqrt(1 - e^-r) */
+    ival_neg(&u, &rr);
+    ival_expm1(&u, &u);
+    ival_neg(&u, &u);
+    ival_sqrt(&u, &u);
+    double tv = ival_hi_d(&u);
+    for (size_t i = 0; i < 6; i++)
+        ival_clear(all[i]);
+    if (tv < d)
+        d = tv;
+    return d < 1.0 ? d : 1.0;
+}
+
+/* ---- public single-order and curve conversions ------------------------------ */
+
+static dpzo_status check_conv(dpzo_ctx *ctx, dpzo_conversion conv)
+{
+    if (conv != DPZO_CONVERSION_IMPROVED && conv != DPZO_CONVERSION_STANDARD)
+        return dpzo__fail(ctx, DPZO_EINVAL, "unknown conversion %d", (int)conv);
+    return DPZO_OK;
+}
+
+static dpzo_status check_rdp_value(dpzo_ctx *ctx, double r)
+{
+    if (!(r >= 0.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "RDP value must be >= 0 (or +inf), got %g", r);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_rdp_to_epsilon(dpzo_ctx *ctx, double alpha, double rdp, double delta,
+                                dpzo_conversion conversion, double *epsilon)
+{
+    dpzo_status st;
+    if ((st = dpzo__check_order(ctx, alpha)) || (st = check_rdp_value(ctx, rdp))
+        || (st = dpzo__check_delta(ctx, delta)) || (st = check_conv(ctx, conversion)))
+        return st;
+    *epsilon = eps_formula(alpha, rdp, delta, conversion);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_rdp_to_delta(dpzo_ctx *ctx, double alpha, double rdp, double epsilon,
+                              dpzo_conversion conversion, double *delta)
+{
+    dpzo_status st;
+    if ((st = dpzo__check_order(ctx, alpha)) || (st = check_rdp_value(ctx, rdp))
+        || (st = dpzo__check_epsilon(ctx, epsilon)) || (st = check_conv(ctx, conversion)))
+        return st;
+    *delta = exp(log_delta_formula(alpha, rdp, epsilon, conversion));
+    return DPZO_OK;
+}
+
+static dpzo_status curve_best(dpzo_ctx *ctx, const double *orders, const double *rdp, size_t n,
+                              double target, int want_delta, dpzo_conversion conv,
+                              double *best_value, double *best_order)
+{
+    dpzo_status st;
+    if (n == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "an RDP curve needs at least one order");
+    if ((st = check_conv(ctx, conv)))
+        return st;
+    double best = INFINITY, order = orders[0];
+    for (size_t i = 0; i < n; i++) {
+        if ((st = dpzo__check_order(ctx, orders[i])) || (st = check_rdp_value(ctx, rdp[i])))
+            return st;
+        double v = want_delta ? log_delta_formula(orders[i], rdp[i], target, conv)
+                              : eps_formula(orders[i], rdp[i], target, conv);
+        if (v < best) {
+            best = v;
+            order = orders[i];
+        }
+    }
+    *best_value = want_delta ? exp(best) : best;
+    *best_order = order;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_rdp_curve_to_epsilon(dpzo_ctx *ctx, const double *orders, const double *rdp,
+                                      size_t n, double delta, dpzo_conversion conversion,
+                                      double *epsilon, double *order)
+{
+    dpzo_status st = dpzo__check_delta(ctx, delta);
+    return st ? st : curve_best(ctx, orders, rdp, n, delta, 0, conversion, epsilon, order);
+}
+
+dpzo_status dpzo_rdp_curve_to_delta(dpzo_ctx *ctx, const double *orders, const double *rdp,
+                                    size_t n, double epsilon, dpzo_conversion conversion,
+                                    double *delta, double *order)
+{
+    dpzo_status st = dpzo__check_epsilon(ctx, epsilon);
+    return st ? st : curve_best(ctx, orders, rdp, n, epsilon, 1, conversion, delta, order);
+}
+
+/* ---- event queries: order search ------------------------------------------- */
+
+dpzo_rdp_options dpzo_rdp_options_default(void)
+{
+    dpzo_rdp_options o;
+    memset(&o, 0, sizeof o);
+    o.conversion = DPZO_CONVERSION_IMPROVED;
+    o.grid = DPZO_ORDERS_CONTINUOUS;
+    o.alpha_max = 1e5;
+    return o;
+}
+
+typedef struct {
+    dpzo_ctx *ctx;
+    const dpzo_event *event;
+    double target; /* delta (epsilon query) or epsilon (delta query) */
+    int want_delta;
+    dpzo_conversion conv;
+    dpzo_status st;
+} objective;
+
+/* The fast objective at alpha: epsilon, or log delta. Stores the RDP in *rdp. */
+static double obj_eval(objective *o, double alpha, double *rdp)
+{
+    dpzo_bound b;
+    if (o->st == DPZO_OK)
+        o->st = dpzo__event_rdp_one(o->ctx, o->event, alpha, 0, &b);
+    if (o->st != DPZO_OK)
+        return INFINITY;
+    *rdp = b.value;
+    return o->want_delta ? log_delta_formula(alpha, b.value, o->target, o->conv)
+                         : eps_formula(alpha, b.value, o->target, o->conv);
+}
+
+/* Proven lower bound on the objective at every order >= alpha, given RDP(alpha) = r. */
+static double bound_above(const objective *o, double alpha, double r)
+{
+    if (!o->want_delta)
+        return o->conv == DPZO_CONVERSION_STANDARD ? r : r - (1.0 + log(alpha)) / (alpha - 1.0);
+    double d = r - o->target;
+    double tv = r > 0.0 ? 0.5 * log(-expm1(-r)) : -INFINITY;
+    if (!(d > 0.0))
+        return -INFINITY;
+    double lb;
+    if (o->conv == DPZO_CONVERSION_STANDARD)
+        lb = (alpha - 1.0) * d;
+    else
+        lb = alpha * d >= 1.0 ? (alpha - 1.0) * d - 1.0 - log(alpha) : -d + log(d);
+    return lb < tv ? lb : tv;
+}
+
+/* Proven lower bound on epsilon at every order <= alpha (epsilon queries only). */
+static double bound_below(const objective *o, double alpha)
+{
+    if (o->want_delta)
+        return -INFINITY;
+    if (o->conv == DPZO_CONVERSION_IMPROVED && !(alpha < 1.0 / o->target))
+        return -INFINITY;
+    return conv_term(alpha, o->target, o->conv);
+}
+
+static size_t coarse_orders(double alpha_max, double *out)
+{
+    static const double head[] = {1.01, 1.02, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof head / sizeof *head && head[i] < alpha_max; i++)
+        out[n++] = head[i];
+    for (double a = 2.0; a < alpha_max && n < COARSE_MAX - 1; a = fmax(a + 1.0, floor(a * 1.2)))
+        out[n++] = a;
+    out[n++] = alpha_max;
+    return n;
+}
+
+static dpzo_status continuous_search(objective *o, double alpha_max, double *best_alpha,
+                                     int *at_edge)
+{
+    double grid[COARSE_MAX], val[COARSE_MAX], r;
+    size_t n = coarse_orders(alpha_max, grid);
+    for (size_t i = 0; i < n; i++)
+        val[i] = NAN;
+    size_t start = 0;
+    while (start + 1 < n && grid[start] < 8.0)
+        start++;
+    double best = INFINITY;
+    size_t bi = start;
+    for (size_t i = start; i < n; i++) { /* upwards */
+        val[i] = obj_eval(o, grid[i], &r);
+        if (o->st)
+            return o->st;
+        if (val[i] < best) {
+            best = val[i];
+            bi = i;
+        }
+        if (bound_above(o, grid[i], r) >= best)
+            break;
+    }
+    for (size_t i = start; i-- > 0;) { /* downwards */
+        if (bound_below(o, grid[i]) >= best)
+            break;
+        val[i] = obj_eval(o, grid[i], &r);
+        if (o->st)
+            return o->st;
+        if (val[i] <= best) {
+            best = val[i];
+            bi = i;
+        }
+    }
+    *at_edge = (bi == 0 || bi == n - 1);
+    *best_alpha = grid[bi];
+    if (!isfinite(best))
+        return DPZO_OK; /* infinite everywhere (e.g. sigma = 0): nothing to refine */
+    /* golden section on [grid[bi-1], grid[bi+1]] */
+    double a = grid[bi > 0 ? bi - 1 : 0], b = grid[bi + 1 < n ? bi + 1 : n - 1];
+    const double g = 0.5 * (sqrt(5.0) - 1.0);
+    double x1 = b - g * (b - a), x2 = a + g * (b - a);
+    double f1 = obj_eval(o, x1, &r), f2 = obj_eval(o, x2, &r);
+    for (int it = 0; it < 80 && (b - a) > GOLDEN_RTOL * b && !o->st; it++) {
+        if (f1 <= f2) {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - g * (b - a);
+            f1 = obj_eval(o, x1, &r);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + g * (b - a);
+            f2 = obj_eval(o, x2, &r);
+        }
+    }
+    if (o->st)
+        return o->st;
+    if (f1 < best) {
+        best = f1;
+        *best_alpha = x1;
+    }
+    if (f2 < best) {
+        best = f2;
+        *best_alpha = x2;
+    }
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double target,
+                              int want_delta, const dpzo_rdp_options *opts, int certify,
+                              dpzo_dp_result *out)
+{
+    dpzo_rdp_options o = opts != NULL ? *opts : dpzo_rdp_options_default();
+    dpzo_status st;
+    if (event == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
+    if ((st = check_conv(ctx, o.conversion)))
+        return st;
+    objective obj = {ctx, event, target, want_delta, o.conversion, DPZO_OK};
+    double alpha = 0.0, r;
+    int at_edge = 0;
+    if (o.grid == DPZO_ORDERS_CONTINUOUS) {
+        if (!(o.alpha_max > 1.01) || !isfinite(o.alpha_max))
+            return dpzo__fail(ctx, DPZO_EINVAL, "alpha_max must be finite and > 1.01, got %g",
+                              o.alpha_max);
+        if ((st = continuous_search(&obj, o.alpha_max, &alpha, &at_edge)))
+            return st;
+    } else {
+        const double *orders = o.orders;
+        size_t n = o.n_orders;
+        if (o.grid != DPZO_ORDERS_CUSTOM)
+            n = dpzo_order_grid_values(o.grid, &orders);
+        if (n == 0 || orders == NULL)
+            return dpzo__fail(ctx, DPZO_EINVAL, "the order list is empty");
+        double best = INFINITY;
+        size_t bi = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = obj_eval(&obj, orders[i], &r);
+            if (obj.st)
+                return obj.st;
+            if (v < best) {
+                best = v;
+                bi = i;
+            }
+        }
+        alpha = orders[bi];
+        at_edge = (bi == 0 || bi == n - 1);
+    }
+    /* certify at the chosen order */
+    dpzo_bound b;
+    if ((st = dpzo__event_rdp_one(ctx, event, alpha, certify, &b)))
+        return st;
+    long prec = dpzo_ctx_precision(ctx);
+    memset(out, 0, sizeof *out);
+    out->order = alpha;
+    out->rdp = b.upper;
+    out->order_at_edge = at_edge;
+    if (want_delta) {
+        out->epsilon = out->epsilon_estimate = target;
+        out->delta_estimate = exp(log_delta_formula(alpha, b.value, target, o.conversion));
+        out->delta = certify ? delta_upper(prec, alpha, b.upper, target, o.conversion)
+                             : out->delta_estimate;
+    } else {
+        out->delta = out->delta_estimate = target;
+        out->epsilon_estimate = eps_formula(alpha, b.value, target, o.conversion);
+        out->epsilon = certify ? eps_upper(prec, alpha, b.upper, target, o.conversion)
+                               : out->epsilon_estimate;
+    }
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_event_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                               const dpzo_rdp_options *opts, dpzo_dp_result *out)
+{
+    dpzo_status st = dpzo__check_delta(ctx, delta);
+    return st ? st : dpzo__event_query(ctx, event, delta, 0, opts, 1, out);
+}
+
+dpzo_status dpzo_event_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,
+                             const dpzo_rdp_options *opts, dpzo_dp_result *out)
+{
+    dpzo_status st = dpzo__check_epsilon(ctx, epsilon);
+    return st ? st : dpzo__event_query(ctx, event, epsilon, 1, opts, 1, out);
+}

@@ -1,0 +1,102 @@
+/* accountant/ctx.c: the context handle, status names and shared input checks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+dpzo_ctx *dpzo_ctx_new(void)
+{
+    dpzo_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx != NULL)
+        ctx->precision = 128;
+    return ctx;
+}
+
+void dpzo_ctx_free(dpzo_ctx *ctx) { free(ctx); }
+
+const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }
+
+const char *dpzo_status_name(dpzo_status status)
+{
+    switch (status) {
+    case DPZO_OK: return "ok";
+    case DPZO_EINVAL: return "invalid argument";
+    case DPZO_ENOMEM: return "out of memory";
+    case DPZO_EUNSUPPORTED: return "unsupported event";
+    case DPZO_ENOCONV: return "no convergence";
+    case DPZO_EPARSE: return "parse error";
+    case DPZO_EINFEASIBLE: return "infeasible target";
+    }
+    return "unknown status";
+}
+
+dpzo_status dpzo_ctx_set_precision(dpzo_ctx *ctx, long bits)
+{
+    if (bits < 64 || bits > 65536)
+        return dpzo__fail(ctx, DPZO_EINVAL, "precision must be in [64, 65536] bits, got %ld",
+                          bits);
+    ctx->precision = bits;
+    return DPZO_OK;
+}
+
+long dpzo_ctx_precision(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->precision : 128; }
+
+dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)
+{
+    if (ctx != NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->errmsg, sizeof ctx->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+dpzo_status dpzo__check_order(dpzo_ctx *ctx, double alpha)
+{
+    if (!(alpha > 1.0) || !isfinite(alpha))
+        return dpzo__fail(ctx, DPZO_EINVAL, "order alpha must be finite and > 1, got %g", alpha);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__check_sigma(dpzo_ctx *ctx, double sigma)
+{
+    if (!(sigma >= 0.0) || !isfinite(sigma))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "noise multiplier must be finite and >= 0, got %g", sigma);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__check_rate(dpzo_ctx *ctx, double q)
+{
+    if (!(q >= 0.0 && q <= 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "sampling rate must be in [0, 1], got %g", q);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__check_delta(dpzo_ctx *ctx, double delta)
+{
+    if (!(delta > 0.0 && delta < 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", delta);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__check_epsilon(dpzo_ctx *ctx, double epsilon)
+{
+    if (!(epsilon >= 0.0) || !isfinite(epsilon))
+        return dpzo__fail(ctx, DPZO_EINVAL, "epsilon must be finite and >= 0, got %g", epsilon);
+    return DPZO_OK;
+}
+
+double dpzo__log_add(double a, double b)
+{
+    if (a == -INFINITY)
+        return b;
+    if (b == -INFINITY)
+        return a;
+    if (a == INFINITY || b == INFINITY)
+        return INFINITY;
+    double hi = a > b ? a : b, lo = a > b ? b : a;
+    return hi + log1p(exp(lo - hi));
+}

@@ -1,0 +1,56 @@
+/* accountant/internal.h: private declarations shared by the accountant's files. */
+#ifndef DPZO_ACCOUNTANT_INTERNAL_H
+#define DPZO_ACCOUNTANT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include "dpzo/dpzo.h"
+
+#define DPZO_ERRMSG_SIZE 512
+
+struct dpzo_ctx {
+    char errmsg[DPZO_ERRMSG_SIZE];
+    long precision; /* MPFR bits for the certified path */
+};
+
+/* Records a formatted message in ctx (if not NULL) and returns status. */
+dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Input checks shared by the public functions: each returns DPZO_OK or fails with a
+ * message naming the parameter. */
+dpzo_status dpzo__check_order(dpzo_ctx *ctx, double alpha);
+dpzo_status dpzo__check_sigma(dpzo_ctx *ctx, double sigma);
+dpzo_status dpzo__check_rate(dpzo_ctx *ctx, double q);
+dpzo_status dpzo__check_delta(dpzo_ctx *ctx, double delta);
+dpzo_status dpzo__check_epsilon(dpzo_ctx *ctx, double epsilon);
+
+/* log(exp(a) + exp(b)) without overflow; -inf is the additive identity. */
+double dpzo__log_add(double a, double b);
+
+struct dpzo_event {
+    dpzo_event_kind kind;
+    double param;        /* sigma, b or q */
+    uint64_t batch, n;   /* WOR sampling */
+    uint64_t count;      /* self-composition */
+    dpzo_event *inner;   /* sampled / self-composed child */
+    dpzo_event **children;
+    size_t n_children;
+};
+
+/* The effective noise multiplier of a Gaussian-only subtree (a Gaussian, or
+ * compositions of Gaussians: sigma_eff^-2 = sum count_i sigma_i^-2). Fails with
+ * DPZO_EUNSUPPORTED when the subtree holds anything else. */
+dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double *sigma);
+
+/* RDP of an event at one order (fast path: lower = value = upper). */
+dpzo_status dpzo__event_rdp_one(dpzo_ctx *ctx, const dpzo_event *event, double alpha,
+                                int certified, dpzo_bound *out);
+
+/* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
+ * reports the fast estimate in epsilon/delta as well (used inside searches). */
+dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double target,
+                              int want_delta, const dpzo_rdp_options *opts, int certify,
+                              dpzo_dp_result *out);
+
+#endif

@@ -1,0 +1,280 @@
+/* cli/account.c: the epsilon, delta and rdp commands and what they share. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "account.h"
+#include "commands.h"
+#include "output.h"
+
+int report_failure(dpzo_ctx *ctx, dpzo_status st)
+{
+    fprintf(stderr, "dpzo: error: %s\n", dpzo_ctx_errmsg(ctx));
+    return st == DPZO_EINVAL || st == DPZO_EPARSE ? 2 : 1;
+}
+
+int order_choice_parse(const parsed_args *a, order_choice *oc)
+{
+    memset(oc, 0, sizeof *oc);
+    oc->opts = dpzo_rdp_options_default();
+    oc->orders_name = "continuous";
+    const char *o = args_get(a, "orders"), *c = args_get(a, "conversion");
+    const char *m = args_get(a, "alpha-max");
+    if (c != NULL) {
+        if (strcmp(c, "improved") == 0)
+            oc->opts.conversion = DPZO_CONVERSION_IMPROVED;
+        else if (strcmp(c, "standard") == 0)
+            oc->opts.conversion = DPZO_CONVERSION_STANDARD;
+        else
+            return cli_usage_error("--conversion must be 'improved' or 'standard', got '%s'", c);
+    }
+    if (m != NULL) {
+        if (parse_real("alpha-max", m, &oc->opts.alpha_max))
+            return 2;
+        if (!(oc->opts.alpha_max > 1.01))
+            return cli_usage_error("--alpha-max must be > 1.01, got %s", m);
+    }
+    if (o == NULL)
+        return 0;
+    if (dpzo_order_grid_parse(NULL, o, &oc->opts.grid) == DPZO_OK) {
+        oc->orders_name = oc->opts.grid == DPZO_ORDERS_CONTINUOUS ? "continuous" : o;
+        return 0;
+    }
+    if (strpbrk(o, "0123456789") == NULL)
+        return cli_usage_error("unknown order grid '%s' (expected default, opacus, tf, "
+                               "dp_accounting or a comma-separated list of orders)", o);
+    if (parse_order_list("orders", o, &oc->custom_orders, &oc->opts.n_orders))
+        return 2;
+    oc->opts.grid = DPZO_ORDERS_CUSTOM;
+    oc->opts.orders = oc->custom_orders;
+    oc->orders_name = "list";
+    return 0;
+}
+
+void order_choice_free(order_choice *oc) { free(oc->custom_orders); }
+
+int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
+                   size_t desc_size)
+{
+    const char *sched = args_get(a, "schedule");
+    int has_single = args_has(a, "noise-multiplier") || args_has(a, "sampling-rate")
+                     || args_has(a, "steps");
+    dpzo_phase *phases = NULL, one;
+    size_t n = 1;
+    if (sched != NULL) {
+        if (has_single)
+            return cli_usage_error("--schedule replaces --noise-multiplier, --sampling-rate "
+                                   "and --steps; give one or the other");
+        if (schedule_read(sched, &phases, &n))
+            return 2;
+        snprintf(desc, desc_size, "schedule %s (%zu phases)", sched, n);
+    } else {
+        const char *s = args_get(a, "noise-multiplier"), *q = args_get(a, "sampling-rate"),
+                   *t = args_get(a, "steps");
+        if (s == NULL || q == NULL || t == NULL)
+            return cli_usage_error("give --noise-multiplier, --sampling-rate and --steps "
+                                   "(or --schedule FILE)");
+        if (parse_real("noise-multiplier", s, &one.noise_multiplier)
+            || parse_real("sampling-rate", q, &one.sampling_rate)
+            || parse_count("steps", t, &one.steps))
+            return 2;
+        if (!(one.noise_multiplier >= 0.0))
+            return cli_usage_error("--noise-multiplier must be >= 0, got %s", s);
+        if (!(one.sampling_rate >= 0.0 && one.sampling_rate <= 1.0))
+            return cli_usage_error("--sampling-rate must be in [0, 1], got %s", q);
+        phases = &one;
+        snprintf(desc, desc_size, "%llu steps, Poisson q=%.6g, sigma=%.6g",
+                 (unsigned long long)one.steps, one.sampling_rate, one.noise_multiplier);
+    }
+    *event = dpzo_event_from_schedule(ctx, phases, n);
+    if (phases != &one)
+        free(phases);
+    return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
+}
+
+static const char *conversion_name(dpzo_conversion c)
+{
+    return c == DPZO_CONVERSION_STANDARD ? "standard" : "improved";
+}
+
+static const char *help_epsilon =
+    "usage: dpzo epsilon --noise-multiplier S --sampling-rate Q --steps T --delta D\n"
+    "                    [--orders default|opacus|tf|dp_accounting|A1,A2,...]\n"
+    "                    [--conversion improved|standard] [--alpha-max X]\n"
+    "                    [--schedule FILE] [--json]\n"
+    "\n"
+    "epsilon(delta) of T steps of the Poisson-sampled Gaussian mechanism (DP-SGD, DP-ZO)\n"
+    "with noise multiplier S and sampling rate Q, by the RDP accountant.\n"
+    "  --schedule FILE   heterogeneous training: a JSON array of\n"
+    "                    {\"noise_multiplier\": S, \"sampling_rate\": Q, \"steps\": T}\n"
+    "  --orders          default: alpha optimised continuously in (1, alpha-max];\n"
+    "                    a named grid reproduces that library's orders exactly\n"
+    "  --conversion      improved (Balle et al. 2020, default) or standard (Mironov 2017)\n"
+    "  --alpha-max       upper end of the continuous search (default 1e5)\n"
+    "  --json            machine-readable output: epsilon (certified upper bound),\n"
+    "                    epsilon_estimate, delta, order, rdp, conversion, orders\n";
+
+static const char *help_delta =
+    "usage: dpzo delta --noise-multiplier S --sampling-rate Q --steps T --epsilon E\n"
+    "                  [--orders ...] [--conversion improved|standard] [--alpha-max X]\n"
+    "                  [--schedule FILE] [--json]\n"
+    "\n"
+    "delta(epsilon) of the same training; options as for `dpzo epsilon`. JSON keys:\n"
+    "delta (certified upper bound), delta_estimate, epsilon, order, rdp.\n";
+
+static int account(int argc, char **argv, int want_delta)
+{
+    static const opt_spec specs[] = {TRAINING_OPTS, ORDER_OPTS, {"delta", 1}, {"epsilon", 1},
+                                     {"json", 0},   {"help", 0},  {NULL, 0}};
+    parsed_args a;
+    if (args_parse(argc, argv, specs, &a))
+        return 2;
+    if (args_has(&a, "help")) {
+        fputs(want_delta ? help_delta : help_epsilon, stdout);
+        return 0;
+    }
+    const char *tname = want_delta ? "epsilon" : "delta";
+    const char *other = want_delta ? "delta" : "epsilon";
+    const char *tv = args_get(&a, tname);
+    double target;
+    if (tv == NULL)
+        return cli_usage_error("--%s is required", tname);
+    if (args_has(&a, other))
+        return cli_usage_error("--%s is not an input of `dpzo %s`", other, other);
+    if (parse_real(tname, tv, &target))
+        return 2;
+    if (want_delta && !(target >= 0.0))
+        return cli_usage_error("--epsilon must be >= 0, got %s", tv);
+    if (!want_delta && !(target > 0.0 && target < 1.0))
+        return cli_usage_error("--delta must be in (0, 1), got %s", tv);
+    order_choice oc;
+    if (order_choice_parse(&a, &oc))
+        return 2;
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    dpzo_event *e = NULL;
+    char desc[256];
+    int rc = ctx == NULL ? 1 : training_event(ctx, &a, &e, desc, sizeof desc);
+    dpzo_dp_result r;
+    if (rc == 0) {
+        dpzo_status st = want_delta ? dpzo_event_delta(ctx, e, target, &oc.opts, &r)
+                                    : dpzo_event_epsilon(ctx, e, target, &oc.opts, &r);
+        if (st)
+            rc = report_failure(ctx, st);
+    }
+    if (rc == 0 && args_has(&a, "json")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "accountant", "rdp");
+        json_number(o, "epsilon", r.epsilon);
+        json_number(o, want_delta ? "delta" : "epsilon_estimate",
+                    want_delta ? r.delta : r.epsilon_estimate);
+        json_number(o, want_delta ? "delta_estimate" : "delta",
+                    want_delta ? r.delta_estimate : r.delta);
+        json_number(o, "order", r.order);
+        json_number(o, "rdp", r.rdp);
+        cJSON_AddBoolToObject(o, "order_at_edge", r.order_at_edge);
+        cJSON_AddStringToObject(o, "conversion", conversion_name(oc.opts.conversion));
+        cJSON_AddStringToObject(o, "orders", oc.orders_name);
+        json_print(o);
+    } else if (rc == 0) {
+        printf("dpzo %s: RDP accountant, %s conversion, %s orders\n", want_delta ? "delta" : "epsilon",
+               conversion_name(oc.opts.conversion), oc.orders_name);
+        printf("  %-16s %s\n", "training", desc);
+        if (want_delta) {
+            printf("  %-16s %.10g\n", "epsilon", r.epsilon);
+            printf("  %-16s %.10g   (certified upper bound)\n", "delta", r.delta);
+            printf("  %-16s %.10g   (fast path)\n", "delta estimate", r.delta_estimate);
+        } else {
+            printf("  %-16s %.10g\n", "delta", r.delta);
+            printf("  %-16s %.10g   (certified upper bound)\n", "epsilon", r.epsilon);
+            printf("  %-16s %.10g   (fast path)\n", "epsilon estimate", r.epsilon_estimate);
+        }
+        printf("  %-16s %.8g%s\n", "optimal order", r.order,
+               r.order_at_edge ? "   (at the edge of the allowed orders)" : "");
+        printf("  %-16s %.10g\n", "RDP at order", r.rdp);
+    }
+    dpzo_event_free(e);
+    dpzo_ctx_free(ctx);
+    order_choice_free(&oc);
+    return rc;
+}
+
+int cmd_epsilon(int argc, char **argv) { return account(argc, argv, 0); }
+int cmd_delta(int argc, char **argv) { return account(argc, argv, 1); }
+
+static const char *help_rdp =
+    "usage: dpzo rdp --noise-multiplier S --sampling-rate Q --orders A1,A2,...|GRID\n"
+    "                [--steps T] [--schedule FILE] [--json]\n"
+    "\n"
+    "RDP of the (composed) Poisson-sampled Gaussian at each order: the fast value and\n"
+    "certified lower and upper bounds (MPFR, outward rounding, bounded series tails).\n"
+    "--steps defaults to 1. JSON keys: orders, rdp, rdp_lower, rdp_upper.\n";
+
+int cmd_rdp(int argc, char **argv)
+{
+    static const opt_spec specs[] = {TRAINING_OPTS, {"orders", 1}, {"json", 0}, {"help", 0},
+                                     {NULL, 0}};
+    parsed_args a;
+    if (args_parse(argc, argv, specs, &a))
+        return 2;
+    if (args_has(&a, "help")) {
+        fputs(help_rdp, stdout);
+        return 0;
+    }
+    const char *o = args_get(&a, "orders");
+    if (o == NULL)
+        return cli_usage_error("--orders is required (a list like 2,4.5,32 or a grid name)");
+    if (!args_has(&a, "schedule") && !args_has(&a, "steps"))
+        a.names[a.n] = "steps", a.values[a.n++] = "1";
+    order_choice oc;
+    if (order_choice_parse(&a, &oc))
+        return 2;
+    const double *orders = oc.opts.orders;
+    size_t n = oc.opts.n_orders;
+    if (oc.opts.grid == DPZO_ORDERS_CONTINUOUS) {
+        order_choice_free(&oc);
+        return cli_usage_error("--orders must list orders or name a grid for `dpzo rdp`");
+    }
+    if (oc.opts.grid != DPZO_ORDERS_CUSTOM)
+        n = dpzo_order_grid_values(oc.opts.grid, &orders);
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    dpzo_event *e = NULL;
+    char desc[256];
+    int rc = ctx == NULL ? 1 : training_event(ctx, &a, &e, desc, sizeof desc);
+    dpzo_bound *b = calloc(n, sizeof *b);
+    double *v = calloc(3 * n, sizeof *v);
+    if (rc == 0 && (b == NULL || v == NULL))
+        rc = cli_usage_error("out of memory");
+    if (rc == 0) {
+        dpzo_status st = dpzo_event_rdp_certified(ctx, e, orders, n, b);
+        if (st)
+            rc = report_failure(ctx, st);
+    }
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) {
+            v[i] = b[i].value;
+            v[n + i] = b[i].lower;
+            v[2 * n + i] = b[i].upper;
+        }
+        if (args_has(&a, "json")) {
+            cJSON *out = cJSON_CreateObject();
+            json_number_array(out, "orders", orders, n);
+            json_number_array(out, "rdp", v, n);
+            json_number_array(out, "rdp_lower", v + n, n);
+            json_number_array(out, "rdp_upper", v + 2 * n, n);
+            json_print(out);
+        } else {
+            printf("dpzo rdp: %s\n", desc);
+            printf("  %12s  %24s  %24s  %24s\n", "order", "rdp", "certified lower",
+                   "certified upper");
+            for (size_t i = 0; i < n; i++)
+                printf("  %12.8g  %24.17g  %24.17g  %24.17g\n", orders[i], v[i], v[n + i],
+                       v[2 * n + i]);
+        }
+    }
+    free(b);
+    free(v);
+    dpzo_event_free(e);
+    dpzo_ctx_free(ctx);
+    order_choice_free(&oc);
+    return rc;
+}

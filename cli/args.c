@@ -1,0 +1,125 @@
+/* cli/args.c: strict option parsing. Every value is checked completely: "1.5x", "",
+ * "nan", "inf" and out-of-range numbers are errors with exit status 2. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "args.h"
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("dpzo: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out)
+{
+    out->n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0)
+            return cli_usage_error("unexpected argument '%s' (options start with --)", arg);
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_spec *s = NULL;
+        for (const opt_spec *p = specs; p->name != NULL; p++)
+            if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
+                s = p;
+        if (s == NULL)
+            return cli_usage_error("unknown option '--%.*s' (see --help)", (int)len, name);
+        if (args_has(out, s->name))
+            return cli_usage_error("option --%s given twice", s->name);
+        const char *value = NULL;
+        if (s->takes_value) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return cli_usage_error("option --%s needs a value", s->name);
+        } else if (eq) {
+            return cli_usage_error("option --%s takes no value", s->name);
+        }
+        if (out->n == ARGS_MAX)
+            return cli_usage_error("too many options");
+        out->names[out->n] = s->name;
+        out->values[out->n] = value;
+        out->n++;
+    }
+    return 0;
+}
+
+const char *args_get(const parsed_args *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->names[i], name) == 0)
+            return a->values[i] != NULL ? a->values[i] : "";
+    return NULL;
+}
+
+int args_has(const parsed_args *a, const char *name) { return args_get(a, name) != NULL; }
+
+int parse_real(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return cli_usage_error("--%s must be a finite number, got '%s'", opt, text);
+    *out = v;
+    return 0;
+}
+
+int parse_count(const char *opt, const char *text, uint64_t *out)
+{
+    if (*text == '\0' || strspn(text, "0123456789") != strlen(text))
+        return cli_usage_error("--%s must be a non-negative integer, got '%s'", opt, text);
+    errno = 0;
+    unsigned long long v = strtoull(text, NULL, 10);
+    if (errno == ERANGE || v > (1ull << 53))
+        return cli_usage_error("--%s must be at most 2^53, got '%s'", opt, text);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int parse_order_list(const char *opt, const char *text, double **out, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *p = text; *p; p++)
+        cap += *p == ',';
+    double *v = malloc(cap * sizeof *v);
+    if (v == NULL)
+        return cli_usage_error("out of memory");
+    char *copy = strdup(text);
+    if (copy == NULL) {
+        free(v);
+        return cli_usage_error("out of memory");
+    }
+    size_t k = 0;
+    int rc = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
+         tok = strtok_r(NULL, ",", &save)) {
+        rc = parse_real(opt, tok, &v[k]);
+        if (rc == 0 && !(v[k] > 1.0))
+            rc = cli_usage_error("--%s: every order must be > 1, got %s", opt, tok);
+        k++;
+    }
+    free(copy);
+    if (rc == 0 && k == 0)
+        rc = cli_usage_error("--%s: empty list of orders", opt);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* cli/args.h: strict parsing of command-line options ("--name value" or "--name=value"). */
+#ifndef DPZO_CLI_ARGS_H
+#define DPZO_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARGS_MAX 32
+
+typedef struct {
+    const char *name; /* without the leading "--" */
+    int takes_value;
+} opt_spec;
+
+typedef struct {
+    const char *names[ARGS_MAX];
+    const char *values[ARGS_MAX];
+    size_t n;
+} parsed_args;
+
+/* Fills `out`; on error prints one line to stderr and returns 2. */
+int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out);
+const char *args_get(const parsed_args *a, const char *name); /* NULL if absent */
+int args_has(const parsed_args *a, const char *name);
+
+/* Strict converters: print "dpzo: error: ..." and return 2 on failure. */
+int parse_real(const char *opt, const char *text, double *out);      /* finite */
+int parse_count(const char *opt, const char *text, uint64_t *out);  /* 0..2^53 integer */
+/* A comma-separated list of orders (each finite and > 1); *out is malloc'ed. */
+int parse_order_list(const char *opt, const char *text, double **out, size_t *n);
+
+/* One-line error on stderr; returns 2 (the exit status for bad input). */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,176 @@
+/* cli/calibrate_cmd.c: `dpzo calibrate` and `dpzo demo`. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "account.h"
+#include "commands.h"
+#include "output.h"
+
+static const char *help_calibrate =
+    "usage: dpzo calibrate --epsilon E --delta D --sampling-rate Q --steps T\n"
+    "       dpzo calibrate --solve-for steps --epsilon E --delta D --sampling-rate Q\n"
+    "                      --noise-multiplier S\n"
+    "       dpzo calibrate --solve-for sampling-rate --epsilon E --delta D --steps T\n"
+    "                      --noise-multiplier S\n"
+    "       [--tolerance R] [--orders ...] [--conversion improved|standard] [--json]\n"
+    "\n"
+    "Smallest noise multiplier (default), largest number of steps, or largest Poisson\n"
+    "sampling rate whose epsilon at delta is at most E. The answer provably meets the\n"
+    "target (certified epsilon <= E) and is tight: the value one relative tolerance R\n"
+    "(default 1e-6; steps: one step) beyond it misses the target.\n"
+    "JSON keys: noise_multiplier | steps | sampling_rate, epsilon (certified at the\n"
+    "answer), target_epsilon, delta, order, tight_to (the failing neighbour) and\n"
+    "epsilon_at_tight_to.\n";
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const opt_spec specs[] = {
+        {"epsilon", 1}, {"delta", 1},    {"sampling-rate", 1}, {"steps", 1},
+        {"noise-multiplier", 1}, {"solve-for", 1}, {"tolerance", 1}, ORDER_OPTS,
+        {"json", 0},    {"help", 0},     {NULL, 0}};
+    parsed_args a;
+    if (args_parse(argc, argv, specs, &a))
+        return 2;
+    if (args_has(&a, "help")) {
+        fputs(help_calibrate, stdout);
+        return 0;
+    }
+    const char *solve = args_get(&a, "solve-for");
+    if (solve == NULL)
+        solve = "noise-multiplier";
+    const char *need[3] = {"sampling-rate", "steps", NULL};
+    const char *key = "noise_multiplier";
+    if (strcmp(solve, "steps") == 0)
+        need[0] = "sampling-rate", need[1] = "noise-multiplier", key = "steps";
+    else if (strcmp(solve, "sampling-rate") == 0)
+        need[0] = "steps", need[1] = "noise-multiplier", key = "sampling_rate";
+    else if (strcmp(solve, "noise-multiplier") != 0)
+        return cli_usage_error("--solve-for must be noise-multiplier, steps or sampling-rate, "
+                               "got '%s'", solve);
+    if (args_has(&a, solve))
+        return cli_usage_error("--%s is what --solve-for computes; do not give it", solve);
+    const char *req[] = {"epsilon", "delta", need[0], need[1]};
+    for (size_t i = 0; i < 4; i++)
+        if (!args_has(&a, req[i]))
+            return cli_usage_error("--%s is required when solving for %s", req[i], solve);
+    double eps, delta, q = 0, sigma = 0, tol = 0;
+    uint64_t steps = 0;
+    if (parse_real("epsilon", args_get(&a, "epsilon"), &eps)
+        || parse_real("delta", args_get(&a, "delta"), &delta)
+        || (args_has(&a, "sampling-rate")
+            && parse_real("sampling-rate", args_get(&a, "sampling-rate"), &q))
+        || (args_has(&a, "noise-multiplier")
+            && parse_real("noise-multiplier", args_get(&a, "noise-multiplier"), &sigma))
+        || (args_has(&a, "steps") && parse_count("steps", args_get(&a, "steps"), &steps))
+        || (args_has(&a, "tolerance") && parse_real("tolerance", args_get(&a, "tolerance"), &tol)))
+        return 2;
+    order_choice oc;
+    if (order_choice_parse(&a, &oc))
+        return 2;
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    if (ctx == NULL)
+        return 1;
+    dpzo_calibration c;
+    dpzo_status st;
+    if (strcmp(key, "steps") == 0)
+        st = dpzo_calibrate_steps(ctx, eps, delta, q, sigma, &oc.opts, &c);
+    else if (strcmp(key, "sampling_rate") == 0)
+        st = dpzo_calibrate_sampling_rate(ctx, eps, delta, sigma, steps, tol, &oc.opts, &c);
+    else
+        st = dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, &oc.opts, &c);
+    int rc = st ? report_failure(ctx, st) : 0;
+    if (rc == 0 && args_has(&a, "json")) {
+        cJSON *o = cJSON_CreateObject();
+        json_number(o, key, c.value);
+        json_number(o, "epsilon", c.epsilon);
+        json_number(o, "target_epsilon", eps);
+        json_number(o, "delta", delta);
+        json_number(o, "order", c.order);
+        json_number(o, "tight_to", c.other_side);
+        json_number(o, "epsilon_at_tight_to", c.epsilon_other_side);
+        cJSON_AddNumberToObject(o, "evaluations", c.evaluations);
+        json_print(o);
+    } else if (rc == 0) {
+        printf("dpzo calibrate: solve for %s (target epsilon %g at delta %g)\n", solve, eps,
+               delta);
+        printf("  %-22s %.10g\n", key, c.value);
+        printf("  %-22s %.10g   (certified upper bound, <= target)\n", "epsilon", c.epsilon);
+        printf("  %-22s %.8g\n", "optimal order", c.order);
+        printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to", c.other_side,
+               c.epsilon_other_side);
+        printf("  %-22s %d\n", "accountant calls", c.evaluations);
+    }
+    dpzo_ctx_free(ctx);
+    order_choice_free(&oc);
+    return rc;
+}
+
+/* The embedded default of `make demo`: DP zeroth-order fine-tuning on SST-2-sized
+ * data (66,675 examples), Poisson batches of expected size 64, 10 epochs. */
+#define DEMO_N 66675.0
+#define DEMO_BATCH 64.0
+#define DEMO_EPOCHS 10
+#define DEMO_DELTA 1e-5
+
+int cmd_demo(int argc, char **argv)
+{
+    if (argc > 0 && strcmp(argv[0], "--help") == 0) {
+        puts("usage: dpzo demo\n\nCalibrates the noise multiplier for epsilon in {1, 3, 8} and "
+             "reports epsilon\nper epoch for a DP fine-tuning run on 66,675 examples, batch 64, "
+             "10 epochs,\ndelta 1e-5 (Poisson sampling, RDP accountant, certified bounds).");
+        return 0;
+    }
+    if (argc > 0)
+        return cli_usage_error("`dpzo demo` takes no options");
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    if (ctx == NULL)
+        return 1;
+    const double q = DEMO_BATCH / DEMO_N;
+    const uint64_t steps_per_epoch = (uint64_t)ceil(DEMO_N / DEMO_BATCH);
+    const uint64_t steps = steps_per_epoch * DEMO_EPOCHS;
+    printf("dpzo demo: DP fine-tuning, %.0f examples, expected batch %.0f (q = %.6g),\n"
+           "           %d epochs = %llu steps, delta = %g\n\n",
+           DEMO_N, DEMO_BATCH, q, DEMO_EPOCHS, (unsigned long long)steps, DEMO_DELTA);
+    printf("Calibration: smallest noise multiplier for a target epsilon\n");
+    printf("  %-14s %-18s %-22s %-10s\n", "target eps", "noise multiplier", "certified epsilon",
+           "order");
+    static const double targets[] = {1.0, 3.0, 8.0};
+    double sigma_mid = 0.0;
+    for (size_t i = 0; i < 3; i++) {
+        dpzo_calibration c;
+        dpzo_status st = dpzo_calibrate_noise(ctx, targets[i], DEMO_DELTA, q, steps, 0, NULL, &c);
+        if (st) {
+            int rc = report_failure(ctx, st);
+            dpzo_ctx_free(ctx);
+            return rc;
+        }
+        if (i == 1)
+            sigma_mid = c.value;
+        printf("  %-14g %-18.8f %-22.10f %-10.4f\n", targets[i], c.value, c.epsilon, c.order);
+    }
+    printf("\nEpsilon report at noise multiplier %.4f (the epsilon = 3 calibration)\n",
+           sigma_mid);
+    printf("  %-7s %-8s %-22s %-22s %-10s\n", "epoch", "steps", "epsilon (certified)",
+           "epsilon (opacus grid)", "order");
+    for (int ep = 1; ep <= DEMO_EPOCHS; ep++) {
+        uint64_t t = steps_per_epoch * (uint64_t)ep;
+        dpzo_event *e = dpzo_event_self_composed(
+            ctx, dpzo_event_poisson_sampled(ctx, q, dpzo_event_gaussian(ctx, sigma_mid)), t);
+        dpzo_rdp_options grid = dpzo_rdp_options_default();
+        grid.grid = DPZO_ORDERS_OPACUS;
+        dpzo_dp_result r, rg;
+        dpzo_status st = e == NULL ? DPZO_EINVAL : dpzo_event_epsilon(ctx, e, DEMO_DELTA, NULL, &r);
+        if (st == DPZO_OK)
+            st = dpzo_event_epsilon(ctx, e, DEMO_DELTA, &grid, &rg);
+        dpzo_event_free(e);
+        if (st) {
+            int rc = report_failure(ctx, st);
+            dpzo_ctx_free(ctx);
+            return rc;
+        }
+        printf("  %-7d %-8llu %-22.10f %-22.10f %-10.4f\n", ep, (unsigned long long)t, r.epsilon,
+               rg.epsilon, r.order);
+    }
+    dpzo_ctx_free(ctx);
+    return 0;
+}

@@ -1,0 +1,12 @@
+/* cli/commands.h: the dpzo subcommands. Each returns the process exit status:
+ * 0 success, 2 bad input (one line on stderr), 1 any other failure. */
+#ifndef DPZO_CLI_COMMANDS_H
+#define DPZO_CLI_COMMANDS_H
+
+int cmd_epsilon(int argc, char **argv);
+int cmd_delta(int argc, char **argv);
+int cmd_rdp(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,127 @@
+/* cli/output.c: JSON output helpers and the schedule-file reader. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "output.h"
+
+static cJSON *number_item(double v)
+{
+    if (isfinite(v))
+        return cJSON_CreateNumber(v);
+    return cJSON_CreateString(v > 0 ? "inf" : "-inf"); /* NaN never reaches here */
+}
+
+void json_number(cJSON *obj, const char *key, double v)
+{
+    cJSON_AddItemToObject(obj, key, number_item(v));
+}
+
+void json_number_array(cJSON *obj, const char *key, const double *v, size_t n)
+{
+    cJSON *arr = cJSON_AddArrayToObject(obj, key);
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, number_item(v[i]));
+}
+
+void json_print(cJSON *obj)
+{
+    char *s = cJSON_Print(obj);
+    if (s != NULL) {
+        puts(s);
+        free(s);
+    }
+    cJSON_Delete(obj);
+}
+
+static char *read_file(const char *path, long max_bytes)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        if (size >= 0 && size <= max_bytes && fseek(f, 0, SEEK_SET) == 0) {
+            buf = malloc((size_t)size + 1);
+            if (buf != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+                free(buf);
+                buf = NULL;
+            }
+            if (buf != NULL)
+                buf[size] = '\0';
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+static int schedule_field(const char *path, int idx, const cJSON *entry, const char *key,
+                          double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(entry, key);
+    if (!cJSON_IsNumber(v))
+        return cli_usage_error("schedule %s: entry %d: \"%s\" must be a number", path, idx, key);
+    *out = v->valuedouble;
+    return 0;
+}
+
+int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
+{
+    char *text = read_file(path, 1L << 30);
+    if (text == NULL)
+        return cli_usage_error("cannot read schedule file '%s'", path);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsArray(root) || cJSON_GetArraySize(root) == 0) {
+        cJSON_Delete(root);
+        return cli_usage_error("schedule %s: expected a non-empty JSON array of "
+                               "{\"noise_multiplier\", \"sampling_rate\", \"steps\"} objects",
+                               path);
+    }
+    size_t count = (size_t)cJSON_GetArraySize(root);
+    dpzo_phase *p = calloc(count, sizeof *p);
+    int rc = p == NULL ? cli_usage_error("out of memory") : 0;
+    int idx = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, root)
+    {
+        if (rc)
+            break;
+        idx++;
+        double s = 0, q = 0, t = 0;
+        if (!cJSON_IsObject(entry)) {
+            rc = cli_usage_error("schedule %s: entry %d is not an object", path, idx);
+            break;
+        }
+        for (const cJSON *k = entry->child; k != NULL && !rc; k = k->next)
+            if (strcmp(k->string, "noise_multiplier") && strcmp(k->string, "sampling_rate")
+                && strcmp(k->string, "steps"))
+                rc = cli_usage_error("schedule %s: entry %d: unknown key \"%s\"", path, idx,
+                                     k->string);
+        if (rc || (rc = schedule_field(path, idx, entry, "noise_multiplier", &s))
+            || (rc = schedule_field(path, idx, entry, "sampling_rate", &q))
+            || (rc = schedule_field(path, idx, entry, "steps", &t)))
+            break;
+        if (!(s >= 0.0) || !isfinite(s))
+            rc = cli_usage_error("schedule %s: entry %d: noise_multiplier must be >= 0, got %g",
+                                 path, idx, s);
+        else if (!(q >= 0.0 && q <= 1.0))
+            rc = cli_usage_error("schedule %s: entry %d: sampling_rate must be in [0, 1], got %g",
+                                 path, idx, q);
+        else if (!(t >= 0.0 && t <= 0x1p53 && t == floor(t)))
+            rc = cli_usage_error(
+                "schedule %s: entry %d: steps must be a non-negative integer, got %g", path, idx,
+                t);
+        else
+            p[idx - 1] = (dpzo_phase){s, q, (uint64_t)t};
+    }
+    cJSON_Delete(root);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *phases = p;
+    *n = count;
+    return 0;
+}

@@ -1,0 +1,19 @@
+/* cli/output.h: JSON helpers (non-finite numbers as the strings "inf"/"-inf") and
+ * the event built from the command line or a schedule file. */
+#ifndef DPZO_CLI_OUTPUT_H
+#define DPZO_CLI_OUTPUT_H
+
+#include <cjson/cJSON.h>
+#include <dpzo/dpzo.h>
+#include "args.h"
+
+void json_number(cJSON *obj, const char *key, double v);
+void json_number_array(cJSON *obj, const char *key, const double *v, size_t n);
+/* Prints the object to stdout and frees it. */
+void json_print(cJSON *obj);
+
+/* Reads a schedule file (JSON array of {"noise_multiplier", "sampling_rate", "steps"}).
+ * On error prints one line and returns 2. *phases is malloc'ed. */
+int schedule_read(const char *path, dpzo_phase **phases, size_t *n);
+
+#endif

@@ -1,0 +1,45 @@
+/* dpzo/calibrate.h: find the noise multiplier, number of steps or sampling rate that
+ * meets a target (epsilon, delta) for Poisson-sampled Gaussian training.
+ *
+ * Method: monotone bracketing then bisection on the fast epsilon, followed by a
+ * certified check. The returned parameter provably meets the target (its certified
+ * epsilon <= target), and the parameter one tolerance step on the other side does
+ * not meet it by the fast estimate, so the answer is tight to `tolerance`:
+ *  - noise multiplier: smallest sigma, relative tolerance (default 1e-6);
+ *  - steps: largest integer T (exact);
+ *  - sampling rate: largest q, relative tolerance (default 1e-6). */
+#ifndef DPZO_CALIBRATE_H
+#define DPZO_CALIBRATE_H
+
+#include <stdint.h>
+#include "dpzo/convert.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    double value;      /* the calibrated parameter (sigma, steps or q) */
+    double epsilon;    /* certified epsilon upper bound at value (<= target) */
+    double order;      /* order achieving it */
+    double other_side; /* the parameter one tolerance step beyond: fails the target */
+    double epsilon_other_side; /* its fast epsilon (> target) */
+    int evaluations;   /* accountant evaluations spent */
+} dpzo_calibration;
+
+/* tolerance <= 0 selects the default. opts may be NULL. */
+dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 uint64_t steps, double tolerance,
+                                 const dpzo_rdp_options *opts, dpzo_calibration *out);
+dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 double sigma, const dpzo_rdp_options *opts,
+                                 dpzo_calibration *out);
+dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double delta,
+                                         double sigma, uint64_t steps, double tolerance,
+                                         const dpzo_rdp_options *opts,
+                                         dpzo_calibration *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,76 @@
+/* dpzo/event.h: privacy events as a small algebra (a tagged tree).
+ *
+ * Leaves are mechanisms (Gaussian, Laplace); inner nodes are amplification by
+ * sampling (Poisson, or a fixed batch drawn without replacement), repetition
+ * (self-composition) and heterogeneous composition. Any accountant consumes the
+ * same tree. Constructors that take child events take ownership of them, also
+ * when they fail (then the children are freed), so constructors can be nested:
+ *
+ *   dpzo_event *e = dpzo_event_self_composed(ctx,
+ *       dpzo_event_poisson_sampled(ctx, 256.0 / 60000, dpzo_event_gaussian(ctx, 1.1)),
+ *       14063);
+ *
+ * A NULL child makes the parent fail with the child's message kept in ctx.
+ *
+ * Conventions. Gaussian(sigma): noise multiplier sigma, i.e. sum query with
+ * L2 sensitivity 1 and noise N(0, sigma^2). Laplace(b): L1 sensitivity 1, noise
+ * scale b (pure DP with epsilon = 1/b). Poisson sampling uses add/remove-one
+ * adjacency; sampling without replacement uses replace-one adjacency with the
+ * inner mechanism's sensitivity taken for that relation (as in
+ * Wang-Balle-Kasiviswanathan 2019 and Google's dp_accounting). */
+#ifndef DPZO_EVENT_H
+#define DPZO_EVENT_H
+
+#include <stdint.h>
+#include "dpzo/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    DPZO_EVENT_GAUSSIAN,
+    DPZO_EVENT_LAPLACE,
+    DPZO_EVENT_POISSON_SAMPLED,
+    DPZO_EVENT_WOR_SAMPLED,
+    DPZO_EVENT_SELF_COMPOSED,
+    DPZO_EVENT_COMPOSED
+} dpzo_event_kind;
+
+typedef struct dpzo_event dpzo_event;
+
+dpzo_event *dpzo_event_gaussian(dpzo_ctx *ctx, double noise_multiplier);
+dpzo_event *dpzo_event_laplace(dpzo_ctx *ctx, double scale);
+/* Each record is included independently with probability q (0 <= q <= 1). */
+dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner);
+/* A batch of `batch` records drawn without replacement from `n` (1 <= batch <= n). */
+dpzo_event *dpzo_event_wor_sampled(dpzo_ctx *ctx, uint64_t batch, uint64_t n,
+                                   dpzo_event *inner);
+/* `count` >= 0 repetitions of `inner` (count 0 is the no-op event). */
+dpzo_event *dpzo_event_self_composed(dpzo_ctx *ctx, dpzo_event *inner, uint64_t count);
+/* Composition of n >= 0 events; takes ownership of every entry of `events`
+ * (the array itself stays the caller's). */
+dpzo_event *dpzo_event_composed(dpzo_ctx *ctx, dpzo_event **events, size_t n);
+
+void dpzo_event_free(dpzo_event *event);
+
+/* Inspection (for printing and for other accountants). */
+dpzo_event_kind dpzo_event_get_kind(const dpzo_event *event);
+/* A one-line description, e.g. "poisson(q=0.01, gaussian(sigma=1))"; truncated to size. */
+void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size);
+
+/* One phase of a heterogeneous training schedule: `steps` Poisson-sampled
+ * Gaussian steps at rate q with noise multiplier sigma. */
+typedef struct {
+    double noise_multiplier;
+    double sampling_rate;
+    uint64_t steps;
+} dpzo_phase;
+
+/* The event of a whole schedule: composed(self_composed(poisson(q_i, gaussian(s_i)), T_i)). */
+dpzo_event *dpzo_event_from_schedule(dpzo_ctx *ctx, const dpzo_phase *phases, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,54 @@
+/* dpzo/status.h: status codes, the context handle that carries error messages,
+ * and the {value, lower, upper} result used by every certified computation.
+ *
+ * Every public dpzo function returns a dpzo_status. On failure the context holds
+ * a one-line message naming the bad value (dpzo_ctx_errmsg). The library never
+ * prints and never exits. A context is not shared between threads; create one per
+ * thread (they are cheap). */
+#ifndef DPZO_STATUS_H
+#define DPZO_STATUS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    DPZO_OK = 0,
+    DPZO_EINVAL = 1,       /* an argument is out of its domain (NaN, negative, ...) */
+    DPZO_ENOMEM = 2,       /* allocation failed */
+    DPZO_EUNSUPPORTED = 3, /* the event combination has no implemented analysis */
+    DPZO_ENOCONV = 4,      /* a series or search did not reach the requested accuracy */
+    DPZO_EPARSE = 5,       /* a file or string could not be parsed */
+    DPZO_EINFEASIBLE = 6   /* a calibration target cannot be met in the allowed range */
+} dpzo_status;
+
+/* A real number known to lie in [lower, upper]; value is the best estimate.
+ * For privacy quantities `upper` is what a guarantee may quote. */
+typedef struct {
+    double value;
+    double lower;
+    double upper;
+} dpzo_bound;
+
+typedef struct dpzo_ctx dpzo_ctx;
+
+/* Returns NULL only when out of memory. */
+dpzo_ctx *dpzo_ctx_new(void);
+void dpzo_ctx_free(dpzo_ctx *ctx);
+
+/* The message of the last failed call on this context ("" if none). */
+const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx);
+/* A short name for a status code, e.g. "invalid argument". */
+const char *dpzo_status_name(dpzo_status status);
+
+/* Bits of MPFR precision used by the certified path (default 128; the
+ * certified routines raise it automatically where cancellation needs it). */
+dpzo_status dpzo_ctx_set_precision(dpzo_ctx *ctx, long bits);
+long dpzo_ctx_precision(const dpzo_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

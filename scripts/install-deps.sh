@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dpzo builds and tests with, if any is missing.
+# Runs as root (the project's machines do); uses sudo otherwise when available.
+set -euo pipefail
+packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
+          libcmocka-dev python3-mpmath)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+echo "dpzo: installing missing packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq "${missing[@]}"
