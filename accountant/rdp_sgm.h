@@ -4,6 +4,8 @@
 #include <stdint.h>
 
 #define DPZO_SGM_MAX_TERMS 2000000u
+/* Most terms of Euler's transform of the alternating tail (see rdp_sgm.c). */
+#define DPZO_SGM_EULER_TERMS 160
 
 int dpzo__is_integer(double x);
 /* log A_alpha for 0 < q < 1, sigma > 0 (fast path). */

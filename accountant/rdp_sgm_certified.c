@@ -2,10 +2,11 @@
  *
  * The same sums as rdp_sgm.c (Mironov-Talwar-Zhang 2019), evaluated in MPFR interval
  * arithmetic (ival.h): every operation is rounded outward, so the computed interval
- * contains the exact partial sum. For fractional orders the truncated tail of each of
- * the two alternating series lies between 0 and its first omitted term (proof in
- * rdp_sgm.c), and that term's interval hull with 0 is added. The result therefore
- * encloses the exact RDP: `upper` is a proven upper bound.
+ * contains the exact partial sum. For fractional orders the alternating tail is
+ * summed by Euler's transform, whose terms provably lie in [0, b_k0] and whose
+ * remainder provably lies in [0, b_k0 2^-(J+1)] (proof in rdp_sgm.c); both facts are
+ * used as interval bounds. The result encloses the exact RDP: `upper` is a proven
+ * upper bound.
  *
  * Terms are accumulated as exp(log_term - M) with M the fast path's log A, so the
  * scaled sum is near 1 and MPFR's exponent range is never approached. The working
@@ -15,7 +16,8 @@
 #include "ival.h"
 #include "rdp_sgm.h"
 
-#define CERT_MAX_TERMS 400000u
+#define CERT_EULER_TERMS 200
+#define CERT_EULER_BITS 220 /* extra precision: the difference table cancels J bits */
 
 typedef struct {
     ival q, lq, l1q, c, z0, s2, alpha, log2v, shift;
@@ -152,31 +154,67 @@ static void certified_log_a(mpfr_prec_t prec, double q, double sigma, double alp
                 advance_binom(&w, k, &kk);
         }
     } else {
+        /* direct terms below k0 = ceil(alpha), then Euler's transform of the alternating
+         * tail (rdp_sgm.c): tail = sign * (sum_{j<=J} E_j 2^-(j+1) + [0, b_k0 2^-(J+1)]),
+         * each E_j enclosed and intersected with [0, b_k0], where it provably lies */
+        uint64_t k0 = (uint64_t)ceil(alpha);
         int sign = 1;
-        mpfr_t tol;
-        mpfr_init2(tol, 64);
-        for (uint64_t k = 0;; k++) {
+        for (uint64_t k = 0; k < k0; k++) {
             frac_terms(&w, k, &lt0, &lt1, &kk, &jj, &x);
-            int past_alpha = (double)k > alpha + 1.0;
-            if (past_alpha) {
-                /* stop once the terms fall below 2^-80 of the (positive) sum; the
-                 * remainder is then enclosed by the next terms' hulls with 0 */
-                ival_max(&x, &lt0, &lt1);
-                ival_sub(&x, &x, &w.shift);
-                mpfr_exp(tol, x.hi, MPFR_RNDU);
-                mpfr_mul_2si(tol, tol, 80, MPFR_RNDU);
-                if ((mpfr_cmp(tol, w.sum.lo) < 0 && mpfr_sgn(w.sum.lo) > 0)
-                    || k >= CERT_MAX_TERMS) {
-                    accumulate(&w, &lt0, sign, 1);
-                    accumulate(&w, &lt1, sign, 1);
-                    break;
-                }
-            }
             accumulate(&w, &lt0, sign, 0);
             accumulate(&w, &lt1, sign, 0);
             sign *= advance_binom(&w, k, &kk);
         }
-        mpfr_clear(tol);
+        ival b[CERT_EULER_TERMS + 1];
+        size_t n_b = 0, j_max = 0;
+        for (uint64_t k = k0; n_b <= j_max; k++, n_b++) {
+            frac_terms(&w, k, &lt0, &lt1, &kk, &jj, &x);
+            ival_init(&b[n_b], prec);
+            ival_sub(&lt0, &lt0, &w.shift);
+            ival_exp(&lt0, &lt0);
+            ival_sub(&lt1, &lt1, &w.shift);
+            ival_exp(&lt1, &lt1);
+            ival_add(&b[n_b], &lt0, &lt1);
+            if (n_b == 0) {
+                /* the scaled sum is about 1 and log A about `shift`: make the remainder
+                 * 2^-70 of min(1, log A) */
+                double lb = log(ival_hi_d(&b[0]));
+                double scale = shift > 0.0 && shift < 1.0 ? log(shift) : 0.0;
+                double need = (lb - scale) / M_LN2 + 70.0;
+                j_max = !(need > 0.0) ? 0 : need >= CERT_EULER_TERMS ? CERT_EULER_TERMS
+                                                                     : (size_t)ceil(need);
+            }
+            advance_binom(&w, k, &kk);
+        }
+        ival euler, b0;
+        ival_init(&euler, prec);
+        ival_init(&b0, prec);
+        ival_set(&b0, &b[0]);
+        ival_set_ui(&euler, 0);
+        for (size_t j = 0; j <= j_max; j++) {
+            ival_set(&x, &b[0]);
+            if (mpfr_sgn(x.lo) < 0)
+                mpfr_set_zero(x.lo, 1);
+            if (mpfr_cmp(x.hi, b0.hi) > 0)
+                mpfr_set(x.hi, b0.hi, MPFR_RNDU);
+            mpfr_div_2ui(x.lo, x.lo, (unsigned long)j + 1, MPFR_RNDD);
+            mpfr_div_2ui(x.hi, x.hi, (unsigned long)j + 1, MPFR_RNDU);
+            ival_add(&euler, &euler, &x);
+            for (size_t i = 0; i + j < j_max; i++)
+                ival_sub(&b[i], &b[i], &b[i + 1]);
+        }
+        /* remainder in [0, b_k0 2^-(J+1)] */
+        ival_set(&x, &b0);
+        ival_clear(&b0);
+        mpfr_set_zero(x.lo, 1);
+        mpfr_div_2ui(x.hi, x.hi, (unsigned long)j_max + 1, MPFR_RNDU);
+        ival_add(&euler, &euler, &x);
+        if (sign < 0)
+            ival_neg(&euler, &euler);
+        ival_add(&w.sum, &w.sum, &euler);
+        ival_clear(&euler);
+        for (size_t i = 0; i < n_b; i++)
+            ival_clear(&b[i]);
     }
     ival_log(log_a, &w.sum);
     ival_add(log_a, log_a, &w.shift);
@@ -200,10 +238,18 @@ dpzo_status dpzo_rdp_sampled_gaussian_certified(dpzo_ctx *ctx, double q, double 
         return DPZO_OK;
     }
     long prec = dpzo_ctx_precision(ctx);
+    /* log A, to size the precision and the Euler tail; when the fast path lost it to
+     * rounding (log A below 1e-16), the leading small-q term C(alpha,2) q^2 (e^{1/s^2} - 1)
+     * gives its magnitude */
     double log_a_est = fast * (alpha - 1.0);
+    double lead = 0.5 * alpha * (alpha - 1.0) * q * q * expm1(1.0 / (sigma * sigma));
+    if (log_a_est < 1e-12 && lead > 0.0 && isfinite(lead))
+        log_a_est = 0.25 * lead;
     if (log_a_est > 0.0 && log_a_est < 1.0)
         prec += (long)ceil(-log2(log_a_est));
     prec += 32;
+    if (!dpzo__is_integer(alpha))
+        prec += CERT_EULER_BITS;
     ival r, a1;
     ival_init(&r, prec);
     ival_init(&a1, prec);

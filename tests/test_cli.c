@@ -1,0 +1,235 @@
+/* tests/test_cli.c: the dpzo command line: JSON keys and values, text output, and every
+ * error path (exit status 2, exactly one line on stderr, nothing on stdout). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <cjson/cJSON.h>
+#include "testutil.h"
+
+typedef struct {
+    int status;
+    char out[65536];
+    char err[4096];
+} run_result;
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static run_result *run(const char *args)
+{
+    static run_result r;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s >%s/cli.out 2>%s/cli.err", DPZO_CLI, args, DPZO_TEST_TMP,
+             DPZO_TEST_TMP);
+    int st = system(cmd);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/cli.out", DPZO_TEST_TMP);
+    slurp(p, r.out, sizeof r.out);
+    snprintf(p, sizeof p, "%s/cli.err", DPZO_TEST_TMP);
+    slurp(p, r.err, sizeof r.err);
+    return &r;
+}
+
+static cJSON *run_json(const char *args)
+{
+    run_result *r = run(args);
+    if (r->status != 0)
+        fail_msg("dpzo %s exited %d: %s", args, r->status, r->err);
+    cJSON *j = cJSON_Parse(r->out);
+    assert_non_null(j);
+    return j;
+}
+
+static double num(const cJSON *j, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!cJSON_IsNumber(v))
+        fail_msg("JSON key %s missing or not a number", key);
+    return v->valuedouble;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", DPZO_TEST_TMP, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_epsilon_json(void **state)
+{
+    (void)state;
+    cJSON *j = run_json("epsilon --noise-multiplier 1.1 --sampling-rate 0.004266666666666667 "
+                        "--steps 14063 --delta 1e-5 --orders tf --json");
+    assert_rel(num(j, "epsilon"), 2.5970795196566616, 1e-10);
+    assert_true(num(j, "order") == 8);
+    assert_true(num(j, "delta") == 1e-5);
+    assert_true(num(j, "epsilon") >= num(j, "epsilon_estimate"));
+    cJSON_Delete(j);
+    j = run_json("epsilon --noise-multiplier 1.1 --sampling-rate 0.004266666666666667 "
+                 "--steps 14063 --delta 1e-5 --orders tf --conversion standard --json");
+    assert_rel(num(j, "epsilon"), 3.0092111729975137, 1e-10);
+    cJSON_Delete(j);
+    j = run_json("epsilon --noise-multiplier 1.1 --sampling-rate 0.004266666666666667 "
+                 "--steps 14063 --delta 1e-5 --orders 2,4,8,16 --json");
+    assert_rel(num(j, "epsilon"), 2.5970795196566616, 1e-10); /* optimum at 8 again */
+    cJSON_Delete(j);
+    /* sigma = 0 gives infinite epsilon, written as the string "inf" */
+    j = run_json("epsilon --noise-multiplier 0 --sampling-rate 0.1 --steps 3 --delta 1e-5 --json");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "epsilon");
+    assert_true(cJSON_IsString(e) && strcmp(e->valuestring, "inf") == 0);
+    cJSON_Delete(j);
+    run_result *r = run("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "certified upper bound"));
+    assert_null(strstr(r->out, "nan"));
+}
+
+static void test_delta_rdp_calibrate(void **state)
+{
+    (void)state;
+    cJSON *j = run_json("delta --noise-multiplier 1 --sampling-rate 0.01 --steps 1000 "
+                        "--epsilon 2 --json");
+    double d = num(j, "delta");
+    assert_true(d > 0 && d < 1e-3);
+    cJSON_Delete(j);
+    j = run_json("rdp --noise-multiplier 2.5 --sampling-rate 0.01 --steps 50 "
+                 "--orders 1.5,5,100 --json");
+    const char *keys[] = {"orders", "rdp", "rdp_lower", "rdp_upper"};
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, keys[k])), 3);
+    const cJSON *up = cJSON_GetObjectItemCaseSensitive(j, "rdp_upper");
+    assert_rel(cJSON_GetArrayItem(up, 2)->valuedouble, 1.67416308e+02, 1e-7);
+    cJSON_Delete(j);
+    j = run_json("calibrate --epsilon 8 --delta 1e-5 --sampling-rate 0.04 --steps 2250 "
+                 "--orders opacus --json");
+    assert_true(fabs(num(j, "noise_multiplier") - 1.416) < 2e-3);
+    assert_true(num(j, "epsilon") <= 8.0);
+    cJSON_Delete(j);
+    j = run_json("calibrate --solve-for steps --epsilon 3 --delta 1e-5 --sampling-rate 0.01 "
+                 "--noise-multiplier 1 --json");
+    assert_true(num(j, "steps") == floor(num(j, "steps")) && num(j, "epsilon") <= 3.0);
+    cJSON_Delete(j);
+}
+
+static void test_schedule(void **state)
+{
+    (void)state;
+    write_file("sched.json", "[{\"noise_multiplier\": 1.1, \"sampling_rate\": "
+                             "0.004266666666666667, \"steps\": 14063}]");
+    char args[1024];
+    snprintf(args, sizeof args, "epsilon --schedule %s/sched.json --delta 1e-5 --orders tf --json",
+             DPZO_TEST_TMP);
+    cJSON *j = run_json(args);
+    assert_rel(num(j, "epsilon"), 2.5970795196566616, 1e-10);
+    cJSON_Delete(j);
+    /* two phases equal one phase with the steps added */
+    write_file("sched2.json", "[{\"noise_multiplier\": 1.0, \"sampling_rate\": 0.01, \"steps\": 400},"
+                              " {\"noise_multiplier\": 1.0, \"sampling_rate\": 0.01, \"steps\": 600}]");
+    snprintf(args, sizeof args, "epsilon --schedule %s/sched2.json --delta 1e-5 --json",
+             DPZO_TEST_TMP);
+    j = run_json(args);
+    cJSON *k = run_json("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000 "
+                        "--delta 1e-5 --json");
+    assert_rel(num(j, "epsilon"), num(k, "epsilon"), 1e-9);
+    cJSON_Delete(j);
+    cJSON_Delete(k);
+}
+
+static void expect_error(const char *args, const char *needle)
+{
+    run_result *r = run(args);
+    if (r->status != 2)
+        fail_msg("dpzo %s: exit %d, expected 2 (stderr: %s)", args, r->status, r->err);
+    size_t len = strlen(r->err);
+    if (!(len > 0 && strchr(r->err, '\n') == r->err + len - 1))
+        fail_msg("dpzo %s: stderr is not one line: '%s'", args, r->err);
+    if (needle != NULL && strstr(r->err, needle) == NULL)
+        fail_msg("dpzo %s: stderr '%s' does not mention '%s'", args, r->err, needle);
+    if (r->out[0] != '\0')
+        fail_msg("dpzo %s: printed to stdout on error: %s", args, r->out);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    const char *base = "--sampling-rate 0.01 --steps 10 --delta 1e-5";
+    char a[512];
+    const char *sigmas[] = {"nan", "inf", "-1", "abc", "''"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(a, sizeof a, "epsilon --noise-multiplier %s %s", sigmas[i], base);
+        expect_error(a, "noise-multiplier");
+    }
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 1.5 --steps 10 --delta 1e-5",
+                 "sampling-rate");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate -0.1 --steps 10 --delta 1e-5",
+                 "sampling-rate");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --delta 0", "delta");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --delta 1", "delta");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 1.5 --delta 1e-5",
+                 "steps");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps -3 --delta 1e-5",
+                 "steps");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --delta 1e-5 "
+                 "--orders 1,2", "order");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --delta 1e-5 "
+                 "--orders nonsense", "grid");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --delta 1e-5 "
+                 "--conversion fancy", "conversion");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10", "delta");
+    expect_error("epsilon --noise-multiplier 1 --steps 10 --delta 1e-5", "sampling-rate");
+    expect_error("epsilon --bogus 3", "bogus");
+    expect_error("frobnicate", "frobnicate");
+    expect_error("delta --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --epsilon -1",
+                 "epsilon");
+    expect_error("rdp --noise-multiplier 1 --sampling-rate 0.1 --orders 0.5,2", "order");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.1", "steps");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.1 --steps 10 "
+                 "--solve-for magic", "solve-for");
+    write_file("bad1.json", "[{\"noise_multiplier\": 1.0, \"sampling_rate\": 0.1}]");
+    write_file("bad2.json", "{not json");
+    write_file("bad3.json", "[{\"noise_multiplier\": 1.0, \"sampling_rate\": 0.1, \"steps\": 2.5}]");
+    write_file("bad4.json", "[{\"noise_multiplier\": -1, \"sampling_rate\": 0.1, \"steps\": 2}]");
+    write_file("bad5.json", "[]");
+    const char *bad[] = {"bad1.json", "bad2.json", "bad3.json", "bad4.json", "bad5.json",
+                         "missing.json"};
+    for (int i = 0; i < 6; i++) {
+        snprintf(a, sizeof a, "epsilon --schedule %s/%s --delta 1e-5", DPZO_TEST_TMP, bad[i]);
+        expect_error(a, "schedule");
+    }
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"epsilon", "delta", "rdp", "calibrate", "demo"};
+    for (int i = 0; i < 5; i++) {
+        char a[64];
+        snprintf(a, sizeof a, "%s --help", cmds[i]);
+        run_result *r = run(a);
+        assert_int_equal(r->status, 0);
+        assert_non_null(strstr(r->out, "usage: dpzo"));
+    }
+    run_result *r = run("--help");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "calibrate"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_epsilon_json), cmocka_unit_test(test_delta_rdp_calibrate),
+        cmocka_unit_test(test_schedule),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

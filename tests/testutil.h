@@ -1,0 +1,50 @@
+/* tests/testutil.h: cmocka helpers for numeric assertions. */
+#ifndef DPZO_TESTUTIL_H
+#define DPZO_TESTUTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <cmocka.h>
+#include <dpzo/dpzo.h>
+
+/* |got - want| <= rtol * |want| (and both finite), with a readable failure. */
+#define assert_rel(got, want, rtol)                                                        \
+    do {                                                                                  \
+        double g_ = (got), w_ = (want), t_ = (rtol);                                      \
+        if (!(isfinite(g_) && fabs(g_ - w_) <= t_ * fabs(w_)))                            \
+            fail_msg("%s = %.17g, expected %.17g (rtol %g, rel err %.3g)", #got, g_, w_,  \
+                     t_, fabs(g_ - w_) / fabs(w_));                                       \
+    } while (0)
+
+#define assert_ok(ctx, call)                                                               \
+    do {                                                                                  \
+        dpzo_status s_ = (call);                                                          \
+        if (s_ != DPZO_OK)                                                                \
+            fail_msg("%s failed: %s (%s)", #call, dpzo_status_name(s_),                   \
+                     dpzo_ctx_errmsg(ctx));                                                \
+    } while (0)
+
+static inline int ctx_setup(void **state)
+{
+    *state = dpzo_ctx_new();
+    return *state == NULL;
+}
+
+static inline int ctx_teardown(void **state)
+{
+    dpzo_ctx_free(*state);
+    return 0;
+}
+
+/* Poisson(q, Gaussian(sigma)) repeated `steps` times. */
+static inline dpzo_event *sgm_event(dpzo_ctx *ctx, double q, double sigma, uint64_t steps)
+{
+    return dpzo_event_self_composed(
+        ctx, dpzo_event_poisson_sampled(ctx, q, dpzo_event_gaussian(ctx, sigma)), steps);
+}
+
+#endif
