@@ -30,6 +30,7 @@ void ival_log(ival *r, const ival *a);   /* lo <= 0 gives -inf below */
 void ival_log1p(ival *r, const ival *a);
 void ival_sqrt(ival *r, const ival *a);
 void ival_erfc(ival *r, const ival *a);
+void ival_erfcx(ival *r, const ival *a); /* e^{x^2} erfc(x) */
 void ival_min(ival *r, const ival *a, const ival *b);
 void ival_max(ival *r, const ival *a, const ival *b);
 double ival_lo_d(const ival *a);  /* rounded down to double */

@@ -78,7 +78,7 @@ double dpzo__sgm_log_a_int(double q, double sigma, double alpha)
 /* log(erfc(x)/2): libm's erfc while it does not underflow, else the asymptotic
  * expansion erfc(x) = e^{-x^2}/(x sqrt(pi)) (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + ...),
  * whose truncation after the x^-8 term is below 1e-17 relative for x >= 25. */
-static double log_half_erfc(double x)
+double dpzo__log_half_erfc(double x)
 {
     if (x < 25.0)
         return log(0.5 * erfc(x));
@@ -102,9 +102,9 @@ double dpzo__sgm_log_a_frac(double q, double sigma, double alpha, uint64_t max_t
     for (uint64_t k = 0; k <= k0 + j_max; k++) {
         double kd = (double)k, j = alpha - kd;
         double t0 = log_binom + kd * lq + j * l1q + (kd * kd - kd) * c
-                    + log_half_erfc((kd - z0) / s2);
+                    + dpzo__log_half_erfc((kd - z0) / s2);
         double t1 = log_binom + j * lq + kd * l1q + (j * j - j) * c
-                    + log_half_erfc((z0 - j) / s2);
+                    + dpzo__log_half_erfc((z0 - j) / s2);
         if (k < k0) {
             scaled_sum *acc = sign > 0 ? &pos : &neg;
             scaled_add(acc, t0);

@@ -8,8 +8,16 @@
 #define DPZO_SGM_EULER_TERMS 160
 
 int dpzo__is_integer(double x);
+/* log(erfc(x)/2) in double (libm erfc, asymptotic series beyond x = 25). */
+double dpzo__log_half_erfc(double x);
 /* log A_alpha for 0 < q < 1, sigma > 0 (fast path). */
 double dpzo__sgm_log_a_int(double q, double sigma, double alpha);
 double dpzo__sgm_log_a_frac(double q, double sigma, double alpha, uint64_t max_terms);
+
+#include "ival.h"
+/* Encloses log A_alpha at fractional alpha (rdp_sgm_frac_certified.c); log_a_est is the
+ * fast path's value, used only to size precisions. */
+void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, double alpha,
+                                    double log_a_est, ival *log_a);
 
 #endif

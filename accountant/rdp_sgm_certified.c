@@ -17,10 +17,10 @@
 #include "rdp_sgm.h"
 
 #define CERT_EULER_TERMS 200
-#define CERT_EULER_BITS 220 /* extra precision: the difference table cancels J bits */
 
 typedef struct {
     ival q, lq, l1q, c, z0, s2, alpha, log2v, shift;
+    double scale; /* log of min(A, A log A), from the fast estimate of log A */
     ival log_binom, t, u, v, sum;
 } sgm_work;
 
@@ -50,6 +50,7 @@ static void work_init(sgm_work *w, mpfr_prec_t p, double q, double sigma, double
     ival_mul(&w->s2, &w->s2, &w->t);   /* sqrt(2) sigma */
     ival_set_d(&w->alpha, alpha);
     ival_set_d(&w->shift, shift);
+    w->scale = shift + (shift > 0.0 && shift < 1.0 ? log(shift) : 0.0);
     ival_set_ui(&w->log_binom, 0);
     ival_set_ui(&w->sum, 0);
 }
@@ -75,32 +76,6 @@ static void log_core(sgm_work *w, ival *out, const ival *a, const ival *b, const
     ival_sub(&w->t, &w->t, e);
     ival_mul(&w->t, &w->t, &w->c);
     ival_add(out, out, &w->t);
-}
-
-/* out = log(erfc(x)/2) with x = sign * (p - z0) / (sqrt2 sigma); scratch t. */
-static void log_half_erfc(sgm_work *w, ival *out, const ival *x)
-{
-    ival_erfc(&w->t, x);
-    ival_log(out, &w->t);
-    ival_sub(out, out, &w->log2v);
-}
-
-/* The two log-terms of index k (fractional series); lt0/lt1 receive them. */
-static void frac_terms(sgm_work *w, uint64_t k, ival *lt0, ival *lt1, ival *kk, ival *jj,
-                       ival *x)
-{
-    ival_set_ui(kk, (unsigned long)k);
-    ival_sub(jj, &w->alpha, kk);
-    log_core(w, lt0, kk, jj, kk);
-    ival_sub(x, kk, &w->z0);
-    ival_div(x, x, &w->s2);
-    log_half_erfc(w, &w->u, x);
-    ival_add(lt0, lt0, &w->u);
-    log_core(w, lt1, jj, kk, jj);
-    ival_sub(x, &w->z0, jj);
-    ival_div(x, x, &w->s2);
-    log_half_erfc(w, &w->u, x);
-    ival_add(lt1, lt1, &w->u);
 }
 
 /* sum += sign * exp(lt - shift); if `hull`, adds the hull of that with 0 instead. */
@@ -131,7 +106,7 @@ static int advance_binom(sgm_work *w, uint64_t k, ival *kk)
     return flip;
 }
 
-/* Encloses log A_alpha (0 < q < 1, sigma > 0) into [lo, hi]. */
+/* Encloses log A_alpha at integer alpha (0 < q < 1, sigma > 0). */
 static void certified_log_a(mpfr_prec_t prec, double q, double sigma, double alpha,
                             double shift, ival *log_a)
 {
@@ -143,7 +118,7 @@ static void certified_log_a(mpfr_prec_t prec, double q, double sigma, double alp
     ival_init(&kk, prec);
     ival_init(&jj, prec);
     ival_init(&x, prec);
-    if (dpzo__is_integer(alpha)) {
+    {
         uint64_t n = (uint64_t)alpha;
         for (uint64_t k = 0; k <= n; k++) {
             ival_set_ui(&kk, (unsigned long)k);
@@ -153,68 +128,6 @@ static void certified_log_a(mpfr_prec_t prec, double q, double sigma, double alp
             if (k < n)
                 advance_binom(&w, k, &kk);
         }
-    } else {
-        /* direct terms below k0 = ceil(alpha), then Euler's transform of the alternating
-         * tail (rdp_sgm.c): tail = sign * (sum_{j<=J} E_j 2^-(j+1) + [0, b_k0 2^-(J+1)]),
-         * each E_j enclosed and intersected with [0, b_k0], where it provably lies */
-        uint64_t k0 = (uint64_t)ceil(alpha);
-        int sign = 1;
-        for (uint64_t k = 0; k < k0; k++) {
-            frac_terms(&w, k, &lt0, &lt1, &kk, &jj, &x);
-            accumulate(&w, &lt0, sign, 0);
-            accumulate(&w, &lt1, sign, 0);
-            sign *= advance_binom(&w, k, &kk);
-        }
-        ival b[CERT_EULER_TERMS + 1];
-        size_t n_b = 0, j_max = 0;
-        for (uint64_t k = k0; n_b <= j_max; k++, n_b++) {
-            frac_terms(&w, k, &lt0, &lt1, &kk, &jj, &x);
-            ival_init(&b[n_b], prec);
-            ival_sub(&lt0, &lt0, &w.shift);
-            ival_exp(&lt0, &lt0);
-            ival_sub(&lt1, &lt1, &w.shift);
-            ival_exp(&lt1, &lt1);
-            ival_add(&b[n_b], &lt0, &lt1);
-            if (n_b == 0) {
-                /* the scaled sum is about 1 and log A about `shift`: make the remainder
-                 * 2^-70 of min(1, log A) */
-                double lb = log(ival_hi_d(&b[0]));
-                double scale = shift > 0.0 && shift < 1.0 ? log(shift) : 0.0;
-                double need = (lb - scale) / M_LN2 + 70.0;
-                j_max = !(need > 0.0) ? 0 : need >= CERT_EULER_TERMS ? CERT_EULER_TERMS
-                                                                     : (size_t)ceil(need);
-            }
-            advance_binom(&w, k, &kk);
-        }
-        ival euler, b0;
-        ival_init(&euler, prec);
-        ival_init(&b0, prec);
-        ival_set(&b0, &b[0]);
-        ival_set_ui(&euler, 0);
-        for (size_t j = 0; j <= j_max; j++) {
-            ival_set(&x, &b[0]);
-            if (mpfr_sgn(x.lo) < 0)
-                mpfr_set_zero(x.lo, 1);
-            if (mpfr_cmp(x.hi, b0.hi) > 0)
-                mpfr_set(x.hi, b0.hi, MPFR_RNDU);
-            mpfr_div_2ui(x.lo, x.lo, (unsigned long)j + 1, MPFR_RNDD);
-            mpfr_div_2ui(x.hi, x.hi, (unsigned long)j + 1, MPFR_RNDU);
-            ival_add(&euler, &euler, &x);
-            for (size_t i = 0; i + j < j_max; i++)
-                ival_sub(&b[i], &b[i], &b[i + 1]);
-        }
-        /* remainder in [0, b_k0 2^-(J+1)] */
-        ival_set(&x, &b0);
-        ival_clear(&b0);
-        mpfr_set_zero(x.lo, 1);
-        mpfr_div_2ui(x.hi, x.hi, (unsigned long)j_max + 1, MPFR_RNDU);
-        ival_add(&euler, &euler, &x);
-        if (sign < 0)
-            ival_neg(&euler, &euler);
-        ival_add(&w.sum, &w.sum, &euler);
-        ival_clear(&euler);
-        for (size_t i = 0; i < n_b; i++)
-            ival_clear(&b[i]);
     }
     ival_log(log_a, &w.sum);
     ival_add(log_a, log_a, &w.shift);
@@ -248,8 +161,6 @@ dpzo_status dpzo_rdp_sampled_gaussian_certified(dpzo_ctx *ctx, double q, double 
     if (log_a_est > 0.0 && log_a_est < 1.0)
         prec += (long)ceil(-log2(log_a_est));
     prec += 32;
-    if (!dpzo__is_integer(alpha))
-        prec += CERT_EULER_BITS;
     ival r, a1;
     ival_init(&r, prec);
     ival_init(&a1, prec);
@@ -260,7 +171,10 @@ dpzo_status dpzo_rdp_sampled_gaussian_certified(dpzo_ctx *ctx, double q, double 
         ival_set_d(&a1, alpha);
         ival_div(&r, &a1, &r);
     } else {
-        certified_log_a((mpfr_prec_t)prec, q, sigma, alpha, log_a_est, &r);
+        if (dpzo__is_integer(alpha))
+            certified_log_a((mpfr_prec_t)prec, q, sigma, alpha, log_a_est, &r);
+        else
+            dpzo__sgm_certified_log_a_frac((mpfr_prec_t)prec, q, sigma, alpha, log_a_est, &r);
         ival_set_d(&a1, alpha - 1.0); /* exact: alpha > 1 and both are doubles near */
         mpfr_set_d(a1.lo, alpha, MPFR_RNDD);
         mpfr_sub_ui(a1.lo, a1.lo, 1, MPFR_RNDD);
