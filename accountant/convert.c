@@ -230,7 +230,7 @@ dpzo_rdp_options dpzo_rdp_options_default(void)
 
 typedef struct {
     dpzo_ctx *ctx;
-    const dpzo_event *event;
+    const dpzo__plan *plan;
     double target; /* delta (epsilon query) or epsilon (delta query) */
     int want_delta;
     dpzo_conversion conv;
@@ -242,7 +242,7 @@ static double obj_eval(objective *o, double alpha, double *rdp)
 {
     dpzo_bound b;
     if (o->st == DPZO_OK)
-        o->st = dpzo__event_rdp_one(o->ctx, o->event, alpha, 0, &b);
+        o->st = dpzo__plan_rdp(o->ctx, o->plan, alpha, 0, &b);
     if (o->st != DPZO_OK)
         return INFINITY;
     *rdp = b.value;
@@ -360,6 +360,10 @@ static dpzo_status continuous_search(objective *o, double alpha_max, double *bes
     return DPZO_OK;
 }
 
+static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double target,
+                              int want_delta, const dpzo_rdp_options *opts, int certify,
+                              dpzo_dp_result *out);
+
 dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double target,
                               int want_delta, const dpzo_rdp_options *opts, int certify,
                               dpzo_dp_result *out)
@@ -370,13 +374,27 @@ dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double tar
         return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
     if ((st = check_conv(ctx, o.conversion)))
         return st;
-    objective obj = {ctx, event, target, want_delta, o.conversion, DPZO_OK};
+    if (o.grid == DPZO_ORDERS_CONTINUOUS && (!(o.alpha_max > 1.01) || !isfinite(o.alpha_max)))
+        return dpzo__fail(ctx, DPZO_EINVAL, "alpha_max must be finite and > 1.01, got %g",
+                          o.alpha_max);
+    dpzo__plan plan;
+    if ((st = dpzo__plan_build(ctx, event, 1, &plan)))
+        return st;
+    st = query_plan(ctx, &plan, target, want_delta, &o, certify, out);
+    dpzo__plan_free(&plan);
+    return st;
+}
+
+static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double target,
+                              int want_delta, const dpzo_rdp_options *opts, int certify,
+                              dpzo_dp_result *out)
+{
+    dpzo_rdp_options o = *opts;
+    dpzo_status st;
+    objective obj = {ctx, plan, target, want_delta, o.conversion, DPZO_OK};
     double alpha = 0.0, r;
     int at_edge = 0;
     if (o.grid == DPZO_ORDERS_CONTINUOUS) {
-        if (!(o.alpha_max > 1.01) || !isfinite(o.alpha_max))
-            return dpzo__fail(ctx, DPZO_EINVAL, "alpha_max must be finite and > 1.01, got %g",
-                              o.alpha_max);
         if ((st = continuous_search(&obj, o.alpha_max, &alpha, &at_edge)))
             return st;
     } else {
@@ -402,13 +420,14 @@ dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double tar
     }
     /* certify at the chosen order */
     dpzo_bound b;
-    if ((st = dpzo__event_rdp_one(ctx, event, alpha, certify, &b)))
+    if ((st = dpzo__plan_rdp(ctx, plan, alpha, certify, &b)))
         return st;
     long prec = dpzo_ctx_precision(ctx);
     memset(out, 0, sizeof *out);
     out->order = alpha;
     out->rdp = b.upper;
     out->order_at_edge = at_edge;
+    out->rounding = plan->rounding;
     if (want_delta) {
         out->epsilon = out->epsilon_estimate = target;
         out->delta_estimate = exp(log_delta_formula(alpha, b.value, target, o.conversion));

@@ -92,30 +92,33 @@ dpzo_status dpzo__event_rdp_one(dpzo_ctx *ctx, const dpzo_event *event, double a
     return st ? st : rdp_at(ctx, event, alpha, certified, out);
 }
 
+/* Both public curve functions flatten the event once (exact: no rounding) and then
+ * cost one evaluation per distinct term and order. */
+static dpzo_status curve(dpzo_ctx *ctx, const dpzo_event *event, const double *orders,
+                        size_t n_orders, int certified, dpzo_bound *out, double *values)
+{
+    dpzo__plan plan;
+    dpzo_status st = dpzo__plan_build(ctx, event, 0, &plan);
+    for (size_t i = 0; i < n_orders && st == DPZO_OK; i++) {
+        dpzo_bound b;
+        st = dpzo__plan_rdp(ctx, &plan, orders[i], certified, &b);
+        if (st == DPZO_OK && out != NULL)
+            out[i] = b;
+        if (st == DPZO_OK && values != NULL)
+            values[i] = b.value;
+    }
+    dpzo__plan_free(&plan);
+    return st;
+}
+
 dpzo_status dpzo_event_rdp(dpzo_ctx *ctx, const dpzo_event *event, const double *orders,
                            size_t n_orders, double *rdp)
 {
-    if (event == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
-    for (size_t i = 0; i < n_orders; i++) {
-        dpzo_bound b;
-        dpzo_status st = dpzo__event_rdp_one(ctx, event, orders[i], 0, &b);
-        if (st)
-            return st;
-        rdp[i] = b.value;
-    }
-    return DPZO_OK;
+    return curve(ctx, event, orders, n_orders, 0, NULL, rdp);
 }
 
 dpzo_status dpzo_event_rdp_certified(dpzo_ctx *ctx, const dpzo_event *event,
                                      const double *orders, size_t n_orders, dpzo_bound *out)
 {
-    if (event == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
-    for (size_t i = 0; i < n_orders; i++) {
-        dpzo_status st = dpzo__event_rdp_one(ctx, event, orders[i], 1, &out[i]);
-        if (st)
-            return st;
-    }
-    return DPZO_OK;
+    return curve(ctx, event, orders, n_orders, 1, out, NULL);
 }

@@ -53,4 +53,24 @@ dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double tar
                               int want_delta, const dpzo_rdp_options *opts, int certify,
                               dpzo_dp_result *out);
 
+/* An event flattened to sum_i count_i RDP(term_i) (plan.c). A term is a sampled
+ * Gaussian (leaf == NULL: q, sigma) or another leaf event. */
+#define DPZO_PLAN_MAX_DISTINCT 4096
+typedef struct {
+    double q, sigma;
+    const dpzo_event *leaf;
+    double count;
+} dpzo__plan_term;
+typedef struct {
+    dpzo__plan_term *terms;
+    size_t n, cap;
+    double rounding; /* 0, or the relative grid step of a dominating rounding */
+} dpzo__plan;
+
+dpzo_status dpzo__plan_build(dpzo_ctx *ctx, const dpzo_event *event, int allow_rounding,
+                             dpzo__plan *plan);
+void dpzo__plan_free(dpzo__plan *plan);
+dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, int certified,
+                           dpzo_bound *out);
+
 #endif

@@ -200,38 +200,63 @@ static void erfc_cf(mpfr_t r, mpfr_srcptr x, int dir)
     mpfr_clears(d_lo, d_hi, e, t, (mpfr_ptr)0);
 }
 
-/* Bound on erfcx(x) = e^{x^2} erfc(x) at a point x (dir < 0: from below). */
-static void erfcx_point(mpfr_t r, mpfr_srcptr x, int dir)
+/* Encloses erfcx(x) = e^{x^2} erfc(x) at a point x in [lo, hi] with one evaluation:
+ * the continued fraction's bracket for x >= 3, else MPFR's correctly rounded erfc. */
+static void erfcx_bracket(mpfr_t lo, mpfr_t hi, mpfr_srcptr x)
 {
-    mpfr_rnd_t rnd = dir < 0 ? MPFR_RNDD : MPFR_RNDU;
-    mpfr_prec_t p = mpfr_get_prec(r) + 8;
+    mpfr_prec_t p = mpfr_get_prec(lo) + 8;
     mpfr_t a, b;
     mpfr_inits2(p, a, b, (mpfr_ptr)0);
     if (mpfr_cmp_ui(x, 3) >= 0) {
-        mpfr_t other;
-        mpfr_init2(other, p);
-        laplace_cf(dir < 0 ? other : a, dir < 0 ? a : other, x);
-        inv_sqrt_pi(b, dir);
-        mpfr_div(r, b, a, rnd); /* 1/(sqrt(pi) D) with the bracket end that bounds it */
-        mpfr_clear(other);
+        laplace_cf(a, b, x); /* D in [a, b] */
+        inv_sqrt_pi(lo, -1);
+        mpfr_div(lo, lo, b, MPFR_RNDD);
+        inv_sqrt_pi(hi, 1);
+        mpfr_div(hi, hi, a, MPFR_RNDU);
     } else {
-        mpfr_erfc(a, x, rnd);
-        mpfr_sqr(b, x, rnd);
-        mpfr_exp(b, b, rnd);
-        mpfr_mul(r, a, b, rnd);
+        /* erfc correctly rounded to nearest is within half an ulp: one ulp either side
+         * encloses it; e^{x^2} with directed roundings (x^2 may be large for x << 0) */
+        mpfr_erfc(a, x, MPFR_RNDN);
+        mpfr_nextbelow(a);
+        mpfr_sqr(b, x, MPFR_RNDD);
+        mpfr_exp(b, b, MPFR_RNDD);
+        mpfr_mul(lo, a, b, MPFR_RNDD);
+        mpfr_nextabove(a);
+        mpfr_nextabove(a);
+        mpfr_sqr(b, x, MPFR_RNDU);
+        mpfr_exp(b, b, MPFR_RNDU);
+        mpfr_mul(hi, a, b, MPFR_RNDU);
     }
     mpfr_clears(a, b, (mpfr_ptr)0);
 }
 
-/* erfcx is decreasing on the whole real line. */
+/* erfcx is decreasing on the whole real line with |erfcx'(t)| = |2t erfcx(t) - 2/sqrt(pi)|
+ * <= 2/sqrt(pi) for t >= 0 and <= 2/sqrt(pi) + 2|t| erfcx(t) for t < 0. One bracket at
+ * a->lo gives the upper end; the lower end subtracts the width times that slope bound. */
 void ival_erfcx(ival *r, const ival *a)
 {
-    mpfr_t lo;
-    mpfr_init2(lo, mpfr_get_prec(r->lo));
-    erfcx_point(lo, a->hi, -1);
-    erfcx_point(r->hi, a->lo, 1);
-    mpfr_swap(r->lo, lo);
-    mpfr_clear(lo);
+    mpfr_prec_t p = mpfr_get_prec(r->lo);
+    mpfr_t lo, hi, w, slope;
+    mpfr_inits2(p + 8, lo, hi, w, slope, (mpfr_ptr)0);
+    erfcx_bracket(lo, hi, a->lo);
+    mpfr_sub(w, a->hi, a->lo, MPFR_RNDU);
+    if (mpfr_sgn(w) > 0) {
+        mpfr_set_d(slope, 1.1284, MPFR_RNDU); /* > 2/sqrt(pi) = 1.12837... */
+        if (mpfr_sgn(a->lo) < 0) {
+            mpfr_t t;
+            mpfr_init2(t, p + 8);
+            mpfr_abs(t, a->lo, MPFR_RNDU);
+            mpfr_mul(t, t, hi, MPFR_RNDU);
+            mpfr_mul_2ui(t, t, 1, MPFR_RNDU);
+            mpfr_add(slope, slope, t, MPFR_RNDU);
+            mpfr_clear(t);
+        }
+        mpfr_mul(w, w, slope, MPFR_RNDU);
+        mpfr_sub(lo, lo, w, MPFR_RNDD);
+    }
+    mpfr_set(r->lo, lo, MPFR_RNDD);
+    mpfr_set(r->hi, hi, MPFR_RNDU);
+    mpfr_clears(lo, hi, w, slope, (mpfr_ptr)0);
 }
 
 void ival_erfc(ival *r, const ival *a)

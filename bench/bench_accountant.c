@@ -99,7 +99,7 @@ int main(int argc, char **argv)
         dpzo_event_free(e);
     }
     printf("  },\n  \"hetero\": [\n");
-    const size_t ns[] = {1, 10, 100, 1000, 1000000};
+    const size_t ns[] = {1, 10, 100, 1000, 10000, 1000000};
     struct {
         dpzo_order_grid g;
         const char *name;
@@ -107,9 +107,9 @@ int main(int argc, char **argv)
                  {DPZO_ORDERS_OPACUS, "opacus"},
                  {DPZO_ORDERS_CONTINUOUS, "continuous"}};
     size_t count = 0, total = 0;
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         total += ns[i] <= max_hetero ? 3 : 0;
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         for (size_t g = 0; g < 3 && ns[i] <= max_hetero; g++)
             hetero(ctx, ns[i], grids[g].g, grids[g].name, ++count == total);
     printf("  ],\n");

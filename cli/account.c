@@ -172,6 +172,7 @@ static int account(int argc, char **argv, int want_delta)
         json_number(o, "order", r.order);
         json_number(o, "rdp", r.rdp);
         cJSON_AddBoolToObject(o, "order_at_edge", r.order_at_edge);
+        json_number(o, "parameter_rounding", r.rounding);
         cJSON_AddStringToObject(o, "conversion", conversion_name(oc.opts.conversion));
         cJSON_AddStringToObject(o, "orders", oc.orders_name);
         json_print(o);
@@ -191,6 +192,10 @@ static int account(int argc, char **argv, int want_delta)
         printf("  %-16s %.8g%s\n", "optimal order", r.order,
                r.order_at_edge ? "   (at the edge of the allowed orders)" : "");
         printf("  %-16s %.10g\n", "RDP at order", r.rdp);
+        if (r.rounding > 0.0)
+            printf("  %-16s sigma down / q up by <= %.2g relative (over 4096 distinct steps):\n"
+                   "  %-16s a dominating composition, still a proven bound\n", "rounding",
+                   r.rounding, "");
     }
     dpzo_event_free(e);
     dpzo_ctx_free(ctx);

@@ -54,6 +54,9 @@ typedef struct {
     double order;            /* the order that achieved the optimum */
     double rdp;              /* certified RDP upper bound at that order */
     int order_at_edge;       /* 1 when the optimum sits at the first/last allowed order */
+    double rounding;         /* 0, or (compositions of more than 4096 distinct sampled
+                                Gaussians) the relative step to which each sigma was
+                                rounded down and q up: a dominating, still proven bound */
 } dpzo_dp_result;
 
 /* Single-order conversions from an RDP value (exact formulas, double rounding;
