@@ -9,6 +9,7 @@
  * is the certified RDP upper bound at that order converted with upward rounding, so
  * search accuracy affects tightness, never soundness. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 #include "ival.h"
@@ -392,7 +393,7 @@ static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double targ
     dpzo_rdp_options o = *opts;
     dpzo_status st;
     objective obj = {ctx, plan, target, want_delta, o.conversion, DPZO_OK};
-    double alpha = 0.0, r;
+    double alpha = 0.0;
     int at_edge = 0;
     if (o.grid == DPZO_ORDERS_CONTINUOUS) {
         if ((st = continuous_search(&obj, o.alpha_max, &alpha, &at_edge)))
@@ -404,17 +405,24 @@ static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double targ
             n = dpzo_order_grid_values(o.grid, &orders);
         if (n == 0 || orders == NULL)
             return dpzo__fail(ctx, DPZO_EINVAL, "the order list is empty");
+        double *curve = malloc(n * sizeof *curve);
+        if (curve == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory for %zu orders", n);
+        if ((st = dpzo__plan_rdp_curve(ctx, plan, orders, n, curve))) {
+            free(curve);
+            return st;
+        }
         double best = INFINITY;
         size_t bi = 0;
         for (size_t i = 0; i < n; i++) {
-            double v = obj_eval(&obj, orders[i], &r);
-            if (obj.st)
-                return obj.st;
+            double v = want_delta ? log_delta_formula(orders[i], curve[i], target, o.conversion)
+                                  : eps_formula(orders[i], curve[i], target, o.conversion);
             if (v < best) {
                 best = v;
                 bi = i;
             }
         }
+        free(curve);
         alpha = orders[bi];
         at_edge = (bi == 0 || bi == n - 1);
     }

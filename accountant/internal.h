@@ -72,5 +72,8 @@ dpzo_status dpzo__plan_build(dpzo_ctx *ctx, const dpzo_event *event, int allow_r
 void dpzo__plan_free(dpzo__plan *plan);
 dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, int certified,
                            dpzo_bound *out);
+/* Fast values at many orders at once (shares per-term work across orders). */
+dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *plan, const double *orders,
+                                 size_t n, double *out);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "rdp_sgm.h"
 
 static int add_term(dpzo__plan *p, dpzo__plan_term t)
 {
@@ -211,5 +212,41 @@ dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *p, double alpha, int
         sum.upper = up(sum.upper + up(t->count * b.upper));
     }
     *out = sum;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *p, const double *orders,
+                                 size_t n, double *out)
+{
+    dpzo_status st;
+    for (size_t j = 0; j < n; j++) {
+        if ((st = dpzo__check_order(ctx, orders[j])))
+            return st;
+        out[j] = 0.0;
+    }
+    /* terms outside, orders inside: a sampled Gaussian's alpha-independent half-terms
+     * are computed once for the whole curve (rdp_sgm.h) */
+    for (size_t i = 0; i < p->n; i++) {
+        const dpzo__plan_term *t = &p->terms[i];
+        dpzo__sgm_linear L;
+        if (t->leaf == NULL && t->q > 0.0 && t->q < 1.0 && t->sigma > 0.0)
+            dpzo__sgm_linear_init(&L, t->q, t->sigma);
+        for (size_t j = 0; j < n; j++) {
+            double r;
+            if (t->leaf != NULL) {
+                dpzo_bound b;
+                if ((st = dpzo__event_rdp_one(ctx, t->leaf, orders[j], 0, &b)))
+                    return st;
+                r = b.value;
+            } else {
+                r = dpzo__sgm_rdp_fast(&L, t->q, t->sigma, orders[j]);
+                if (isnan(r))
+                    return dpzo__fail(ctx, DPZO_ENOCONV,
+                                      "RDP of sampled Gaussian (q=%g, sigma=%g, alpha=%g) is "
+                                      "not finite", t->q, t->sigma, orders[j]);
+            }
+            out[j] += t->count * r;
+        }
+    }
     return DPZO_OK;
 }

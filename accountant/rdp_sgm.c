@@ -184,23 +184,43 @@ static double scaled_erfc(double x, double d, double x0sq)
  * formed without cancellation. Two erfc and two exp per index, no logarithms: about
  * twice as fast as the log-space sum below. Returns NAN when a value leaves the
  * double range (large alpha, tiny sigma); the caller then uses the log-space sum. */
-static double log_a_frac_linear(double q, double sigma, double alpha)
+void dpzo__sgm_linear_init(dpzo__sgm_linear *L, double q, double sigma)
 {
-    const double c = 1.0 / (2.0 * sigma * sigma);
-    const double z0 = sigma * sigma * (log1p(-q) - log(q)) + 0.5;
-    const double s2 = M_SQRT2 * sigma;
-    const double x0 = -z0 / s2, x0sq = z0 * z0 * c, e0 = erfc(x0);
-    if (!(e0 > 1e-300) || x0sq > 700.0 || alpha > 200.0)
+    L->c = 1.0 / (2.0 * sigma * sigma);
+    L->z0 = sigma * sigma * (log1p(-q) - log(q)) + 0.5;
+    L->s2 = M_SQRT2 * sigma;
+    L->x0sq = L->z0 * L->z0 * L->c;
+    L->l1q = log1p(-q);
+    L->ok = erfc(-L->z0 / L->s2) > 1e-300 && L->x0sq <= 700.0;
+    L->n_v0 = 0;
+}
+
+/* The T0 half of index k (independent of alpha, so cached across orders). */
+static double t0_half(dpzo__sgm_linear *L, uint64_t k)
+{
+    if (k < L->n_v0)
+        return L->v0[k];
+    double kd = (double)k;
+    double v = scaled_erfc((kd - L->z0) / L->s2, kd * (kd - 2.0 * L->z0) * L->c, L->x0sq);
+    if (k == L->n_v0 && k < DPZO_SGM_CURVE_CACHE)
+        L->v0[L->n_v0++] = v;
+    return v;
+}
+
+double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha)
+{
+    if (!L->ok || alpha > 200.0)
         return NAN;
+    const double z0 = L->z0, c = L->c, s2 = L->s2, x0sq = L->x0sq;
     /* A = T0_0 total / erfc(x_0) = (1-q)^alpha total / 2 */
-    const double log_scale = alpha * log1p(-q) - M_LN2;
+    const double log_scale = alpha * L->l1q - M_LN2;
     const uint64_t k0 = (uint64_t)ceil(alpha);
     double binom = 1.0, head = 0.0, tail[DPZO_SGM_EULER_TERMS + 1];
     uint64_t j_max = 0;
     int tail_sign = 1;
     for (uint64_t k = 0; k <= k0 + j_max; k++) {
         double kd = (double)k, m = kd - alpha;
-        double v = scaled_erfc((kd - z0) / s2, kd * (kd - 2.0 * z0) * c, x0sq)
+        double v = t0_half(L, k)
                    + scaled_erfc((kd + z0 - alpha) / s2, m * (m + 2.0 * z0) * c, x0sq);
         double b = binom * v; /* signed */
         if (k < k0) {
@@ -208,7 +228,7 @@ static double log_a_frac_linear(double q, double sigma, double alpha)
         } else {
             if (k == k0) {
                 tail_sign = b < 0.0 ? -1 : 1;
-                double need = log2(fabs(b) * e0 / fabs(head * e0)) + 52.0;
+                double need = log2(fabs(b) / fabs(head)) + 52.0;
                 j_max = !(need > 0.0) ? 0 : need >= DPZO_SGM_EULER_TERMS ? DPZO_SGM_EULER_TERMS
                                                                           : (uint64_t)ceil(need);
             }
@@ -232,6 +252,24 @@ static double log_a_frac_linear(double q, double sigma, double alpha)
 
 int dpzo__is_integer(double x) { return x == floor(x) && x < 9.0e15; }
 
+double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double alpha)
+{
+    if (q == 0.0)
+        return 0.0;
+    if (sigma == 0.0)
+        return INFINITY;
+    if (q == 1.0)
+        return alpha / (2.0 * sigma * sigma);
+    double log_a;
+    if (dpzo__is_integer(alpha))
+        log_a = dpzo__sgm_log_a_int(q, sigma, alpha);
+    else if (isnan(log_a = dpzo__sgm_linear_log_a(L, alpha)))
+        log_a = dpzo__sgm_log_a_frac(q, sigma, alpha);
+    if (isnan(log_a))
+        return NAN;
+    return log_a > 0.0 ? log_a / (alpha - 1.0) : 0.0;
+}
+
 dpzo_status dpzo_rdp_sampled_gaussian(dpzo_ctx *ctx, double q, double sigma, double alpha,
                                       double *rdp)
 {
@@ -239,28 +277,15 @@ dpzo_status dpzo_rdp_sampled_gaussian(dpzo_ctx *ctx, double q, double sigma, dou
     if ((st = dpzo__check_rate(ctx, q)) || (st = dpzo__check_sigma(ctx, sigma))
         || (st = dpzo__check_order(ctx, alpha)))
         return st;
-    if (q == 0.0) {
-        *rdp = 0.0;
-        return DPZO_OK;
-    }
-    if (sigma == 0.0) {
-        *rdp = INFINITY;
-        return DPZO_OK;
-    }
-    if (q == 1.0) {
-        *rdp = alpha / (2.0 * sigma * sigma);
-        return DPZO_OK;
-    }
-    double log_a;
-    if (dpzo__is_integer(alpha))
-        log_a = dpzo__sgm_log_a_int(q, sigma, alpha);
-    else if (isnan(log_a = log_a_frac_linear(q, sigma, alpha)))
-        log_a = dpzo__sgm_log_a_frac(q, sigma, alpha);
-    if (isnan(log_a))
+    dpzo__sgm_linear L;
+    if (q > 0.0 && q < 1.0 && sigma > 0.0)
+        dpzo__sgm_linear_init(&L, q, sigma);
+    double r = dpzo__sgm_rdp_fast(&L, q, sigma, alpha);
+    if (isnan(r))
         return dpzo__fail(ctx, DPZO_ENOCONV,
                           "RDP of sampled Gaussian (q=%g, sigma=%g, alpha=%g) is not finite",
                           q, sigma, alpha);
-    *rdp = log_a > 0.0 ? log_a / (alpha - 1.0) : 0.0;
+    *rdp = r;
     return DPZO_OK;
 }
 

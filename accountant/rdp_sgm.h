@@ -13,6 +13,23 @@ double dpzo__log_half_erfc(double x);
 double dpzo__sgm_log_a_int(double q, double sigma, double alpha);
 double dpzo__sgm_log_a_frac(double q, double sigma, double alpha);
 
+/* Constants of the linear-arithmetic fractional series for one (q, sigma), and the
+ * alpha-independent half of its terms, cached so a curve over many orders shares them. */
+#define DPZO_SGM_CURVE_CACHE 400
+typedef struct {
+    double c, z0, s2, x0sq, l1q;
+    int ok;
+    size_t n_v0;
+    double v0[DPZO_SGM_CURVE_CACHE];
+} dpzo__sgm_linear;
+/* 0 < q < 1, sigma > 0 */
+void dpzo__sgm_linear_init(dpzo__sgm_linear *L, double q, double sigma);
+/* log A at fractional alpha, or NAN where the linear form does not apply. */
+double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha);
+/* Fast RDP for valid inputs (closed forms included; L initialised when 0 < q < 1 and
+ * sigma > 0, unused otherwise); NAN only if the sums fail. */
+double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double alpha);
+
 #include "ival.h"
 /* Encloses log A_alpha at fractional alpha (rdp_sgm_frac_certified.c); log_a_est is the
  * fast path's value, used only to size precisions. */
