@@ -68,16 +68,63 @@ static void finish(problem *p, double value, const dpzo_dp_result *cert, double 
     out->evaluations = p->evaluations;
 }
 
+/* From a bracket (pass meets the target, fail does not), bisects on the fast epsilon until
+ * the two are one tolerance apart (integer: adjacent), then certifies `pass`, stepping
+ * one tolerance further from `fail` while the certificate misses the target. */
+static dpzo_status bisect_and_certify(problem *p, double pass, double fail, double eps_fail,
+                                      double rtol, int integer, const char *what,
+                                      dpzo_calibration *out)
+{
+    dpzo_status st;
+    dpzo_dp_result r;
+    while (integer ? fabs(pass - fail) > 1.0 : fabs(pass - fail) > rtol * pass) {
+        double mid = 0.5 * (pass + fail);
+        if (integer)
+            mid = floor(mid);
+        if ((st = eps_at(p, mid, 0, &r)))
+            return st;
+        if (meets(p, &r))
+            pass = mid;
+        else {
+            fail = mid;
+            eps_fail = r.epsilon;
+        }
+    }
+    for (int i = 0;; i++) {
+        if ((st = eps_at(p, pass, 1, &r)))
+            return st;
+        if (meets(p, &r))
+            break;
+        double away = pass > fail ? 1.0 : -1.0, next;
+        next = integer ? pass + away : pass * pow(1.0 + rtol, away);
+        if (i == 64 || (integer && next < 1.0))
+            return dpzo__fail(p->ctx, DPZO_ENOCONV, "could not certify %s near %.9g", what,
+                              pass);
+        fail = pass;
+        eps_fail = r.epsilon_estimate;
+        pass = next;
+    }
+    finish(p, pass, &r, fail, eps_fail, out);
+    return DPZO_OK;
+}
+
+static dpzo_status check_tolerance(dpzo_ctx *ctx, double tolerance, double *rtol)
+{
+    if (!(tolerance >= 0.0 && tolerance < 0.5))
+        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
+    *rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
                                  uint64_t steps, double tolerance,
                                  const dpzo_rdp_options *opts, dpzo_calibration *out)
 {
     dpzo_status st;
-    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q)))
+    double rtol = DEFAULT_RTOL;
+    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
+        || (st = check_tolerance(ctx, tolerance, &rtol)))
         return st;
-    if (!(tolerance >= 0.0 && tolerance < 0.5))
-        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
-    double rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
     problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
@@ -87,57 +134,33 @@ dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, do
         finish(&p, 0.0, &r, 0.0, 0.0, out);
         return DPZO_OK;
     }
-    /* bracket: lo fails, hi meets */
-    double lo = 0.0, hi = 1.0, eps_lo = INFINITY;
+    /* bracket [fail, pass] by doubling, then halving when sigma = 1 already passes */
+    double fail = 0.0, pass = 1.0, eps_fail = INFINITY;
     for (;;) {
-        if ((st = eps_at(&p, hi, 0, &r)))
+        if ((st = eps_at(&p, pass, 0, &r)))
             return st;
         if (meets(&p, &r))
             break;
-        lo = hi;
-        eps_lo = r.epsilon;
-        hi *= 2.0;
-        if (hi > 1e12)
+        fail = pass;
+        eps_fail = r.epsilon;
+        pass *= 2.0;
+        if (pass > 1e12)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "no noise multiplier up to 1e12 reaches epsilon %g", epsilon);
     }
-    while (lo == 0.0) {
-        double mid = hi / 2.0;
-        if ((st = eps_at(&p, mid, 0, &r)))
-            return st;
-        if (meets(&p, &r)) {
-            hi = mid;
-            if (hi < 1e-6) /* every sigma that small meets it: epsilon is huge */
-                break;
-        } else {
-            lo = mid;
-            eps_lo = r.epsilon;
-        }
-    }
-    while (lo > 0.0 && hi - lo > rtol * hi) {
-        double mid = 0.5 * (lo + hi);
-        if ((st = eps_at(&p, mid, 0, &r)))
+    while (fail == 0.0 && pass >= 1e-6) {
+        if ((st = eps_at(&p, pass / 2.0, 0, &r)))
             return st;
         if (meets(&p, &r))
-            hi = mid;
+            pass /= 2.0;
         else {
-            lo = mid;
-            eps_lo = r.epsilon;
+            fail = pass / 2.0;
+            eps_fail = r.epsilon;
         }
     }
-    for (int i = 0;; i++) { /* certify hi; step up while the proof fails */
-        if ((st = eps_at(&p, hi, 1, &r)))
-            return st;
-        if (meets(&p, &r))
-            break;
-        if (i == 64)
-            return dpzo__fail(ctx, DPZO_ENOCONV, "could not certify sigma near %.9g", hi);
-        lo = hi;
-        eps_lo = r.epsilon_estimate;
-        hi *= 1.0 + rtol;
-    }
-    finish(&p, hi, &r, lo, eps_lo, out);
-    return DPZO_OK;
+    if (fail == 0.0) /* every sigma down to 1e-6 meets the target: report that one */
+        fail = pass;
+    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "sigma", out);
 }
 
 dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
@@ -157,44 +180,21 @@ dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, do
         return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                           "a single step already spends epsilon %.6g > target %g", r.epsilon,
                           epsilon);
-    double lo = 1.0, hi = 2.0, eps_hi = INFINITY; /* lo meets, hi fails */
+    double pass = 1.0, fail = 2.0, eps_fail = INFINITY;
     for (;;) {
-        if ((st = eps_at(&p, hi, 0, &r)))
+        if ((st = eps_at(&p, fail, 0, &r)))
             return st;
         if (!meets(&p, &r)) {
-            eps_hi = r.epsilon;
+            eps_fail = r.epsilon;
             break;
         }
-        lo = hi;
-        hi *= 2.0;
-        if (hi > 0x1p52)
+        pass = fail;
+        fail *= 2.0;
+        if (fail > 0x1p52)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "the target is met for any number of steps up to 2^52");
     }
-    while (hi - lo > 1.0) {
-        double mid = floor(0.5 * (lo + hi));
-        if ((st = eps_at(&p, mid, 0, &r)))
-            return st;
-        if (meets(&p, &r))
-            lo = mid;
-        else {
-            hi = mid;
-            eps_hi = r.epsilon;
-        }
-    }
-    for (;;) {
-        if ((st = eps_at(&p, lo, 1, &r)))
-            return st;
-        if (meets(&p, &r))
-            break;
-        hi = lo;
-        eps_hi = r.epsilon_estimate;
-        lo -= 1.0;
-        if (lo < 1.0)
-            return dpzo__fail(ctx, DPZO_EINFEASIBLE, "no number of steps certifies the target");
-    }
-    finish(&p, lo, &r, hi, eps_hi, out);
-    return DPZO_OK;
+    return bisect_and_certify(&p, pass, fail, eps_fail, 0.0, 1, "steps", out);
 }
 
 dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double delta,
@@ -202,11 +202,10 @@ dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double d
                                          const dpzo_rdp_options *opts, dpzo_calibration *out)
 {
     dpzo_status st;
-    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_sigma(ctx, sigma)))
+    double rtol = DEFAULT_RTOL;
+    if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_sigma(ctx, sigma))
+        || (st = check_tolerance(ctx, tolerance, &rtol)))
         return st;
-    if (!(tolerance >= 0.0 && tolerance < 0.5))
-        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
-    double rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
     problem p = {ctx, PARAM_RATE, sigma, 0.0, (double)steps, epsilon, delta, opts, 0};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
@@ -220,41 +219,18 @@ dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double d
             return DPZO_OK;
         }
     }
-    double lo = 0.5, hi = 1.0, eps_hi = r.epsilon; /* lo meets, hi fails */
+    double pass = 0.5, fail = 1.0, eps_fail = r.epsilon;
     for (;;) {
-        if ((st = eps_at(&p, lo, 0, &r)))
+        if ((st = eps_at(&p, pass, 0, &r)))
             return st;
         if (meets(&p, &r))
             break;
-        hi = lo;
-        eps_hi = r.epsilon;
-        lo /= 2.0;
-        if (lo < 1e-15)
+        fail = pass;
+        eps_fail = r.epsilon;
+        pass /= 2.0;
+        if (pass < 1e-15)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "no sampling rate down to 1e-15 reaches epsilon %g", epsilon);
     }
-    while (hi - lo > rtol * lo) {
-        double mid = 0.5 * (lo + hi);
-        if ((st = eps_at(&p, mid, 0, &r)))
-            return st;
-        if (meets(&p, &r))
-            lo = mid;
-        else {
-            hi = mid;
-            eps_hi = r.epsilon;
-        }
-    }
-    for (int i = 0;; i++) {
-        if ((st = eps_at(&p, lo, 1, &r)))
-            return st;
-        if (meets(&p, &r))
-            break;
-        if (i == 64)
-            return dpzo__fail(ctx, DPZO_ENOCONV, "could not certify q near %.9g", lo);
-        hi = lo;
-        eps_hi = r.epsilon_estimate;
-        lo /= 1.0 + rtol;
-    }
-    finish(&p, lo, &r, hi, eps_hi, out);
-    return DPZO_OK;
+    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "q", out);
 }

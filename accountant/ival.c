@@ -68,54 +68,32 @@ void ival_neg(ival *r, const ival *a)
     mpfr_clear(t);
 }
 
-/* Products of all endpoint pairs; the min rounded down and the max rounded up. */
-void ival_mul(ival *r, const ival *a, const ival *b)
+typedef int (*mpfr_binop)(mpfr_ptr, mpfr_srcptr, mpfr_srcptr, mpfr_rnd_t);
+
+/* op over all endpoint pairs; the min rounded down and the max rounded up (products, and
+ * quotients by an interval without 0, take their extremes at endpoints). */
+static void endpoint_hull(ival *r, const ival *a, const ival *b, mpfr_binop op)
 {
     mpfr_prec_t p = mpfr_get_prec(r->lo);
     mpfr_t lo, hi, t;
     mpfr_inits2(p, lo, hi, t, (mpfr_ptr)0);
-    mpfr_mul(lo, a->lo, b->lo, MPFR_RNDD);
-    mpfr_mul(hi, a->lo, b->lo, MPFR_RNDU);
-    mpfr_mul(t, a->lo, b->hi, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_mul(t, a->lo, b->hi, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
-    mpfr_mul(t, a->hi, b->lo, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_mul(t, a->hi, b->lo, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
-    mpfr_mul(t, a->hi, b->hi, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_mul(t, a->hi, b->hi, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
+    mpfr_set_inf(lo, 1);
+    mpfr_set_inf(hi, -1);
+    mpfr_srcptr xs[2] = {a->lo, a->hi}, ys[2] = {b->lo, b->hi};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            op(t, xs[i], ys[j], MPFR_RNDD);
+            mpfr_min(lo, lo, t, MPFR_RNDD);
+            op(t, xs[i], ys[j], MPFR_RNDU);
+            mpfr_max(hi, hi, t, MPFR_RNDU);
+        }
     mpfr_swap(r->lo, lo);
     mpfr_swap(r->hi, hi);
     mpfr_clears(lo, hi, t, (mpfr_ptr)0);
 }
 
-void ival_div(ival *r, const ival *a, const ival *b)
-{
-    mpfr_prec_t p = mpfr_get_prec(r->lo);
-    mpfr_t lo, hi, t;
-    mpfr_inits2(p, lo, hi, t, (mpfr_ptr)0);
-    mpfr_div(lo, a->lo, b->lo, MPFR_RNDD);
-    mpfr_div(hi, a->lo, b->lo, MPFR_RNDU);
-    mpfr_div(t, a->lo, b->hi, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_div(t, a->lo, b->hi, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
-    mpfr_div(t, a->hi, b->lo, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_div(t, a->hi, b->lo, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
-    mpfr_div(t, a->hi, b->hi, MPFR_RNDD);
-    mpfr_min(lo, lo, t, MPFR_RNDD);
-    mpfr_div(t, a->hi, b->hi, MPFR_RNDU);
-    mpfr_max(hi, hi, t, MPFR_RNDU);
-    mpfr_swap(r->lo, lo);
-    mpfr_swap(r->hi, hi);
-    mpfr_clears(lo, hi, t, (mpfr_ptr)0);
-}
+void ival_mul(ival *r, const ival *a, const ival *b) { endpoint_hull(r, a, b, mpfr_mul); }
+void ival_div(ival *r, const ival *a, const ival *b) { endpoint_hull(r, a, b, mpfr_div); }
 
 #define IVAL_MONOTONE(name, fn)                                                       \
     void name(ival *r, const ival *a)                                                 \
