@@ -58,7 +58,8 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
 {
     const char *sched = args_get(a, "schedule");
     int has_single = args_has(a, "noise-multiplier") || args_has(a, "sampling-rate")
-                     || args_has(a, "steps");
+                     || args_has(a, "steps") || args_has(a, "batch-size")
+                     || args_has(a, "dataset-size");
     dpzo_phase *phases = NULL, one;
     size_t n = 1;
     if (sched != NULL) {
@@ -68,27 +69,50 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
         if (schedule_read(sched, &phases, &n))
             return 2;
         snprintf(desc, desc_size, "schedule %s (%zu phases)", sched, n);
-    } else {
-        const char *s = args_get(a, "noise-multiplier"), *q = args_get(a, "sampling-rate"),
-                   *t = args_get(a, "steps");
-        if (s == NULL || q == NULL || t == NULL)
-            return cli_usage_error("give --noise-multiplier, --sampling-rate and --steps "
-                                   "(or --schedule FILE)");
-        if (parse_real("noise-multiplier", s, &one.noise_multiplier)
-            || parse_real("sampling-rate", q, &one.sampling_rate)
-            || parse_count("steps", t, &one.steps))
-            return 2;
-        if (!(one.noise_multiplier >= 0.0))
-            return cli_usage_error("--noise-multiplier must be >= 0, got %s", s);
-        if (!(one.sampling_rate >= 0.0 && one.sampling_rate <= 1.0))
-            return cli_usage_error("--sampling-rate must be in [0, 1], got %s", q);
-        phases = &one;
-        snprintf(desc, desc_size, "%llu steps, Poisson q=%.6g, sigma=%.6g",
-                 (unsigned long long)one.steps, one.sampling_rate, one.noise_multiplier);
-    }
-    *event = dpzo_event_from_schedule(ctx, phases, n);
-    if (phases != &one)
+        *event = dpzo_event_from_schedule(ctx, phases, n);
         free(phases);
+        return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
+    }
+    const char *s = args_get(a, "noise-multiplier"), *q = args_get(a, "sampling-rate"),
+               *t = args_get(a, "steps"), *b = args_get(a, "batch-size"),
+               *ds = args_get(a, "dataset-size");
+    if ((b != NULL) != (ds != NULL))
+        return cli_usage_error("--batch-size and --dataset-size go together");
+    if (b != NULL && q != NULL)
+        return cli_usage_error("give --sampling-rate (Poisson) or --batch-size/--dataset-size "
+                               "(fixed batches), not both");
+    if (s == NULL || t == NULL || (q == NULL && b == NULL))
+        return cli_usage_error("give --noise-multiplier, --sampling-rate and --steps "
+                               "(or --batch-size and --dataset-size, or --schedule FILE)");
+    if (parse_real("noise-multiplier", s, &one.noise_multiplier)
+        || parse_count("steps", t, &one.steps))
+        return 2;
+    if (!(one.noise_multiplier >= 0.0))
+        return cli_usage_error("--noise-multiplier must be >= 0, got %s", s);
+    if (b != NULL) {
+        uint64_t batch, size;
+        if (parse_count("batch-size", b, &batch) || parse_count("dataset-size", ds, &size))
+            return 2;
+        if (size == 0 || batch > size)
+            return cli_usage_error("--batch-size must be at most --dataset-size (> 0), got %s "
+                                   "and %s", b, ds);
+        snprintf(desc, desc_size,
+                 "%llu steps, batches of %llu of %llu without replacement, sigma=%.6g",
+                 (unsigned long long)one.steps, (unsigned long long)batch,
+                 (unsigned long long)size, one.noise_multiplier);
+        *event = dpzo_event_self_composed(
+            ctx, dpzo_event_wor_sampled(ctx, batch, size,
+                                        dpzo_event_gaussian(ctx, one.noise_multiplier)),
+            one.steps);
+        return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
+    }
+    if (parse_real("sampling-rate", q, &one.sampling_rate))
+        return 2;
+    if (!(one.sampling_rate >= 0.0 && one.sampling_rate <= 1.0))
+        return cli_usage_error("--sampling-rate must be in [0, 1], got %s", q);
+    snprintf(desc, desc_size, "%llu steps, Poisson q=%.6g, sigma=%.6g",
+             (unsigned long long)one.steps, one.sampling_rate, one.noise_multiplier);
+    *event = dpzo_event_from_schedule(ctx, &one, 1);
     return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
 }
 
@@ -99,12 +123,17 @@ static const char *conversion_name(dpzo_conversion c)
 
 static const char *help_epsilon =
     "usage: dpzo epsilon --noise-multiplier S --sampling-rate Q --steps T --delta D\n"
+    "       dpzo epsilon --noise-multiplier S --batch-size B --dataset-size N --steps T ...\n"
     "                    [--orders default|opacus|tf|dp_accounting|A1,A2,...]\n"
     "                    [--conversion improved|standard] [--alpha-max X]\n"
     "                    [--schedule FILE] [--json]\n"
     "\n"
     "epsilon(delta) of T steps of the Poisson-sampled Gaussian mechanism (DP-SGD, DP-ZO)\n"
     "with noise multiplier S and sampling rate Q, by the RDP accountant.\n"
+    "  --batch-size B --dataset-size N\n"
+    "                    fixed batches of B of N drawn without replacement (shuffled\n"
+    "                    batches), replace-one adjacency (Wang-Balle-Kasiviswanathan 2019),\n"
+    "                    instead of --sampling-rate\n"
     "  --schedule FILE   heterogeneous training: a JSON array of\n"
     "                    {\"noise_multiplier\": S, \"sampling_rate\": Q, \"steps\": T}\n"
     "  --orders          default: alpha optimised continuously in (1, alpha-max];\n"

@@ -24,7 +24,8 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
 int report_failure(dpzo_ctx *ctx, dpzo_status st);
 
 #define TRAINING_OPTS                                                                      \
-    {"noise-multiplier", 1}, {"sampling-rate", 1}, {"steps", 1}, {"schedule", 1}
+    {"noise-multiplier", 1}, {"sampling-rate", 1}, {"steps", 1}, {"schedule", 1},          \
+        {"batch-size", 1}, {"dataset-size", 1}
 #define ORDER_OPTS {"orders", 1}, {"conversion", 1}, {"alpha-max", 1}
 
 #endif

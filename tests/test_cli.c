@@ -55,6 +55,8 @@ static double num(const cJSON *j, const char *key)
     return v->valuedouble;
 }
 
+static void expect_error(const char *args, const char *needle);
+
 static void write_file(const char *name, const char *text)
 {
     char p[1024];
@@ -119,6 +121,25 @@ static void test_delta_rdp_calibrate(void **state)
                  "--noise-multiplier 1 --json");
     assert_true(num(j, "steps") == floor(num(j, "steps")) && num(j, "epsilon") <= 3.0);
     cJSON_Delete(j);
+}
+
+/* Shuffled fixed batches, replace-one: dp_accounting 0.6.0 (RdpAccountant REPLACE_ONE,
+ * SampledWithoutReplacementDpEvent(60000, 256, Gaussian(1.1)) x 14063) gives
+ * 5.243466908809535 at order 5. */
+static void test_fixed_batches(void **state)
+{
+    (void)state;
+    cJSON *j = run_json("epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 "
+                        "--steps 14063 --delta 1e-5 --json");
+    assert_rel(num(j, "epsilon"), 5.243466908809535, 1e-9);
+    assert_true(num(j, "order") == 5);
+    cJSON_Delete(j);
+    expect_error("epsilon --noise-multiplier 1 --batch-size 300 --dataset-size 200 --steps 3 "
+                     "--delta 1e-5", "batch-size");
+    expect_error("epsilon --noise-multiplier 1 --batch-size 30 --steps 3 --delta 1e-5",
+                     "dataset-size");
+    expect_error("epsilon --noise-multiplier 1 --batch-size 30 --dataset-size 100 "
+                     "--sampling-rate 0.3 --steps 3 --delta 1e-5", "not both");
 }
 
 static void test_schedule(void **state)
@@ -228,7 +249,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epsilon_json), cmocka_unit_test(test_delta_rdp_calibrate),
-        cmocka_unit_test(test_schedule),     cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fixed_batches), cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_errors),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
