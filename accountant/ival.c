@@ -143,14 +143,17 @@ static void laplace_cf(mpfr_t d_lo, mpfr_t d_hi, mpfr_srcptr x)
         mpfr_swap(p0h, p1h);
         mpfr_swap(q0l, q1l);
         mpfr_swap(q0h, q1h);
-        if (n % 2 == 1)
+        /* convergents are formed (two divisions) only every fourth step: an even one,
+         * then the odd one after it, and the gap between them is tested */
+        if (n % 4 == 0)
+            mpfr_div(d_lo, p1l, q1h, MPFR_RNDD); /* even convergents lie below D */
+        else if (n % 4 == 1 || n == 1) {
             mpfr_div(d_hi, p1h, q1l, MPFR_RNDU); /* odd convergents lie above D */
-        else
-            mpfr_div(d_lo, p1l, q1h, MPFR_RNDD);
-        mpfr_sub(t, d_hi, d_lo, MPFR_RNDU);
-        mpfr_div(t, t, d_lo, MPFR_RNDU);
-        if (mpfr_cmp_ui_2exp(t, 1, 4 - (long)mpfr_get_prec(d_lo)) < 0) /* ends are rounded too */
-            break;
+            mpfr_sub(t, d_hi, d_lo, MPFR_RNDU);
+            mpfr_div(t, t, d_lo, MPFR_RNDU);
+            if (mpfr_cmp_ui_2exp(t, 1, 4 - (long)mpfr_get_prec(d_lo)) < 0) /* ends rounded too */
+                break;
+        }
     }
     mpfr_clears(p0l, p0h, p1l, p1h, q0l, q0h, q1l, q1h, t, an, (mpfr_ptr)0);
 }

@@ -21,7 +21,7 @@
 
 typedef struct {
     mpfr_prec_t prec;
-    ival alpha, z0, s2, binom, x, e1, e2, t;
+    ival alpha, z0, s2, binom, x, e1, e2, t; /* s2 holds 1/(sqrt2 sigma) */
     double log_s_scale; /* log of (S's share of min(A, A log A)) */
 } frac_work;
 
@@ -33,10 +33,10 @@ static void term(frac_work *w, uint64_t k, double log_binom_d, ival *e)
 {
     ival_set_ui(&w->t, (unsigned long)k);
     ival_sub(&w->x, &w->t, &w->z0);
-    ival_div(&w->x, &w->x, &w->s2);
+    ival_mul(&w->x, &w->x, &w->s2);
     ival_add(&w->t, &w->t, &w->z0);
     ival_sub(&w->t, &w->t, &w->alpha);
-    ival_div(&w->t, &w->t, &w->s2);
+    ival_mul(&w->t, &w->t, &w->s2);
     ival *args[2] = {&w->x, &w->t}, *outs[2] = {&w->e1, &w->e2};
     for (int i = 0; i < 2; i++) {
         double need = 64.0 + (log_binom_d + log_erfcx_d(ival_mid_d(args[i])) - w->log_s_scale)
@@ -83,6 +83,8 @@ void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, do
     ival_sqrt(&w.s2, &tmp);
     ival_set_d(&tmp, sigma);
     ival_mul(&w.s2, &w.s2, &tmp);
+    ival_set_ui(&tmp, 1);
+    ival_div(&w.s2, &tmp, &w.s2); /* 1/(sqrt2 sigma) */
     ival_set_d(&w.alpha, alpha);
     ival_mul(&logk, &w.alpha, &l1q);
     ival_mul(&tmp, &w.z0, &w.z0);
@@ -128,7 +130,7 @@ void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, do
         term(&w, k, log_binom_d, &e);
         ival_mul(&b[n_b], &e, &w.binom);
         if (n_b == 0) {
-            double need = (log(ival_hi_d(&b[0])) - w.log_s_scale) / M_LN2 + 64.0;
+            double need = (log(ival_hi_d(&b[0])) - w.log_s_scale) / M_LN2 + 58.0;
             j_max = !(need > 0.0) ? 0 : need >= EULER_MAX ? EULER_MAX : (size_t)ceil(need);
         }
         ival_set_ui(&tmp, (unsigned long)k);
