@@ -71,7 +71,9 @@ int parse_real(const char *opt, const char *text, double *out)
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    if (*text == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v))
+    /* ERANGE also flags underflow to a subnormal or zero, which is a fine value */
+    int overflow = errno == ERANGE && fabs(v) > 1.0;
+    if (*text == '\0' || *end != '\0' || overflow || !isfinite(v))
         return cli_usage_error("--%s must be a finite number, got '%s'", opt, text);
     *out = v;
     return 0;
