@@ -30,7 +30,9 @@ static double eps_formula(double alpha, double r, double delta, dpzo_conversion 
 {
     if (r == INFINITY)
         return INFINITY;
-    if (-expm1(-r) <= delta * delta) /* total variation sqrt(1 - e^-r) <= delta */
+    double tv2 = -expm1(-r); /* total variation sqrt(1 - e^-r) <= delta, in logs: delta^2
+                                may underflow */
+    if (tv2 == 0.0 || log(tv2) <= 2.0 * log(delta))
         return 0.0;
     double e = r + conv_term(alpha, delta, conv);
     return e > 0.0 ? e : 0.0;
@@ -375,9 +377,9 @@ dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double tar
         return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
     if ((st = check_conv(ctx, o.conversion)))
         return st;
-    if (o.grid == DPZO_ORDERS_CONTINUOUS && (!(o.alpha_max > 1.01) || !isfinite(o.alpha_max)))
-        return dpzo__fail(ctx, DPZO_EINVAL, "alpha_max must be finite and > 1.01, got %g",
-                          o.alpha_max);
+    if (o.grid == DPZO_ORDERS_CONTINUOUS && !(o.alpha_max > 1.01 && o.alpha_max <= DPZO_MAX_ORDER))
+        return dpzo__fail(ctx, DPZO_EINVAL, "alpha_max must be in (1.01, %g], got %g",
+                          (double)DPZO_MAX_ORDER, o.alpha_max);
     dpzo__plan plan;
     if ((st = dpzo__plan_build(ctx, event, 1, &plan)))
         return st;

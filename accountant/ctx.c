@@ -55,8 +55,9 @@ dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)
 
 dpzo_status dpzo__check_order(dpzo_ctx *ctx, double alpha)
 {
-    if (!(alpha > 1.0) || !isfinite(alpha))
-        return dpzo__fail(ctx, DPZO_EINVAL, "order alpha must be finite and > 1, got %g", alpha);
+    if (!(alpha > 1.0 && alpha <= DPZO_MAX_ORDER))
+        return dpzo__fail(ctx, DPZO_EINVAL, "order alpha must be in (1, %g], got %g",
+                          (double)DPZO_MAX_ORDER, alpha);
     return DPZO_OK;
 }
 

@@ -1,4 +1,5 @@
 /* accountant/event.c: constructing, inspecting and freeing privacy events. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,28 +194,37 @@ void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size)
     describe(event, buf, size);
 }
 
-dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *e, double *sigma)
+static double up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
+
+/* An upper bound on the Gaussian "precision" sum count_i / sigma_i^2 of a Gaussian-only
+ * subtree: every operation is nudged one ulp up (round-to-nearest errs by half an ulp),
+ * and a sigma^-2 that underflows becomes the smallest positive double, so a finite
+ * sigma never counts as "spends nothing". */
+static dpzo_status precision_upper(dpzo_ctx *ctx, const dpzo_event *e, double *prec)
 {
-    /* accumulate sum count_i / sigma_i^2, the Gaussian "precision" */
-    double prec = 0.0;
     dpzo_status st;
+    double p = 0.0, inner;
     switch (e->kind) {
     case DPZO_EVENT_GAUSSIAN:
-        prec = e->param == 0.0 ? INFINITY : 1.0 / (e->param * e->param);
+        if (e->param == 0.0) {
+            p = INFINITY;
+        } else {
+            double inv = up(1.0 / e->param);
+            p = up(inv * inv);
+            if (p == 0.0)
+                p = DBL_TRUE_MIN;
+        }
         break;
-    case DPZO_EVENT_SELF_COMPOSED: {
-        double s;
-        if ((st = dpzo__effective_sigma(ctx, e->inner, &s)))
+    case DPZO_EVENT_SELF_COMPOSED:
+        if ((st = precision_upper(ctx, e->inner, &inner)))
             return st;
-        prec = e->count == 0 ? 0.0 : (double)e->count / (s * s);
+        p = e->count == 0 || inner == 0.0 ? 0.0 : up((double)e->count * inner);
         break;
-    }
     case DPZO_EVENT_COMPOSED:
         for (size_t i = 0; i < e->n_children; i++) {
-            double s;
-            if ((st = dpzo__effective_sigma(ctx, e->children[i], &s)))
+            if ((st = precision_upper(ctx, e->children[i], &inner)))
                 return st;
-            prec += 1.0 / (s * s);
+            p = up(p + inner);
         }
         break;
     default: {
@@ -225,7 +235,26 @@ dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *e, double *si
                           "got %s", d);
     }
     }
-    *sigma = prec == 0.0 ? INFINITY : prec == INFINITY ? 0.0 : 1.0 / sqrt(prec);
+    *prec = p;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *e, double *sigma)
+{
+    if (e->kind == DPZO_EVENT_GAUSSIAN) { /* exact: no rounding to risk */
+        *sigma = e->param;
+        return DPZO_OK;
+    }
+    double prec;
+    dpzo_status st = precision_upper(ctx, e, &prec);
+    if (st)
+        return st;
+    if (prec == 0.0)
+        *sigma = INFINITY; /* only zero-count repetitions: nothing is released */
+    else if (prec == INFINITY)
+        *sigma = 0.0;
+    else /* rounded down: a smaller sigma can only raise the RDP */
+        *sigma = nextafter(1.0 / up(sqrt(prec)), 0.0);
     return DPZO_OK;
 }
 

@@ -130,8 +130,8 @@ double dpzo__sgm_log_a_frac(double q, double sigma, double alpha)
                 double lp = scaled_log(&pos), ln = scaled_log(&neg);
                 double total = lp + log1p(-exp(ln - lp));
                 double need = (b - total) / M_LN2 + 62.0;
-                j_max = need <= 0.0 ? 0 : need >= DPZO_SGM_EULER_TERMS ? DPZO_SGM_EULER_TERMS
-                                                                        : (uint64_t)ceil(need);
+                j_max = !(need > 0.0) ? 0 : need >= DPZO_SGM_EULER_TERMS ? DPZO_SGM_EULER_TERMS
+                                                                          : (uint64_t)ceil(need);
                 tail_sign = sign;
                 tail[0] = b;
             } else {

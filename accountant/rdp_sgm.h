@@ -31,9 +31,9 @@ double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha);
 double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double alpha);
 
 #include "ival.h"
-/* Encloses log A_alpha at fractional alpha (rdp_sgm_frac_certified.c); log_a_est is the
- * fast path's value, used only to size precisions. */
+/* Encloses log A_alpha at fractional alpha (rdp_sgm_frac_certified.c); log_a_est and
+ * log_log_a (an estimate of log A and of its log) only size precisions and tails. */
 void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, double alpha,
-                                    double log_a_est, ival *log_a);
+                                    double log_a_est, double log_log_a, ival *log_a);
 
 #endif

@@ -155,11 +155,19 @@ dpzo_status dpzo_rdp_sampled_gaussian_certified(dpzo_ctx *ctx, double q, double 
      * rounding (log A below 1e-16), the leading small-q term C(alpha,2) q^2 (e^{1/s^2} - 1)
      * gives its magnitude */
     double log_a_est = fast * (alpha - 1.0);
-    double lead = 0.5 * alpha * (alpha - 1.0) * q * q * expm1(1.0 / (sigma * sigma));
-    if (log_a_est < 1e-12 && lead > 0.0 && isfinite(lead))
-        log_a_est = 0.25 * lead;
-    if (log_a_est > 0.0 && log_a_est < 1.0)
-        prec += (long)ceil(-log2(log_a_est));
+    /* log of log A: from the fast value, or, when that is lost to rounding (log A below
+     * 1e-12), from the leading small-q term C(alpha,2) q^2 (e^{1/s^2} - 1) formed in logs
+     * (q^2 underflows for q < 1e-154) */
+    double inv_s2 = 1.0 / (sigma * sigma);
+    double log_lead = log(0.5 * alpha * (alpha - 1.0)) + 2.0 * log(q)
+                      + (inv_s2 > 700.0 ? inv_s2 : log(expm1(inv_s2)));
+    double log_log_a = log_a_est > 1e-12 ? log(log_a_est) : log_lead - 2.0 * M_LN2;
+    if (log_a_est <= 1e-12 && isfinite(log_log_a))
+        log_a_est = exp(log_log_a);
+    if (log_log_a < 0.0 && isfinite(log_log_a))
+        prec += (long)ceil(-log_log_a / M_LN2);
+    if (prec > 32768)
+        prec = 32768; /* beyond this the enclosure stays valid, only looser */
     prec += 32;
     ival r, a1;
     ival_init(&r, prec);
@@ -174,7 +182,8 @@ dpzo_status dpzo_rdp_sampled_gaussian_certified(dpzo_ctx *ctx, double q, double 
         if (dpzo__is_integer(alpha))
             certified_log_a((mpfr_prec_t)prec, q, sigma, alpha, log_a_est, &r);
         else
-            dpzo__sgm_certified_log_a_frac((mpfr_prec_t)prec, q, sigma, alpha, log_a_est, &r);
+            dpzo__sgm_certified_log_a_frac((mpfr_prec_t)prec, q, sigma, alpha, log_a_est,
+                                           log_log_a, &r);
         ival_set_d(&a1, alpha - 1.0); /* exact: alpha > 1 and both are doubles near */
         mpfr_set_d(a1.lo, alpha, MPFR_RNDD);
         mpfr_sub_ui(a1.lo, a1.lo, 1, MPFR_RNDD);

@@ -53,7 +53,7 @@ static void term(frac_work *w, uint64_t k, double log_binom_d, ival *e)
 }
 
 void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, double alpha,
-                                    double log_a_est, ival *log_a)
+                                    double log_a_est, double log_log_a, ival *log_a)
 {
     frac_work w;
     ival *all[] = {&w.alpha, &w.z0, &w.s2, &w.binom, &w.x, &w.e1, &w.e2, &w.t};
@@ -94,8 +94,7 @@ void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, do
     ival_log(&tmp, &tmp);
     ival_sub(&logk, &logk, &tmp);
     double log_k_d = ival_mid_d(&logk);
-    w.log_s_scale = log_a_est - log_k_d
-                    + (log_a_est > 0.0 && log_a_est < 1.0 ? log(log_a_est) : 0.0);
+    w.log_s_scale = log_a_est - log_k_d + (log_log_a < 0.0 ? log_log_a : 0.0);
 
     /* direct terms k < k0 */
     uint64_t k0 = (uint64_t)ceil(alpha);

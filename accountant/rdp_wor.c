@@ -22,7 +22,8 @@
 #define WOR_EXACT_MAX_ALPHA 256
 
 /* Encloses the WBK19 bound on log A at integer order n >= 2 (q < 1, sigma > 0). */
-static int wor_log_a_int(mpfr_prec_t p, double q, double sigma, unsigned long n, ival *out)
+static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double sigma,
+                         unsigned long n, ival *out)
 {
     unsigned long m_max = n <= WOR_EXACT_MAX_ALPHA ? n + 1 : 0;
     ival c, qv, lq, t, u, v, sum, binom, term, two, four;
@@ -49,7 +50,11 @@ static int wor_log_a_int(mpfr_prec_t p, double q, double sigma, unsigned long n,
     ival_div(&c, &u, &t); /* 1/(2 sigma^2) */
     ival_set_ui(&two, 2);
     ival_set_ui(&four, 4);
-    ival_set_d(&qv, q);
+    /* q = batch/size enclosed exactly (no double rounding of the ratio) */
+    mpfr_set_ui(qv.lo, (unsigned long)batch, MPFR_RNDD);
+    mpfr_div_ui(qv.lo, qv.lo, (unsigned long)size, MPFR_RNDD);
+    mpfr_set_ui(qv.hi, (unsigned long)batch, MPFR_RNDU);
+    mpfr_div_ui(qv.hi, qv.hi, (unsigned long)size, MPFR_RNDU);
     ival_log(&lq, &qv);
 
     /* D(m) = sum_i (-1)^(m-i) C(m,i) g(i), g(i) = exp((i-1) i c) */
@@ -128,7 +133,8 @@ static int wor_log_a_int(mpfr_prec_t p, double q, double sigma, unsigned long n,
 
 /* Encloses log A at integer n, raising the precision until the width is below
  * 2^-50 relative (or the precision cap is reached: the enclosure stays valid). */
-static int wor_log_a_tight(long base_prec, double q, double sigma, unsigned long n, double *lo,
+static int wor_log_a_tight(long base_prec, uint64_t batch, uint64_t size, double sigma,
+                           unsigned long n, double *lo,
                            double *hi)
 {
     if (n <= 1) {
@@ -140,7 +146,7 @@ static int wor_log_a_tight(long base_prec, double q, double sigma, unsigned long
     for (int attempt = 0; attempt < 4; attempt++, p *= 2) {
         ival r;
         ival_init(&r, (mpfr_prec_t)p);
-        if (wor_log_a_int((mpfr_prec_t)p, q, sigma, n, &r)) {
+        if (wor_log_a_int((mpfr_prec_t)p, batch, size, sigma, n, &r)) {
             ival_clear(&r);
             return -1;
         }
@@ -163,10 +169,6 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "sampling without replacement needs 0 <= batch <= n, got batch=%llu, "
                           "n=%llu", (unsigned long long)batch, (unsigned long long)n);
-    if (alpha > 1.0e6)
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "order %g too large for sampling without replacement (max 1e6)", alpha);
-    double q = (double)batch / (double)n;
     if (batch == 0) {
         *rdp = (dpzo_bound){0.0, 0.0, 0.0};
         return DPZO_OK;
@@ -180,8 +182,8 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
     unsigned long af = (unsigned long)floor(alpha), ac = (unsigned long)ceil(alpha);
     double lo_f, hi_f, lo_c, hi_c;
     long p = dpzo_ctx_precision(ctx);
-    if (wor_log_a_tight(p, q, sigma, af, &lo_f, &hi_f)
-        || wor_log_a_tight(p, q, sigma, ac, &lo_c, &hi_c))
+    if (wor_log_a_tight(p, batch, n, sigma, af, &lo_f, &hi_f)
+        || wor_log_a_tight(p, batch, n, sigma, ac, &lo_c, &hi_c))
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory in sampling-without-replacement RDP");
     /* (1-t) logA(af) + t logA(ac), t = alpha - af; divided by alpha - 1, rounded outward */
     double t = alpha - (double)af;

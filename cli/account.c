@@ -31,8 +31,8 @@ int order_choice_parse(const parsed_args *a, order_choice *oc)
     if (m != NULL) {
         if (parse_real("alpha-max", m, &oc->opts.alpha_max))
             return 2;
-        if (!(oc->opts.alpha_max > 1.01))
-            return cli_usage_error("--alpha-max must be > 1.01, got %s", m);
+        if (!(oc->opts.alpha_max > 1.01 && oc->opts.alpha_max <= DPZO_MAX_ORDER))
+            return cli_usage_error("--alpha-max must be in (1.01, 1e6], got %s", m);
     }
     if (o == NULL)
         return 0;
@@ -208,19 +208,21 @@ static int account(int argc, char **argv, int want_delta)
     } else if (rc == 0) {
         printf("dpzo %s: RDP accountant, %s conversion, %s orders\n", want_delta ? "delta" : "epsilon",
                conversion_name(oc.opts.conversion), oc.orders_name);
+        char b1[64], b2[64];
         printf("  %-16s %s\n", "training", desc);
         if (want_delta) {
             printf("  %-16s %.10g\n", "epsilon", r.epsilon);
-            printf("  %-16s %.10g   (certified upper bound)\n", "delta", r.delta);
+            printf("  %-16s %s   (certified upper bound)\n", "delta", FMT_UP(b1, r.delta, 10));
             printf("  %-16s %.10g   (fast path)\n", "delta estimate", r.delta_estimate);
         } else {
             printf("  %-16s %.10g\n", "delta", r.delta);
-            printf("  %-16s %.10g   (certified upper bound)\n", "epsilon", r.epsilon);
+            printf("  %-16s %s   (certified upper bound)\n", "epsilon",
+                   FMT_UP(b1, r.epsilon, 10));
             printf("  %-16s %.10g   (fast path)\n", "epsilon estimate", r.epsilon_estimate);
         }
         printf("  %-16s %.8g%s\n", "optimal order", r.order,
                r.order_at_edge ? "   (at the edge of the allowed orders)" : "");
-        printf("  %-16s %.10g\n", "RDP at order", r.rdp);
+        printf("  %-16s %s\n", "RDP at order", FMT_UP(b2, r.rdp, 10));
         if (r.rounding > 0.0)
             printf("  %-16s sigma down / q up by <= %.2g relative (over 4096 distinct steps):\n"
                    "  %-16s a dominating composition, still a proven bound\n", "rounding",
@@ -300,9 +302,11 @@ int cmd_rdp(int argc, char **argv)
             printf("dpzo rdp: %s\n", desc);
             printf("  %12s  %24s  %24s  %24s\n", "order", "rdp", "certified lower",
                    "certified upper");
-            for (size_t i = 0; i < n; i++)
-                printf("  %12.8g  %24.17g  %24.17g  %24.17g\n", orders[i], v[i], v[n + i],
-                       v[2 * n + i]);
+            for (size_t i = 0; i < n; i++) {
+                char lo[64], up[64];
+                printf("  %12.8g  %24.17g  %24s  %24s\n", orders[i], v[i],
+                       FMT_DOWN(lo, v[n + i], 17), FMT_UP(up, v[2 * n + i], 17));
+            }
         }
     }
     free(b);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dpzo/rdp.h>
 #include "args.h"
 
 int cli_usage_error(const char *fmt, ...)
@@ -110,8 +111,8 @@ int parse_order_list(const char *opt, const char *text, double **out, size_t *n)
     for (char *tok = strtok_r(copy, ",", &save); tok != NULL && rc == 0;
          tok = strtok_r(NULL, ",", &save)) {
         rc = parse_real(opt, tok, &v[k]);
-        if (rc == 0 && !(v[k] > 1.0))
-            rc = cli_usage_error("--%s: every order must be > 1, got %s", opt, tok);
+        if (rc == 0 && !(v[k] > 1.0 && v[k] <= DPZO_MAX_ORDER))
+            rc = cli_usage_error("--%s: every order must be in (1, 1e6], got %s", opt, tok);
         k++;
     }
     free(copy);

@@ -93,8 +93,16 @@ int cmd_calibrate(int argc, char **argv)
     } else if (rc == 0) {
         printf("dpzo calibrate: solve for %s (target epsilon %g at delta %g)\n", solve, eps,
                delta);
-        printf("  %-22s %.10g\n", key, c.value);
-        printf("  %-22s %.10g   (certified upper bound, <= target)\n", "epsilon", c.epsilon);
+        /* sigma printed rounded up, q down, steps exactly: the printed value still meets
+         * the target (epsilon is monotone in each) */
+        char vb[64], eb[64];
+        if (strcmp(key, "steps") == 0)
+            snprintf(vb, sizeof vb, "%.0f", c.value);
+        else
+            fmt_dir(vb, sizeof vb, c.value, 10, strcmp(key, "sampling_rate") == 0 ? -1 : 1);
+        printf("  %-22s %s\n", key, vb);
+        printf("  %-22s %s   (certified upper bound, <= target)\n", "epsilon",
+               FMT_UP(eb, c.epsilon, 10));
         printf("  %-22s %.8g\n", "optimal order", c.order);
         printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to", c.other_side,
                c.epsilon_other_side);
@@ -146,7 +154,9 @@ int cmd_demo(int argc, char **argv)
         }
         if (i == 1)
             sigma_mid = c.value;
-        printf("  %-14g %-18.8f %-22.10f %-10.4f\n", targets[i], c.value, c.epsilon, c.order);
+        char sb[64], eb[64];
+        printf("  %-14g %-18s %-22s %-10.4f\n", targets[i], FMT_UP(sb, c.value, 9),
+               FMT_UP(eb, c.epsilon, 10), c.order);
     }
     printf("\nEpsilon report at noise multiplier %.4f (the epsilon = 3 calibration)\n",
            sigma_mid);
@@ -168,8 +178,9 @@ int cmd_demo(int argc, char **argv)
             dpzo_ctx_free(ctx);
             return rc;
         }
-        printf("  %-7d %-8llu %-22.10f %-22.10f %-10.4f\n", ep, (unsigned long long)t, r.epsilon,
-               rg.epsilon, r.order);
+        char e1[64], e2[64];
+        printf("  %-7d %-8llu %-22s %-22s %-10.4f\n", ep, (unsigned long long)t,
+               FMT_UP(e1, r.epsilon, 11), FMT_UP(e2, rg.epsilon, 11), r.order);
     }
     dpzo_ctx_free(ctx);
     return 0;

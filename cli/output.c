@@ -3,13 +3,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mpfr.h>
 #include "output.h"
 
+/* Numbers are written with 17 significant digits, which read back as exactly the same
+ * double. (cJSON's own printer settles for 15 digits when they read back within an ulp,
+ * which can print a proven upper bound one ulp below itself.) */
 static cJSON *number_item(double v)
 {
-    if (isfinite(v))
-        return cJSON_CreateNumber(v);
-    return cJSON_CreateString(v > 0 ? "inf" : "-inf"); /* NaN never reaches here */
+    if (!isfinite(v))
+        return cJSON_CreateString(v > 0 ? "inf" : "-inf"); /* NaN never reaches here */
+    char buf[40];
+    snprintf(buf, sizeof buf, "%.17g", v);
+    return cJSON_CreateRaw(buf);
+}
+
+const char *fmt_dir(char *buf, size_t size, double v, int digits, int dir)
+{
+    if (!isfinite(v)) {
+        snprintf(buf, size, "%s", v > 0 ? "inf" : "-inf");
+        return buf;
+    }
+    mpfr_t x;
+    mpfr_init2(x, 64);
+    mpfr_set_d(x, v, MPFR_RNDN); /* exact */
+    mpfr_snprintf(buf, size, "%.*R*g", digits, dir > 0 ? MPFR_RNDU : MPFR_RNDD, x);
+    mpfr_clear(x);
+    return buf;
 }
 
 void json_number(cJSON *obj, const char *key, double v)
@@ -109,10 +129,10 @@ int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
         else if (!(q >= 0.0 && q <= 1.0))
             rc = cli_usage_error("schedule %s: entry %d: sampling_rate must be in [0, 1], got %g",
                                  path, idx, q);
-        else if (!(t >= 0.0 && t <= 0x1p53 && t == floor(t)))
+        else if (!(t >= 0.0 && t < 0x1p53 && t == floor(t))) /* JSON numbers are doubles */
             rc = cli_usage_error(
-                "schedule %s: entry %d: steps must be a non-negative integer, got %g", path, idx,
-                t);
+                "schedule %s: entry %d: steps must be an integer in [0, 2^53), got %.17g", path,
+                idx, t);
         else
             p[idx - 1] = (dpzo_phase){s, q, (uint64_t)t};
     }

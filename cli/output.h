@@ -8,6 +8,12 @@
 #include "args.h"
 
 void json_number(cJSON *obj, const char *key, double v);
+/* v with `digits` significant digits, rounded up (dir > 0) or down (dir < 0), so that a
+ * printed guarantee is never below (or a printed lower bound above) the proven value.
+ * Non-finite values print as inf / -inf. Writes into buf and returns it. */
+const char *fmt_dir(char *buf, size_t size, double v, int digits, int dir);
+#define FMT_UP(buf, v, digits) fmt_dir(buf, sizeof buf, v, digits, 1)
+#define FMT_DOWN(buf, v, digits) fmt_dir(buf, sizeof buf, v, digits, -1)
 void json_number_array(cJSON *obj, const char *key, const double *v, size_t n);
 /* Prints the object to stdout and frees it. */
 void json_print(cJSON *obj);

@@ -4,7 +4,8 @@
 A fenced block whose first line is `$ build/bin/dpzo ...` (or `$ cat FILE`) is an example:
 each `$ ` line is run from the repository root (build/bin/dpzo replaced by --bin) and its
 output must equal the lines that follow it, up to trailing whitespace. Other blocks are
-prose. Exit 1 on any mismatch, with a diff; prints `N passed, M failed` at the end."""
+prose. Exit 1 on any mismatch, with a diff; prints `N passed, M failed` at the end.
+With --update the docs are rewritten with the actual outputs instead (review the diff)."""
 import argparse
 import difflib
 import pathlib
@@ -40,11 +41,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent))
+    ap.add_argument("--update", action="store_true", help="rewrite the docs' outputs")
     a = ap.parse_args()
     root = pathlib.Path(a.root)
     files = [root / "README.md"] + sorted((root / "docs").glob("*.md"))
     passed = failed = 0
     for f in files:
+        text = f.read_text()
         for line_no, cmd, expected in examples(f):
             if not cmd.strip():
                 continue
@@ -58,10 +61,16 @@ def main():
                 want.pop()
             if got == want:
                 passed += 1
+            elif a.update:
+                old = "\n".join(["$ " + cmd] + expected)
+                text = text.replace(old, "\n".join(["$ " + cmd] + got), 1)
+                print(f"{f.relative_to(root)}:{line_no}: updated `{cmd}`")
             else:
                 failed += 1
                 print(f"{f.relative_to(root)}:{line_no}: `{cmd}` output differs:")
                 sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(want, got, "docs", "actual", lineterm=""))
+        if a.update:
+            f.write_text(text)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -94,6 +94,16 @@ static void test_epsilon_json(void **state)
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "certified upper bound"));
     assert_null(strstr(r->out, "nan"));
+    /* text prints the guarantee rounded up: never below the JSON value (review finding:
+     * 6.1620893711985154 used to print as 6.162089371) */
+    j = run_json("epsilon --noise-multiplier 0.8 --sampling-rate 0.02 --steps 500 --delta 1e-6 --json");
+    double exact = num(j, "epsilon");
+    cJSON_Delete(j);
+    r = run("epsilon --noise-multiplier 0.8 --sampling-rate 0.02 --steps 500 --delta 1e-6");
+    const char *line = strstr(r->out, "\n  epsilon ");
+    assert_non_null(line);
+    double printed = strtod(line + strlen("\n  epsilon "), NULL);
+    assert_true(printed >= exact && printed - exact < 1e-8);
 }
 
 static void test_delta_rdp_calibrate(void **state)
@@ -213,6 +223,9 @@ static void test_errors(void **state)
     expect_error("delta --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --epsilon -1",
                  "epsilon");
     expect_error("rdp --noise-multiplier 1 --sampling-rate 0.1 --orders 0.5,2", "order");
+    expect_error("rdp --noise-multiplier 1 --sampling-rate 0.1 --orders 1e20", "order");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 3 --delta 1e-5 "
+                 "--alpha-max 1e7", "alpha-max");
     expect_error("calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.1", "steps");
     expect_error("calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.1 --steps 10 "
                  "--solve-for magic", "solve-for");
@@ -221,9 +234,11 @@ static void test_errors(void **state)
     write_file("bad3.json", "[{\"noise_multiplier\": 1.0, \"sampling_rate\": 0.1, \"steps\": 2.5}]");
     write_file("bad4.json", "[{\"noise_multiplier\": -1, \"sampling_rate\": 0.1, \"steps\": 2}]");
     write_file("bad5.json", "[]");
+    write_file("bad6.json", "[{\"noise_multiplier\": 1.0, \"sampling_rate\": 0.1, "
+                            "\"steps\": 9007199254740993}]");
     const char *bad[] = {"bad1.json", "bad2.json", "bad3.json", "bad4.json", "bad5.json",
-                         "missing.json"};
-    for (int i = 0; i < 6; i++) {
+                         "bad6.json", "missing.json"};
+    for (int i = 0; i < 7; i++) {
         snprintf(a, sizeof a, "epsilon --schedule %s/%s --delta 1e-5", DPZO_TEST_TMP, bad[i]);
         expect_error(a, "schedule");
     }

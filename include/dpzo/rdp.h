@@ -7,8 +7,9 @@
  *    truncated series tail bounded analytically; `upper` is a proven upper bound on
  *    the exact RDP, `lower` a proven lower bound.
  *
- * Orders alpha must satisfy 1 < alpha < +inf (finite). Results may be +inf
- * (e.g. sigma = 0). */
+ * Orders alpha must satisfy 1 < alpha <= DPZO_MAX_ORDER (1e6: the integer sums cost
+ * O(alpha) terms). Results may be +inf (e.g. sigma = 0). */
+#define DPZO_MAX_ORDER 1000000
 #ifndef DPZO_RDP_H
 #define DPZO_RDP_H
 
