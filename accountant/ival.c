@@ -33,15 +33,6 @@ void ival_set(ival *r, const ival *a)
     mpfr_set(r->hi, a->hi, MPFR_RNDU);
 }
 
-void ival_hull_zero(ival *r, const ival *a)
-{
-    ival_set(r, a);
-    if (mpfr_sgn(r->lo) > 0)
-        mpfr_set_zero(r->lo, 1);
-    if (mpfr_sgn(r->hi) < 0)
-        mpfr_set_zero(r->hi, 1);
-}
-
 void ival_add(ival *r, const ival *a, const ival *b)
 {
     mpfr_add(r->lo, a->lo, b->lo, MPFR_RNDD);

@@ -18,7 +18,6 @@ void ival_clear(ival *x);
 void ival_set_d(ival *r, double d);          /* exact for prec >= 53 */
 void ival_set_ui(ival *r, unsigned long u);
 void ival_set(ival *r, const ival *a);
-void ival_hull_zero(ival *r, const ival *a); /* [min(0, lo), max(0, hi)] */
 void ival_add(ival *r, const ival *a, const ival *b);
 void ival_sub(ival *r, const ival *a, const ival *b);
 void ival_mul(ival *r, const ival *a, const ival *b);
