@@ -137,21 +137,19 @@ dpzo_event *dpzo_event_composed(dpzo_ctx *ctx, dpzo_event **events, size_t n)
 
 dpzo_event_kind dpzo_event_get_kind(const dpzo_event *event) { return event->kind; }
 
+/* Writes what fits into buf[0..size) (buf may be NULL when size is 0) and returns the
+ * length the whole description needs, like snprintf. */
 static size_t describe(const dpzo_event *e, char *buf, size_t size)
 {
     size_t used = 0;
+#define AT (used < size ? buf + used : NULL)
+#define LEFT (used < size ? size - used : 0)
 #define PUT(...)                                                                          \
     do {                                                                                  \
-        int w_ = snprintf(buf + used, used < size ? size - used : 0, __VA_ARGS__);        \
+        int w_ = snprintf(AT, LEFT, __VA_ARGS__);                                         \
         used += w_ > 0 ? (size_t)w_ : 0;                                                  \
     } while (0)
-#define SUB(child)                                                                        \
-    used += describe(child, used < size ? buf + used : NULL, used < size ? size - used : 0)
-    if (buf == NULL || size == 0) {
-        static char sink[1];
-        buf = sink;
-        size = 0;
-    }
+#define SUB(child) used += describe(child, AT, LEFT)
     switch (e->kind) {
     case DPZO_EVENT_GAUSSIAN: PUT("gaussian(sigma=%.17g)", e->param); break;
     case DPZO_EVENT_LAPLACE: PUT("laplace(b=%.17g)", e->param); break;
@@ -183,6 +181,8 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
     }
 #undef PUT
 #undef SUB
+#undef AT
+#undef LEFT
     return used;
 }
 
@@ -193,8 +193,6 @@ void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size)
     buf[0] = '\0';
     describe(event, buf, size);
 }
-
-static double up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
 
 /* An upper bound on the Gaussian "precision" sum count_i / sigma_i^2 of a Gaussian-only
  * subtree: every operation is nudged one ulp up (round-to-nearest errs by half an ulp),
@@ -209,8 +207,8 @@ static dpzo_status precision_upper(dpzo_ctx *ctx, const dpzo_event *e, double *p
         if (e->param == 0.0) {
             p = INFINITY;
         } else {
-            double inv = up(1.0 / e->param);
-            p = up(inv * inv);
+            double inv = dpzo__up(1.0 / e->param);
+            p = dpzo__up(inv * inv);
             if (p == 0.0)
                 p = DBL_TRUE_MIN;
         }
@@ -218,13 +216,13 @@ static dpzo_status precision_upper(dpzo_ctx *ctx, const dpzo_event *e, double *p
     case DPZO_EVENT_SELF_COMPOSED:
         if ((st = precision_upper(ctx, e->inner, &inner)))
             return st;
-        p = e->count == 0 || inner == 0.0 ? 0.0 : up((double)e->count * inner);
+        p = e->count == 0 || inner == 0.0 ? 0.0 : dpzo__up((double)e->count * inner);
         break;
     case DPZO_EVENT_COMPOSED:
         for (size_t i = 0; i < e->n_children; i++) {
             if ((st = precision_upper(ctx, e->children[i], &inner)))
                 return st;
-            p = up(p + inner);
+            p = dpzo__up(p + inner);
         }
         break;
     default: {
@@ -254,7 +252,7 @@ dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *e, double *si
     else if (prec == INFINITY)
         *sigma = 0.0;
     else /* rounded down: a smaller sigma can only raise the RDP */
-        *sigma = nextafter(1.0 / up(sqrt(prec)), 0.0);
+        *sigma = nextafter(1.0 / dpzo__up(sqrt(prec)), 0.0);
     return DPZO_OK;
 }
 

@@ -2,6 +2,7 @@
 #ifndef DPZO_ACCOUNTANT_INTERNAL_H
 #define DPZO_ACCOUNTANT_INTERNAL_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include "dpzo/dpzo.h"
@@ -25,6 +26,15 @@ dpzo_status dpzo__check_rate(dpzo_ctx *ctx, double q);
 dpzo_status dpzo__check_delta(dpzo_ctx *ctx, double delta);
 dpzo_status dpzo__check_epsilon(dpzo_ctx *ctx, double epsilon);
 
+/* One ulp of slack towards +inf / -inf (clamped at 0): a round-to-nearest result errs
+ * by at most half an ulp, so this turns it into a proven upper / lower bound. */
+static inline double dpzo__up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
+static inline double dpzo__down(double x)
+{
+    double d = isfinite(x) ? nextafter(x, -INFINITY) : x;
+    return d < 0.0 ? 0.0 : d;
+}
+
 /* log(exp(a) + exp(b)) without overflow; -inf is the additive identity. */
 double dpzo__log_add(double a, double b);
 
@@ -43,9 +53,6 @@ struct dpzo_event {
  * DPZO_EUNSUPPORTED when the subtree holds anything else. */
 dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double *sigma);
 
-/* RDP of an event at one order (fast path: lower = value = upper). */
-dpzo_status dpzo__event_rdp_one(dpzo_ctx *ctx, const dpzo_event *event, double alpha,
-                                int certified, dpzo_bound *out);
 
 /* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
  * reports the fast estimate in epsilon/delta as well (used inside searches). */

@@ -180,11 +180,45 @@ void dpzo__plan_free(dpzo__plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static double up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
-static double down(double x)
+/* RDP of one term at one order. L caches a sampled Gaussian's alpha-independent work
+ * (fast path only; NULL: build one here). Leaves: Laplace (closed form) and sampling
+ * without replacement (always an interval: rdp_wor.c). */
+static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_linear *L,
+                            double alpha, int certified, dpzo_bound *b)
 {
-    double d = isfinite(x) ? nextafter(x, -INFINITY) : x;
-    return d < 0.0 ? 0.0 : d;
+    dpzo_status st = DPZO_OK;
+    const dpzo_event *e = t->leaf;
+    if (e == NULL && certified)
+        return dpzo_rdp_sampled_gaussian_certified(ctx, t->q, t->sigma, alpha, b);
+    if (e == NULL) {
+        dpzo__sgm_linear local;
+        if (L == NULL && t->q > 0.0 && t->q < 1.0 && t->sigma > 0.0) {
+            dpzo__sgm_linear_init(&local, t->q, t->sigma);
+            L = &local;
+        }
+        double r = dpzo__sgm_rdp_fast(L, t->q, t->sigma, alpha);
+        if (isnan(r))
+            return dpzo__fail(ctx, DPZO_ENOCONV,
+                              "RDP of sampled Gaussian (q=%g, sigma=%g, alpha=%g) is not finite",
+                              t->q, t->sigma, alpha);
+        *b = (dpzo_bound){r, r, r};
+        return DPZO_OK;
+    }
+    if (e->kind == DPZO_EVENT_LAPLACE) {
+        if (certified)
+            return dpzo_rdp_laplace_certified(ctx, e->param, alpha, b);
+        st = dpzo_rdp_laplace(ctx, e->param, alpha, &b->value);
+        b->lower = b->upper = b->value;
+        return st;
+    }
+    double sigma; /* DPZO_EVENT_WOR_SAMPLED: flatten() checked the inner subtree */
+    if ((st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
+        return st;
+    if (isinf(sigma)) {
+        *b = (dpzo_bound){0.0, 0.0, 0.0};
+        return DPZO_OK;
+    }
+    return dpzo_rdp_wor_gaussian(ctx, e->batch, e->n, sigma, alpha, b);
 }
 
 dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *p, double alpha, int certified,
@@ -197,19 +231,11 @@ dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *p, double alpha, int
     for (size_t i = 0; i < p->n; i++) {
         const dpzo__plan_term *t = &p->terms[i];
         dpzo_bound b;
-        if (t->leaf != NULL)
-            st = dpzo__event_rdp_one(ctx, t->leaf, alpha, certified, &b);
-        else if (certified)
-            st = dpzo_rdp_sampled_gaussian_certified(ctx, t->q, t->sigma, alpha, &b);
-        else {
-            st = dpzo_rdp_sampled_gaussian(ctx, t->q, t->sigma, alpha, &b.value);
-            b.lower = b.upper = b.value;
-        }
-        if (st)
+        if ((st = term_rdp(ctx, t, NULL, alpha, certified, &b)))
             return st;
         sum.value += t->count * b.value;
-        sum.lower = down(sum.lower + down(t->count * b.lower));
-        sum.upper = up(sum.upper + up(t->count * b.upper));
+        sum.lower = dpzo__down(sum.lower + dpzo__down(t->count * b.lower));
+        sum.upper = dpzo__up(sum.upper + dpzo__up(t->count * b.upper));
     }
     *out = sum;
     return DPZO_OK;
@@ -228,24 +254,16 @@ dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *p, const doubl
      * are computed once for the whole curve (rdp_sgm.h) */
     for (size_t i = 0; i < p->n; i++) {
         const dpzo__plan_term *t = &p->terms[i];
-        dpzo__sgm_linear L;
-        if (t->leaf == NULL && t->q > 0.0 && t->q < 1.0 && t->sigma > 0.0)
+        dpzo__sgm_linear L, *lp = NULL;
+        if (t->leaf == NULL && t->q > 0.0 && t->q < 1.0 && t->sigma > 0.0) {
             dpzo__sgm_linear_init(&L, t->q, t->sigma);
+            lp = &L;
+        }
         for (size_t j = 0; j < n; j++) {
-            double r;
-            if (t->leaf != NULL) {
-                dpzo_bound b;
-                if ((st = dpzo__event_rdp_one(ctx, t->leaf, orders[j], 0, &b)))
-                    return st;
-                r = b.value;
-            } else {
-                r = dpzo__sgm_rdp_fast(&L, t->q, t->sigma, orders[j]);
-                if (isnan(r))
-                    return dpzo__fail(ctx, DPZO_ENOCONV,
-                                      "RDP of sampled Gaussian (q=%g, sigma=%g, alpha=%g) is "
-                                      "not finite", t->q, t->sigma, orders[j]);
-            }
-            out[j] += t->count * r;
+            dpzo_bound b;
+            if ((st = term_rdp(ctx, t, lp, orders[j], 0, &b)))
+                return st;
+            out[j] += t->count * b.value;
         }
     }
     return DPZO_OK;

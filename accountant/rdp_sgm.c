@@ -57,7 +57,7 @@ static double scaled_log(const scaled_sum *acc)
 /* log A for integer alpha, through A - 1 = sum_{k>=2} C(alpha,k) q^k (1-q)^(alpha-k)
  * expm1((k^2-k)/(2 s^2)) (the k = 0, 1 terms of A sum with the rest of the binomial
  * identity to 1): all terms positive and no cancellation when A is close to 1. */
-double dpzo__sgm_log_a_int(double q, double sigma, double alpha)
+static double sgm_log_a_int(double q, double sigma, double alpha)
 {
     const double lq = log(q), l1q = log1p(-q), c = 1.0 / (2.0 * sigma * sigma);
     const uint64_t n = (uint64_t)alpha;
@@ -101,7 +101,22 @@ double dpzo__log_half_erfc(double x)
     return -x * x - log(x) - 0.5 * log(M_PI) + log(series) - M_LN2;
 }
 
-double dpzo__sgm_log_a_frac(double q, double sigma, double alpha)
+/* sum_n (-1)^n b_n for the completely monotone b_0 = 1 >= b_1 >= ... given in d[0..J]:
+ * Euler's transform sum_j E_j / 2^(j+1), E_j = sum_i (-1)^i C(j,i) b_i >= 0 (see the file
+ * comment), truncated after J. The difference table is updated in place (d is
+ * destroyed): after step j, d[0] holds (-1)^j Delta^j b_0. */
+static double euler_sum(double *d, uint64_t j_max)
+{
+    double euler = 0.0;
+    for (uint64_t jj = 0; jj <= j_max; jj++) {
+        euler += ldexp(d[0] > 0.0 ? d[0] : 0.0, -(int)jj - 1);
+        for (uint64_t i = 0; i + jj < j_max; i++)
+            d[i] -= d[i + 1];
+    }
+    return euler;
+}
+
+static double sgm_log_a_frac(double q, double sigma, double alpha)
 {
     const double lq = log(q), l1q = log1p(-q), c = 1.0 / (2.0 * sigma * sigma);
     const double z0 = sigma * sigma * (l1q - lq) + 0.5;
@@ -143,19 +158,11 @@ double dpzo__sgm_log_a_frac(double q, double sigma, double alpha)
             sign = -sign;
         log_binom += log(fabs(ratio));
     }
-    /* tail = sum_n (-1)^n b_{k0+n} = sum_j E_j / 2^(j+1), E_j = sum_i (-1)^i C(j,i) b_{k0+i} >= 0
-     * (complete monotonicity); values scaled by b_{k0}. The difference table is updated in
-     * place: after step j, d[0] holds (-1)^j Delta^j b_{k0}. */
-    double d[DPZO_SGM_EULER_TERMS + 1], euler = 0.0;
+    const double log_b0 = tail[0];
     for (uint64_t i = 0; i <= j_max; i++)
-        d[i] = exp(tail[i] - tail[0]);
-    for (uint64_t jj = 0; jj <= j_max; jj++) {
-        double e = d[0] > 0.0 ? d[0] : 0.0;
-        euler += ldexp(e, -(int)jj - 1);
-        for (uint64_t i = 0; i + jj < j_max; i++)
-            d[i] = d[i] - d[i + 1];
-    }
-    scaled_add(tail_sign > 0 ? &pos : &neg, tail[0] + log(euler));
+        tail[i] = exp(tail[i] - log_b0); /* b_{k0+i} / b_{k0} */
+    double euler = euler_sum(tail, j_max);
+    scaled_add(tail_sign > 0 ? &pos : &neg, log_b0 + log(euler));
     double lp = scaled_log(&pos), ln = scaled_log(&neg);
     if (!(ln < lp))
         return 0.0; /* cannot happen for exact arithmetic: A >= 1 */
@@ -207,7 +214,7 @@ static double t0_half(dpzo__sgm_linear *L, uint64_t k)
     return v;
 }
 
-double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha)
+static double sgm_linear_log_a(dpzo__sgm_linear *L, double alpha)
 {
     if (!L->ok || alpha > 200.0)
         return NAN;
@@ -236,15 +243,10 @@ double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha)
         }
         binom *= (alpha - kd) / (kd + 1.0);
     }
-    /* Euler's transform, as in dpzo__sgm_log_a_frac */
-    double euler = 0.0, scale = tail[0];
+    double scale = tail[0];
     for (uint64_t i = 0; i <= j_max; i++)
         tail[i] /= scale;
-    for (uint64_t jj = 0; jj <= j_max; jj++) {
-        euler += ldexp(tail[0] > 0.0 ? tail[0] : 0.0, -(int)jj - 1);
-        for (uint64_t i = 0; i + jj < j_max; i++)
-            tail[i] -= tail[i + 1];
-    }
+    double euler = euler_sum(tail, j_max);
     double total = head + tail_sign * scale * euler;
     double r = log_scale + log(total);
     return isfinite(r) && total > 0.0 ? r : NAN;
@@ -262,9 +264,9 @@ double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double al
         return alpha / (2.0 * sigma * sigma);
     double log_a;
     if (dpzo__is_integer(alpha))
-        log_a = dpzo__sgm_log_a_int(q, sigma, alpha);
-    else if (isnan(log_a = dpzo__sgm_linear_log_a(L, alpha)))
-        log_a = dpzo__sgm_log_a_frac(q, sigma, alpha);
+        log_a = sgm_log_a_int(q, sigma, alpha);
+    else if (isnan(log_a = sgm_linear_log_a(L, alpha)))
+        log_a = sgm_log_a_frac(q, sigma, alpha);
     if (isnan(log_a))
         return NAN;
     return log_a > 0.0 ? log_a / (alpha - 1.0) : 0.0;

@@ -1,7 +1,9 @@
 /* accountant/rdp_sgm.h: internals of the sampled-Gaussian RDP shared by its two paths. */
 #ifndef DPZO_RDP_SGM_H
 #define DPZO_RDP_SGM_H
+#include <stddef.h>
 #include <stdint.h>
+#include "ival.h"
 
 /* Most terms of Euler's transform of the alternating tail (see rdp_sgm.c). */
 #define DPZO_SGM_EULER_TERMS 160
@@ -9,9 +11,6 @@
 int dpzo__is_integer(double x);
 /* log(erfc(x)/2) in double (libm erfc, asymptotic series beyond x = 25). */
 double dpzo__log_half_erfc(double x);
-/* log A_alpha for 0 < q < 1, sigma > 0 (fast path). */
-double dpzo__sgm_log_a_int(double q, double sigma, double alpha);
-double dpzo__sgm_log_a_frac(double q, double sigma, double alpha);
 
 /* Constants of the linear-arithmetic fractional series for one (q, sigma), and the
  * alpha-independent half of its terms, cached so a curve over many orders shares them. */
@@ -24,13 +23,10 @@ typedef struct {
 } dpzo__sgm_linear;
 /* 0 < q < 1, sigma > 0 */
 void dpzo__sgm_linear_init(dpzo__sgm_linear *L, double q, double sigma);
-/* log A at fractional alpha, or NAN where the linear form does not apply. */
-double dpzo__sgm_linear_log_a(dpzo__sgm_linear *L, double alpha);
 /* Fast RDP for valid inputs (closed forms included; L initialised when 0 < q < 1 and
  * sigma > 0, unused otherwise); NAN only if the sums fail. */
 double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double alpha);
 
-#include "ival.h"
 /* Encloses log A_alpha at fractional alpha (rdp_sgm_frac_certified.c); log_a_est and
  * log_log_a (an estimate of log A and of its log) only size precisions and tails. */
 void dpzo__sgm_certified_log_a_frac(mpfr_prec_t prec, double q, double sigma, double alpha,

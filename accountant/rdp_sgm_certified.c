@@ -43,11 +43,7 @@ static void certified_log_a_int(mpfr_prec_t prec, double q, double sigma, uint64
         ival_set_ui(&t, (unsigned long)(n - k));
         ival_mul(&t, &t, &l1q);
         ival_add(&u, &u, &t);
-        ival_set_d(&t, (double)k * ((double)k - 1.0)); /* exact below 2^26 */
-        if (k >= (1u << 26)) {
-            ival_mul(&t, &kk, &kk);
-            ival_sub(&t, &t, &kk);
-        }
+        ival_set_d(&t, (double)k * ((double)k - 1.0)); /* exact: k <= 1e6 < 2^26 */
         ival_mul(&t, &t, &c);
         ival_add(&u, &u, &t);
         ival_sub(&u, &u, &sh);
