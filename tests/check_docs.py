@@ -69,8 +69,10 @@ def main():
                 failed += 1
                 print(f"{f.relative_to(root)}:{line_no}: `{cmd}` output differs:")
                 sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(want, got, "docs", "actual", lineterm=""))
-        if a.update:
-            f.write_text(text)
+        if a.update:  # write a sibling file, then rename it over the original
+            tmp = f.with_name(f.name + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(f)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
