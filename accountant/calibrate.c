@@ -9,9 +9,11 @@
  * the target provably and is tight to the tolerance. */
 #include <math.h>
 #include <string.h>
+#include "dpzo/pld.h"
 #include "internal.h"
 
 #define DEFAULT_RTOL 1e-6
+#define DEFAULT_RTOL_TIGHT 1e-4
 
 typedef enum { PARAM_SIGMA, PARAM_STEPS, PARAM_RATE } param_kind;
 
@@ -22,6 +24,8 @@ typedef struct {
     double epsilon, delta;
     const dpzo_rdp_options *opts;
     int evaluations;
+    const dpzo_pld_options *tight; /* NULL: the RDP accountant */
+    double eps_lower;              /* lower end of the last tight evaluation */
 } problem;
 
 /* epsilon at parameter value x; certify selects the proven upper bound. */
@@ -40,7 +44,21 @@ static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res
     if (e == NULL)
         return DPZO_EINVAL;
     p->evaluations++;
-    dpzo_status st = dpzo__event_query(p->ctx, e, p->delta, 0, p->opts, certify, res);
+    dpzo_status st;
+    if (p->tight != NULL) {
+        /* the tight accountants' upper end is always proven: no separate certification */
+        dpzo_pld_result t;
+        st = dpzo_pld_epsilon(p->ctx, e, p->delta, p->tight, &t);
+        memset(res, 0, sizeof *res);
+        res->epsilon = t.epsilon;
+        res->epsilon_estimate = t.epsilon_estimate;
+        res->delta = p->delta;
+        res->order = NAN;
+        p->eps_lower = t.epsilon_lower;
+    } else {
+        st = dpzo__event_query(p->ctx, e, p->delta, 0, p->opts, certify, res);
+        p->eps_lower = NAN;
+    }
     dpzo_event_free(e);
     return st;
 }
@@ -66,6 +84,7 @@ static void finish(problem *p, double value, const dpzo_dp_result *cert, double 
     out->other_side = other;
     out->epsilon_other_side = eps_other;
     out->evaluations = p->evaluations;
+    out->epsilon_lower = p->eps_lower;
 }
 
 /* From a bracket (pass meets the target, fail does not), bisects on the fast epsilon until
@@ -108,24 +127,25 @@ static dpzo_status bisect_and_certify(problem *p, double pass, double fail, doub
     return DPZO_OK;
 }
 
-static dpzo_status check_tolerance(dpzo_ctx *ctx, double tolerance, double *rtol)
+static dpzo_status check_tolerance(dpzo_ctx *ctx, double tolerance, const dpzo_pld_options *tight,
+                                   double *rtol)
 {
     if (!(tolerance >= 0.0 && tolerance < 0.5))
         return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
-    *rtol = tolerance > 0.0 ? tolerance : DEFAULT_RTOL;
+    *rtol = tolerance > 0.0 ? tolerance : tight ? DEFAULT_RTOL_TIGHT : DEFAULT_RTOL;
     return DPZO_OK;
 }
 
-dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
-                                 uint64_t steps, double tolerance,
-                                 const dpzo_rdp_options *opts, dpzo_calibration *out)
+static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                   uint64_t steps, double tolerance, const dpzo_rdp_options *opts,
+                                   const dpzo_pld_options *tight, dpzo_calibration *out)
 {
     dpzo_status st;
     double rtol = DEFAULT_RTOL;
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
-        || (st = check_tolerance(ctx, tolerance, &rtol)))
+        || (st = check_tolerance(ctx, tolerance, tight, &rtol)))
         return st;
-    problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0};
+    problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if (q == 0.0 || steps == 0) { /* no privacy spent at any sigma */
@@ -163,15 +183,15 @@ dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, do
     return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "sigma", out);
 }
 
-dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
-                                 double sigma, const dpzo_rdp_options *opts,
-                                 dpzo_calibration *out)
+static dpzo_status calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                   double sigma, const dpzo_rdp_options *opts,
+                                   const dpzo_pld_options *tight, dpzo_calibration *out)
 {
     dpzo_status st;
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
         || (st = dpzo__check_sigma(ctx, sigma)))
         return st;
-    problem p = {ctx, PARAM_STEPS, sigma, q, 0.0, epsilon, delta, opts, 0};
+    problem p = {ctx, PARAM_STEPS, sigma, q, 0.0, epsilon, delta, opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if ((st = eps_at(&p, 1.0, 0, &r)))
@@ -197,16 +217,16 @@ dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, do
     return bisect_and_certify(&p, pass, fail, eps_fail, 0.0, 1, "steps", out);
 }
 
-dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double delta,
-                                         double sigma, uint64_t steps, double tolerance,
-                                         const dpzo_rdp_options *opts, dpzo_calibration *out)
+static dpzo_status calibrate_rate(dpzo_ctx *ctx, double epsilon, double delta, double sigma,
+                                  uint64_t steps, double tolerance, const dpzo_rdp_options *opts,
+                                  const dpzo_pld_options *tight, dpzo_calibration *out)
 {
     dpzo_status st;
     double rtol = DEFAULT_RTOL;
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_sigma(ctx, sigma))
-        || (st = check_tolerance(ctx, tolerance, &rtol)))
+        || (st = check_tolerance(ctx, tolerance, tight, &rtol)))
         return st;
-    problem p = {ctx, PARAM_RATE, sigma, 0.0, (double)steps, epsilon, delta, opts, 0};
+    problem p = {ctx, PARAM_RATE, sigma, 0.0, (double)steps, epsilon, delta, opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if ((st = eps_at(&p, 1.0, 0, &r)))
@@ -233,4 +253,62 @@ dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double d
                               "no sampling rate down to 1e-15 reaches epsilon %g", epsilon);
     }
     return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "q", out);
+}
+
+dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 uint64_t steps, double tolerance,
+                                 const dpzo_rdp_options *opts, dpzo_calibration *out)
+{
+    return calibrate_noise(ctx, epsilon, delta, q, steps, tolerance, opts, NULL, out);
+}
+
+dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                 double sigma, const dpzo_rdp_options *opts,
+                                 dpzo_calibration *out)
+{
+    return calibrate_steps(ctx, epsilon, delta, q, sigma, opts, NULL, out);
+}
+
+dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double delta,
+                                         double sigma, uint64_t steps, double tolerance,
+                                         const dpzo_rdp_options *opts, dpzo_calibration *out)
+{
+    return calibrate_rate(ctx, epsilon, delta, sigma, steps, tolerance, opts, NULL, out);
+}
+
+static const dpzo_pld_options *tight_or_default(const dpzo_pld_options *opts,
+                                                dpzo_pld_options *buf)
+{
+    if (opts != NULL)
+        return opts;
+    dpzo_pld_options_default(buf);
+    return buf;
+}
+
+dpzo_status dpzo_calibrate_noise_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                     uint64_t steps, double tolerance,
+                                     const dpzo_pld_options *opts, dpzo_calibration *out)
+{
+    dpzo_pld_options b;
+    opts = tight_or_default(opts, &b);
+    return calibrate_noise(ctx, epsilon, delta, q, steps, tolerance, opts->rdp, opts, out);
+}
+
+dpzo_status dpzo_calibrate_steps_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                     double sigma, const dpzo_pld_options *opts,
+                                     dpzo_calibration *out)
+{
+    dpzo_pld_options b;
+    opts = tight_or_default(opts, &b);
+    return calibrate_steps(ctx, epsilon, delta, q, sigma, opts->rdp, opts, out);
+}
+
+dpzo_status dpzo_calibrate_sampling_rate_pld(dpzo_ctx *ctx, double epsilon, double delta,
+                                             double sigma, uint64_t steps, double tolerance,
+                                             const dpzo_pld_options *opts,
+                                             dpzo_calibration *out)
+{
+    dpzo_pld_options b;
+    opts = tight_or_default(opts, &b);
+    return calibrate_rate(ctx, epsilon, delta, sigma, steps, tolerance, opts->rdp, opts, out);
 }

@@ -53,6 +53,114 @@ int order_choice_parse(const parsed_args *a, order_choice *oc)
 
 void order_choice_free(order_choice *oc) { free(oc->custom_orders); }
 
+int accountant_choice_parse(const parsed_args *a, const order_choice *oc, accountant_choice *ac)
+{
+    memset(ac, 0, sizeof *ac);
+    dpzo_pld_options_default(&ac->opts);
+    ac->opts.rdp = &oc->opts;
+    ac->name = "rdp";
+    const char *n = args_get(a, "accountant");
+    if (n != NULL) {
+        if (strcmp(n, "pld") == 0) {
+            ac->tight = 1;
+            ac->opts.method = DPZO_PLD_CONNECT_DOTS;
+        } else if (strcmp(n, "prv") == 0) {
+            ac->tight = 1;
+            ac->opts.method = DPZO_PLD_PRV;
+        } else if (strcmp(n, "rdp") != 0) {
+            return cli_usage_error("--accountant must be rdp, pld or prv, got '%s'", n);
+        }
+        ac->name = ac->tight ? (ac->opts.method == DPZO_PLD_PRV ? "prv" : "pld") : "rdp";
+    }
+    static const char *tight_only[] = {"grid", "eps-error", "delta-error", "memory-limit"};
+    for (size_t i = 0; i < sizeof tight_only / sizeof *tight_only; i++)
+        if (!ac->tight && args_has(a, tight_only[i]))
+            return cli_usage_error("--%s needs --accountant pld or prv", tight_only[i]);
+    const char *v;
+    if ((v = args_get(a, "grid")) != NULL) {
+        if (ac->opts.method == DPZO_PLD_PRV)
+            return cli_usage_error("--grid is for --accountant pld (prv derives its mesh "
+                                   "from --eps-error)");
+        if (parse_real("grid", v, &ac->opts.grid))
+            return 2;
+        if (!(ac->opts.grid > 0.0 && ac->opts.grid <= 1.0))
+            return cli_usage_error("--grid must be in (0, 1], got %s", v);
+    }
+    if ((v = args_get(a, "eps-error")) != NULL) {
+        if (parse_real("eps-error", v, &ac->opts.eps_error))
+            return 2;
+        if (!(ac->opts.eps_error > 0.0))
+            return cli_usage_error("--eps-error must be > 0, got %s", v);
+    }
+    if ((v = args_get(a, "delta-error")) != NULL) {
+        if (ac->opts.method != DPZO_PLD_PRV)
+            return cli_usage_error("--delta-error is for --accountant prv");
+        if (parse_real("delta-error", v, &ac->opts.delta_error))
+            return 2;
+        if (!(ac->opts.delta_error > 0.0 && ac->opts.delta_error < 1.0))
+            return cli_usage_error("--delta-error must be in (0, 1), got %s", v);
+    }
+    if ((v = args_get(a, "memory-limit")) != NULL) {
+        double mib;
+        if (parse_real("memory-limit", v, &mib))
+            return 2;
+        if (!(mib >= 1.0 && mib <= 1048576.0))
+            return cli_usage_error("--memory-limit must be in [1, 1048576] MiB, got %s", v);
+        ac->opts.memory_limit = (size_t)(mib * 1048576.0);
+    }
+    return 0;
+}
+
+void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int want_delta)
+{
+    char b1[64], b2[64];
+    const char *what = want_delta ? "delta" : "epsilon";
+    double lo = want_delta ? r->delta_lower : r->epsilon_lower;
+    double est = want_delta ? r->delta_estimate : r->epsilon_estimate;
+    double hi = want_delta ? r->delta_upper : r->epsilon_upper;
+    if (r->fallback) {
+        printf("  %-16s %s   (RDP certified upper bound: the %s accountant could not\n"
+               "  %-16s answer: %s)\n",
+               what, FMT_UP(b1, hi, 10), ac->name, "", r->reason);
+        printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
+               FMT_DOWN(b2, lo, 10));
+        return;
+    }
+    printf("  %-16s %s   (proven upper bound)\n", what, FMT_UP(b1, hi, 10));
+    printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
+           FMT_DOWN(b2, lo, 10));
+    printf("  %-16s %.10g\n", want_delta ? "delta estimate" : "epsilon estimate", est);
+    if (ac->opts.method == DPZO_PLD_PRV)
+        printf("  %-16s mesh %.4g, epsilon error %.3g, delta error %.3g\n", "discretisation",
+               r->grid, r->eps_error, r->delta_error);
+    else
+        printf("  %-16s grid %.4g\n", "discretisation", r->grid);
+    printf("  %-16s %.1f MiB (FFT length %zu)\n", "memory", (double)r->memory_bytes / 1048576.0,
+           r->fft_size);
+}
+
+void tight_add_json(cJSON *o, const accountant_choice *ac, const dpzo_pld_result *r)
+{
+    json_number(o, "epsilon_lower", r->epsilon_lower);
+    json_number(o, "epsilon_estimate", r->epsilon_estimate);
+    json_number(o, "epsilon_upper", r->epsilon_upper);
+    json_number(o, "delta_lower", r->delta_lower);
+    json_number(o, "delta_estimate", r->delta_estimate);
+    json_number(o, "delta_upper", r->delta_upper);
+    cJSON_AddBoolToObject(o, "fallback", r->fallback);
+    if (r->fallback) {
+        cJSON_AddStringToObject(o, "fallback_reason", r->reason);
+        json_number(o, "rdp_bound", r->rdp_epsilon);
+    }
+    json_number(o, ac->opts.method == DPZO_PLD_PRV ? "mesh" : "grid", r->grid);
+    if (ac->opts.method == DPZO_PLD_PRV) {
+        json_number(o, "eps_error", r->eps_error);
+        json_number(o, "delta_error", r->delta_error);
+    }
+    json_number(o, "fft_size", (double)r->fft_size);
+    json_number(o, "memory_bytes", (double)r->memory_bytes);
+}
+
 int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
                    size_t desc_size)
 {
@@ -126,10 +234,13 @@ static const char *help_epsilon =
     "       dpzo epsilon --noise-multiplier S --batch-size B --dataset-size N --steps T ...\n"
     "                    [--orders default|opacus|tf|dp_accounting|A1,A2,...]\n"
     "                    [--conversion improved|standard] [--alpha-max X]\n"
+    "                    [--accountant rdp|pld|prv] [--grid D] [--eps-error E]\n"
+    "                    [--delta-error D] [--memory-limit MIB]\n"
     "                    [--schedule FILE] [--json]\n"
     "\n"
     "epsilon(delta) of T steps of the Poisson-sampled Gaussian mechanism (DP-SGD, DP-ZO)\n"
-    "with noise multiplier S and sampling rate Q, by the RDP accountant.\n"
+    "with noise multiplier S and sampling rate Q, by the RDP accountant (default) or a\n"
+    "tight one (PLD, PRV) that brackets the true epsilon.\n"
     "  --batch-size B --dataset-size N\n"
     "                    fixed batches of B of N drawn without replacement (shuffled\n"
     "                    batches), replace-one adjacency (Wang-Balle-Kasiviswanathan 2019),\n"
@@ -140,21 +251,26 @@ static const char *help_epsilon =
     "                    a named grid reproduces that library's orders exactly\n"
     "  --conversion      improved (Balle et al. 2020, default) or standard (Mironov 2017)\n"
     "  --alpha-max       upper end of the continuous search (default 1e5)\n"
+    TIGHT_HELP
     "  --json            machine-readable output: epsilon (certified upper bound),\n"
-    "                    epsilon_estimate, delta, order, rdp, conversion, orders\n";
+    "                    epsilon_estimate, delta, order, rdp, conversion, orders; with pld\n"
+    "                    or prv: epsilon_lower, epsilon_upper, epsilon_estimate, grid,\n"
+    "                    fft_size, memory_bytes, fallback\n";
 
 static const char *help_delta =
     "usage: dpzo delta --noise-multiplier S --sampling-rate Q --steps T --epsilon E\n"
     "                  [--orders ...] [--conversion improved|standard] [--alpha-max X]\n"
+    "                  [--accountant rdp|pld|prv] [--grid D] [--eps-error E] ...\n"
     "                  [--schedule FILE] [--json]\n"
     "\n"
     "delta(epsilon) of the same training; options as for `dpzo epsilon`. JSON keys:\n"
-    "delta (certified upper bound), delta_estimate, epsilon, order, rdp.\n";
+    "delta (certified upper bound), delta_estimate, epsilon, order, rdp; with pld or prv:\n"
+    "delta_lower, delta_upper, delta_estimate, grid, fft_size, memory_bytes, fallback.\n";
 
 static int account(int argc, char **argv, int want_delta)
 {
-    static const opt_spec specs[] = {TRAINING_OPTS, ORDER_OPTS, {"delta", 1}, {"epsilon", 1},
-                                     {"json", 0},   {"help", 0},  {NULL, 0}};
+    static const opt_spec specs[] = {TRAINING_OPTS, ORDER_OPTS, TIGHT_OPTS, {"delta", 1},
+                                     {"epsilon", 1}, {"json", 0}, {"help", 0},  {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
         return 2;
@@ -179,11 +295,46 @@ static int account(int argc, char **argv, int want_delta)
     order_choice oc;
     if (order_choice_parse(&a, &oc))
         return 2;
+    accountant_choice ac;
+    if (accountant_choice_parse(&a, &oc, &ac)) {
+        order_choice_free(&oc);
+        return 2;
+    }
     dpzo_ctx *ctx = dpzo_ctx_new();
     dpzo_event *e = NULL;
     char desc[256];
     int rc = ctx == NULL ? 1 : training_event(ctx, &a, &e, desc, sizeof desc);
     dpzo_dp_result r;
+    if (rc == 0 && ac.tight) {
+        dpzo_pld_result t;
+        dpzo_status st = want_delta ? dpzo_pld_delta(ctx, e, target, &ac.opts, &t)
+                                    : dpzo_pld_epsilon(ctx, e, target, &ac.opts, &t);
+        if (st) {
+            rc = report_failure(ctx, st);
+        } else if (args_has(&a, "json")) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "accountant", ac.name);
+            json_number(o, "epsilon", t.epsilon);
+            json_number(o, "delta", t.delta);
+            tight_add_json(o, &ac, &t);
+            json_print(o);
+        } else {
+            printf("dpzo %s: %s accountant%s\n", want_delta ? "delta" : "epsilon",
+                   ac.opts.method == DPZO_PLD_PRV ? "PRV (Gopi-Lee-Wutschitz)"
+                                                  : "PLD (connect-the-dots and merged bounds)",
+                   ", add and remove adjacency");
+            printf("  %-16s %s\n", "training", desc);
+            if (want_delta)
+                printf("  %-16s %.10g\n", "epsilon", target);
+            else
+                printf("  %-16s %.10g\n", "delta", target);
+            tight_print_text(&ac, &t, want_delta);
+        }
+        dpzo_event_free(e);
+        dpzo_ctx_free(ctx);
+        order_choice_free(&oc);
+        return rc;
+    }
     if (rc == 0) {
         dpzo_status st = want_delta ? dpzo_event_delta(ctx, e, target, &oc.opts, &r)
                                     : dpzo_event_epsilon(ctx, e, target, &oc.opts, &r);

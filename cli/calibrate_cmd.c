@@ -13,20 +13,24 @@ static const char *help_calibrate =
     "       dpzo calibrate --solve-for sampling-rate --epsilon E --delta D --steps T\n"
     "                      --noise-multiplier S\n"
     "       [--tolerance R] [--orders ...] [--conversion improved|standard] [--json]\n"
+    "       [--accountant rdp|pld|prv] [--grid D] [--eps-error E] [--memory-limit MIB]\n"
     "\n"
     "Smallest noise multiplier (default), largest number of steps, or largest Poisson\n"
     "sampling rate whose epsilon at delta is at most E. The answer provably meets the\n"
     "target (certified epsilon <= E) and is tight: the value one relative tolerance R\n"
-    "(default 1e-6; steps: one step) beyond it misses the target.\n"
+    "(default 1e-6, 1e-4 with pld or prv; steps: one step) beyond it misses the target.\n"
+    "With --accountant pld or prv the search runs on the tight accountant's proven upper\n"
+    "bound, so the answer also provably meets the target, with less noise than RDP needs.\n"
     "JSON keys: noise_multiplier | steps | sampling_rate, epsilon (certified at the\n"
     "answer), target_epsilon, delta, order, tight_to (the failing neighbour) and\n"
-    "epsilon_at_tight_to.\n";
+    "epsilon_at_tight_to; with pld or prv also epsilon_lower (the proven lower bound at\n"
+    "the answer).\n" TIGHT_HELP;
 
 int cmd_calibrate(int argc, char **argv)
 {
     static const opt_spec specs[] = {
         {"epsilon", 1}, {"delta", 1},    {"sampling-rate", 1}, {"steps", 1},
-        {"noise-multiplier", 1}, {"solve-for", 1}, {"tolerance", 1}, ORDER_OPTS,
+        {"noise-multiplier", 1}, {"solve-for", 1}, {"tolerance", 1}, ORDER_OPTS, TIGHT_OPTS,
         {"json", 0},    {"help", 0},     {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
@@ -67,17 +71,26 @@ int cmd_calibrate(int argc, char **argv)
     order_choice oc;
     if (order_choice_parse(&a, &oc))
         return 2;
+    accountant_choice ac;
+    if (accountant_choice_parse(&a, &oc, &ac)) {
+        order_choice_free(&oc);
+        return 2;
+    }
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
         return 1;
     dpzo_calibration c;
     dpzo_status st;
+    const dpzo_pld_options *t = ac.tight ? &ac.opts : NULL;
     if (strcmp(key, "steps") == 0)
-        st = dpzo_calibrate_steps(ctx, eps, delta, q, sigma, &oc.opts, &c);
+        st = t ? dpzo_calibrate_steps_pld(ctx, eps, delta, q, sigma, t, &c)
+               : dpzo_calibrate_steps(ctx, eps, delta, q, sigma, &oc.opts, &c);
     else if (strcmp(key, "sampling_rate") == 0)
-        st = dpzo_calibrate_sampling_rate(ctx, eps, delta, sigma, steps, tol, &oc.opts, &c);
+        st = t ? dpzo_calibrate_sampling_rate_pld(ctx, eps, delta, sigma, steps, tol, t, &c)
+               : dpzo_calibrate_sampling_rate(ctx, eps, delta, sigma, steps, tol, &oc.opts, &c);
     else
-        st = dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, &oc.opts, &c);
+        st = t ? dpzo_calibrate_noise_pld(ctx, eps, delta, q, steps, tol, t, &c)
+               : dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, &oc.opts, &c);
     int rc = st ? report_failure(ctx, st) : 0;
     if (rc == 0 && args_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
@@ -85,14 +98,18 @@ int cmd_calibrate(int argc, char **argv)
         json_number(o, "epsilon", c.epsilon);
         json_number(o, "target_epsilon", eps);
         json_number(o, "delta", delta);
-        json_number(o, "order", c.order);
+        cJSON_AddStringToObject(o, "accountant", ac.name);
+        if (ac.tight)
+            json_number(o, "epsilon_lower", c.epsilon_lower);
+        else
+            json_number(o, "order", c.order);
         json_number(o, "tight_to", c.other_side);
         json_number(o, "epsilon_at_tight_to", c.epsilon_other_side);
         cJSON_AddNumberToObject(o, "evaluations", c.evaluations);
         json_print(o);
     } else if (rc == 0) {
-        printf("dpzo calibrate: solve for %s (target epsilon %g at delta %g)\n", solve, eps,
-               delta);
+        printf("dpzo calibrate: solve for %s (target epsilon %g at delta %g), %s accountant\n",
+               solve, eps, delta, ac.name);
         /* sigma printed rounded up, q down, steps exactly: the printed value still meets
          * the target (epsilon is monotone in each) */
         char vb[64], eb[64];
@@ -103,7 +120,11 @@ int cmd_calibrate(int argc, char **argv)
         printf("  %-22s %s\n", key, vb);
         printf("  %-22s %s   (certified upper bound, <= target)\n", "epsilon",
                FMT_UP(eb, c.epsilon, 10));
-        printf("  %-22s %.8g\n", "optimal order", c.order);
+        if (ac.tight)
+            printf("  %-22s %s   (proven lower bound)\n", "epsilon lower",
+                   FMT_DOWN(eb, c.epsilon_lower, 10));
+        else
+            printf("  %-22s %.8g\n", "optimal order", c.order);
         printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to", c.other_side,
                c.epsilon_other_side);
         printf("  %-22s %d\n", "accountant calls", c.evaluations);

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include "dpzo/convert.h"
+#include "dpzo/pld.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +26,7 @@ typedef struct {
     double other_side; /* the parameter one tolerance step beyond: fails the target */
     double epsilon_other_side; /* its fast epsilon (> target) */
     int evaluations;   /* accountant evaluations spent */
+    double epsilon_lower; /* tight accountants: the proven lower end at value (RDP: NaN) */
 } dpzo_calibration;
 
 /* tolerance <= 0 selects the default. opts may be NULL. */
@@ -38,6 +40,20 @@ dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double d
                                          double sigma, uint64_t steps, double tolerance,
                                          const dpzo_rdp_options *opts,
                                          dpzo_calibration *out);
+
+/* The same with a tight accountant (dpzo/pld.h; opts NULL: PLD defaults). Bisection runs
+ * on the accountant's proven upper end, so the result meets the target provably; the
+ * default tolerance is 1e-4 (relative) because each evaluation composes distributions. */
+dpzo_status dpzo_calibrate_noise_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                     uint64_t steps, double tolerance,
+                                     const dpzo_pld_options *opts, dpzo_calibration *out);
+dpzo_status dpzo_calibrate_steps_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
+                                     double sigma, const dpzo_pld_options *opts,
+                                     dpzo_calibration *out);
+dpzo_status dpzo_calibrate_sampling_rate_pld(dpzo_ctx *ctx, double epsilon, double delta,
+                                             double sigma, uint64_t steps, double tolerance,
+                                             const dpzo_pld_options *opts,
+                                             dpzo_calibration *out);
 
 #ifdef __cplusplus
 }

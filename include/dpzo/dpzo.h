@@ -9,5 +9,6 @@
 #include "dpzo/rdp.h"
 #include "dpzo/convert.h"
 #include "dpzo/calibrate.h"
+#include "dpzo/pld.h"
 
 #endif

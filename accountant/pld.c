@@ -1,0 +1,644 @@
+/* accountant/pld.c: the PLD and PRV accountants' public functions (dpzo/pld.h).
+ *
+ * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
+ * Gaussian or Laplace, Gaussian on a batch drawn without replacement) with counts.
+ * Each step is discretised once per adjacency direction (symmetric steps once), the
+ * steps of a direction are composed by one FFT per distinct step (pld_compose.c), and
+ * the answer is read off with its error terms (pld_query.c).
+ *
+ * Tilt. lambda = alpha* - 1 where alpha* is the RDP accountant's optimal order for the
+ * same query with the standard conversion: at that order the tilted composition's mean
+ * is the RDP epsilon, just above the true one. Events RDP cannot analyse (sampled
+ * Laplace) take the order minimising the same conversion applied to the discretised
+ * steps' cumulant generating function. If the answer falls outside the composed window
+ * the tilt is moved and the composition repeated (at most three times).
+ *
+ * PRV error terms. The pessimistic split moves a loss l in (l_i, l_i + h] to l_i or
+ * l_i + h keeping E e^{-L}: the displacement lies in an interval of length h and its
+ * conditional mean in [0, B(h)], B(h) = max_s h (1 - e^{-s})/(1 - e^{-h}) - s <= h^2/8.
+ * By Hoeffding's inequality the composed displacement exceeds t + K B(h),
+ * t = h sqrt(K ln(1/delta_err) / 2), with probability at most delta_err; the truncated
+ * tails add 2 K tau. Hence delta_true(eps - t - K B) >= delta_disc(eps) - delta_err - 2 K tau,
+ * which gives the lower ends; the upper ends are the pessimistic ones (domination). The
+ * mesh h solves t + K h^2 / 8 = eps_error. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpzo/pld.h"
+#include "pld_internal.h"
+
+#define DEFAULT_GRID 1e-4
+#define DEFAULT_EPS_ERROR 0.01
+#define DEFAULT_MEMORY ((size_t)2 << 30)
+#define TAU_TILT 1e-12
+#define MAX_TILT 200.0
+
+void dpzo_pld_options_default(dpzo_pld_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->method = DPZO_PLD_CONNECT_DOTS;
+    o->grid = DEFAULT_GRID;
+    o->eps_error = 0.0;
+    o->memory_limit = DEFAULT_MEMORY;
+}
+
+typedef struct {
+    dpzo__pld_source src; /* pair REMOVE for sampled steps (ADD derived), else its own */
+    uint64_t count;
+    int two_sided;        /* Poisson-sampled with q < 1 */
+} tterm;
+
+typedef struct {
+    tterm *t;
+    size_t n, cap;
+    int infinite;
+} tlist;
+
+static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        tterm *nt = realloc(l->t, cap * sizeof *nt);
+        if (nt == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory flattening an event");
+        l->t = nt;
+        l->cap = cap;
+    }
+    l->t[l->n++] = t;
+    return DPZO_OK;
+}
+
+static dpzo_status mul_count(dpzo_ctx *ctx, uint64_t a, uint64_t b, uint64_t *r)
+{
+    if (a != 0 && b > (UINT64_C(1) << 62) / a)
+        return dpzo__fail(ctx, DPZO_EINVAL, "composition count above 2^62");
+    *r = a * b;
+    return DPZO_OK;
+}
+
+static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist *l)
+{
+    dpzo_status st;
+    tterm t = {{DPZO__PLD_GAUSSIAN, DPZO__PLD_REMOVE, 0.0, 1.0}, m, 0};
+    double sigma;
+    switch (e->kind) {
+    case DPZO_EVENT_GAUSSIAN:
+        if (isinf(e->param))
+            return DPZO_OK;
+        t.src.scale = e->param;
+        break;
+    case DPZO_EVENT_LAPLACE:
+        if (e->param == 0.0) {
+            l->infinite = 1;
+            return DPZO_OK;
+        }
+        t.src.base = DPZO__PLD_LAPLACE;
+        t.src.scale = e->param;
+        break;
+    case DPZO_EVENT_POISSON_SAMPLED:
+    case DPZO_EVENT_WOR_SAMPLED: {
+        double q = e->kind == DPZO_EVENT_POISSON_SAMPLED ? e->param
+                                                         : (double)e->batch / (double)e->n;
+        if (q == 0.0)
+            return DPZO_OK;
+        if (e->inner->kind == DPZO_EVENT_LAPLACE && e->kind == DPZO_EVENT_POISSON_SAMPLED) {
+            if (e->inner->param == 0.0) {
+                l->infinite = 1;
+                return DPZO_OK;
+            }
+            t.src.base = DPZO__PLD_LAPLACE;
+            t.src.scale = e->inner->param;
+        } else {
+            if ((st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
+                return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                                  "the PLD accountant samples Gaussian (or, with Poisson "
+                                  "sampling, Laplace) mechanisms only");
+            if (isinf(sigma))
+                return DPZO_OK;
+            t.src.scale = sigma;
+        }
+        t.src.q = q;
+        if (e->kind == DPZO_EVENT_WOR_SAMPLED)
+            t.src.pair = DPZO__PLD_WOR;
+        else
+            t.two_sided = q < 1.0;
+        break;
+    }
+    case DPZO_EVENT_SELF_COMPOSED: {
+        uint64_t mm = 0;
+        if (e->count == 0)
+            return DPZO_OK;
+        if ((st = mul_count(ctx, m, e->count, &mm)))
+            return st;
+        return flatten(ctx, e->inner, mm, l);
+    }
+    case DPZO_EVENT_COMPOSED:
+        for (size_t i = 0; i < e->n_children; i++)
+            if ((st = flatten(ctx, e->children[i], m, l)))
+                return st;
+        return DPZO_OK;
+    default:
+        return dpzo__fail(ctx, DPZO_EINVAL, "corrupt event (kind %d)", (int)e->kind);
+    }
+    return push(ctx, l, t);
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+    const tterm *x = a, *y = b;
+    if (x->src.base != y->src.base)
+        return (int)x->src.base - (int)y->src.base;
+    if (x->src.pair != y->src.pair)
+        return (int)x->src.pair - (int)y->src.pair;
+    if (x->src.q != y->src.q)
+        return x->src.q < y->src.q ? -1 : 1;
+    return (x->src.scale > y->src.scale) - (x->src.scale < y->src.scale);
+}
+
+static dpzo_status merge(dpzo_ctx *ctx, tlist *l)
+{
+    if (l->n == 0)
+        return DPZO_OK;
+    qsort(l->t, l->n, sizeof *l->t, cmp_src);
+    size_t w = 0;
+    for (size_t i = 1; i < l->n; i++) {
+        if (cmp_src(&l->t[w], &l->t[i]) == 0) {
+            l->t[w].count += l->t[i].count;
+            if (l->t[w].count > (UINT64_C(1) << 62))
+                return dpzo__fail(ctx, DPZO_EINVAL, "composition count above 2^62");
+        } else {
+            l->t[++w] = l->t[i];
+        }
+    }
+    l->n = w + 1;
+    return DPZO_OK;
+}
+
+/* Everything one query needs, and what it allocated. */
+typedef struct {
+    dpzo_ctx *ctx;
+    const dpzo_event *event;
+    dpzo_pld_options o;
+    dpzo_rdp_options rdp;
+    int want_delta;
+    double target;
+    tlist terms;
+    int n_dirs;
+    dpzo__pld_pmf *pmf[2]; /* per direction, per term (direction 1 shares symmetric ones) */
+    dpzo__pld_term *cterms[2];
+    double K, d, tau, lambda;
+    double delta_err, t_shift; /* PRV */
+    dpzo__pld_ws ws;
+    int have_rdp;
+    double rdp_fast;           /* fast RDP epsilon (or delta) */
+} query;
+
+static void query_free(query *q)
+{
+    for (int dir = 0; dir < 2; dir++) {
+        if (q->pmf[dir] != NULL)
+            for (size_t i = 0; i < q->terms.n; i++)
+                if (dir == 0 || q->terms.t[i].two_sided)
+                    dpzo__pld_pmf_free(&q->pmf[dir][i]);
+        free(q->pmf[dir]);
+        free(q->cterms[dir]);
+    }
+    free(q->terms.t);
+    dpzo__pld_ws_free(&q->ws);
+}
+
+static dpzo__pld_source dir_source(const tterm *t, int dir)
+{
+    dpzo__pld_source s = t->src;
+    if (t->two_sided && dir == 1)
+        s.pair = DPZO__PLD_ADD;
+    return s;
+}
+
+/* max_s h (1 - e^-s)/(1 - e^-h) - s, at s* = log(h / (1 - e^-h)) */
+static double prv_bias(double h)
+{
+    double den = -expm1(-h), s = log(h / den);
+    return h * -expm1(-s) / den - s;
+}
+
+static dpzo_status discretise_all(query *q)
+{
+    size_t n = q->terms.n, used = 0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        q->pmf[dir] = calloc(n, sizeof *q->pmf[dir]);
+        q->cterms[dir] = calloc(n, sizeof *q->cterms[dir]);
+        if (q->pmf[dir] == NULL || q->cterms[dir] == NULL)
+            return dpzo__fail(q->ctx, DPZO_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            const tterm *t = &q->terms.t[i];
+            if (dir == 1 && !t->two_sided) {
+                q->pmf[1][i] = q->pmf[0][i]; /* shared: freed once */
+            } else {
+                dpzo__pld_source s = dir_source(t, dir);
+                size_t room = (q->o.memory_limit - used) / (2 * sizeof(double));
+                dpzo_status st = dpzo__pld_discretize(q->ctx, &s, q->d, q->tau,
+                                                      q->o.method == DPZO_PLD_CONNECT_DOTS,
+                                                      room, &q->pmf[dir][i]);
+                if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(q->ctx), "grid points"))
+                    return dpzo__fail(q->ctx, DPZO_ENOMEM,
+                                      "discretising the steps needs more than the memory "
+                                      "limit of %.0f MiB at grid %g; use a coarser grid or "
+                                      "raise the limit",
+                                      (double)q->o.memory_limit / 1048576.0, q->d);
+                if (st)
+                    return st;
+                used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1)
+                        * sizeof(double);
+            }
+            q->cterms[dir][i].pmf = &q->pmf[dir][i];
+            q->cterms[dir][i].count = t->count;
+        }
+    }
+    return DPZO_OK;
+}
+
+/* log sum p e^{lambda l} of a pessimistic PMF */
+static double pmf_cgf(const dpzo__pld_pmf *p, double d, double lambda)
+{
+    double mx = -INFINITY, s = 0.0;
+    for (size_t k = 0; k < p->n; k++)
+        if (p->pess[k] > 0.0) {
+            double w = log(p->pess[k]) + lambda * (double)(p->lo + (long)k) * d;
+            mx = w > mx ? w : mx;
+        }
+    for (size_t k = 0; k < p->n; k++)
+        if (p->pess[k] > 0.0)
+            s += exp(log(p->pess[k]) + lambda * (double)(p->lo + (long)k) * d - mx);
+    return mx + log(s);
+}
+
+/* The conversion objective at tilt lambda (RDP-free fallback for the tilt). */
+static double tilt_objective(const query *q, double lambda)
+{
+    double K = 0.0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        double k = 0.0;
+        for (size_t i = 0; i < q->terms.n; i++)
+            k += (double)q->terms.t[i].count * pmf_cgf(&q->pmf[dir][i], q->d, lambda);
+        K = k > K || dir == 0 ? k : K;
+    }
+    if (q->want_delta)
+        return K - lambda * q->target; /* log of the Chernoff bound on delta */
+    return (K + log(1.0 / q->target)) / lambda;
+}
+
+static double choose_tilt_from_pmfs(const query *q)
+{
+    double a = 1e-3, b = 200.0; /* golden section on log lambda */
+    const double g = 0.6180339887498949;
+    double x1 = b - g * (b - a), x2 = a + g * (b - a);
+    double f1 = tilt_objective(q, x1), f2 = tilt_objective(q, x2);
+    for (int i = 0; i < 60; i++) {
+        if (f1 <= f2) {
+            b = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = b - g * (b - a);
+            f1 = tilt_objective(q, x1);
+        } else {
+            a = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = a + g * (b - a);
+            f2 = tilt_objective(q, x2);
+        }
+    }
+    return 0.5 * (a + b);
+}
+
+typedef struct {
+    double lo, est, hi;
+    int resolved;
+    int below; /* the answer lies below the window */
+} bounds;
+
+/* One composition per direction at the current tilt; the interval. */
+static dpzo_status run_once(query *q, bounds *out, size_t *fft, size_t *bytes)
+{
+    bounds b = {-INFINITY, -INFINITY, -INFINITY, 1, 0};
+    if (q->want_delta)
+        b.lo = b.est = b.hi = 0.0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, q->o.memory_limit,
+                                     q->o.method == DPZO_PLD_CONNECT_DOTS};
+        dpzo__pld_composed c;
+        dpzo_status st = dpzo__pld_compose(q->ctx, q->cterms[dir], q->terms.n, q->d, &co, &q->ws, &c);
+        if (st)
+            return st;
+        if (c.N > *fft)
+            *fft = c.N;
+        if (c.bytes > *bytes)
+            *bytes = c.bytes;
+        int cdt = q->o.method == DPZO_PLD_CONNECT_DOTS;
+        double lo, est, hi;
+        double dslack = q->delta_err + 2.0 * q->K * q->tau;
+        if (q->want_delta) {
+            hi = dpzo__pld_delta_at(&c, 0, q->target);
+            est = dpzo__pld_delta_at(&c, 2, q->target);
+            /* coupling bound from the pessimistic composition (PRV; PLD takes the
+             * larger of it and the optimistic composition) */
+            lo = dpzo__pld_delta_at(&c, 3, q->target + q->t_shift) - dslack;
+            if (cdt) {
+                double lo2 = dpzo__pld_delta_at(&c, 1, q->target);
+                lo = lo2 > lo ? lo2 : lo;
+            }
+            lo = lo > 0.0 ? lo : 0.0;
+            double lbot = ((double)c.w0 + c.off) * c.d;
+            if (q->target < lbot) /* delta at an epsilon below the window: loose */
+                b.resolved = 0, b.below = 1;
+        } else {
+            int in_hi, in_est, in_lo = 1, in_lo2 = 0;
+            hi = dpzo__pld_epsilon_for(&c, 0, q->target, &in_hi);
+            est = dpzo__pld_epsilon_for(&c, 2, q->target, &in_est);
+            double dl = q->target + dslack;
+            lo = -INFINITY;
+            if (dl < 1.0) {
+                lo = dpzo__pld_epsilon_for(&c, 3, dl, &in_lo) - q->t_shift;
+                if (!in_lo)
+                    lo = -INFINITY;
+            }
+            if (cdt) {
+                double lo2 = dpzo__pld_epsilon_for(&c, 1, q->target, &in_lo2);
+                if (in_lo2 && lo2 > lo)
+                    lo = lo2;
+            }
+            if (!in_hi || !in_est) {
+                b.resolved = 0;
+                b.below = isfinite(hi) ? 1 : 0;
+            }
+            if (!(lo > -INFINITY)) {
+                /* the lower end lies below the window: only the trivial bound */
+                lo = 0.0;
+                if (b.resolved && hi > ((double)c.w0 + c.off) * c.d + 10.0 * c.d)
+                    b.below = 1, b.resolved = 0;
+            }
+        }
+        dpzo__pld_composed_free(&c);
+        b.lo = lo > b.lo ? lo : b.lo;
+        b.est = est > b.est ? est : b.est;
+        b.hi = hi > b.hi ? hi : b.hi;
+    }
+    if (!q->want_delta) {
+        b.lo = b.lo > 0.0 ? b.lo : 0.0;
+        b.est = b.est > 0.0 ? b.est : 0.0;
+        b.hi = b.hi > 0.0 ? b.hi : 0.0;
+    }
+    if (b.lo > b.est)
+        b.lo = b.est;
+    *out = b;
+    return DPZO_OK;
+}
+
+static void set_reason(dpzo_pld_result *r, const char *fmt, double a, double b)
+{
+    snprintf(r->reason, sizeof r->reason, fmt, a, b);
+}
+
+static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
+                             const dpzo_pld_options *opts, int plan_only, size_t *plan_bytes,
+                             size_t *plan_fft, dpzo_pld_result *out)
+{
+    dpzo_status st;
+    if (event == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
+    if (want_delta ? (st = dpzo__check_epsilon(ctx, target)) : (st = dpzo__check_delta(ctx, target)))
+        return st;
+    query q;
+    memset(&q, 0, sizeof q);
+    q.ctx = ctx;
+    q.event = event;
+    q.want_delta = want_delta;
+    q.target = target;
+    if (opts)
+        q.o = *opts;
+    else
+        dpzo_pld_options_default(&q.o);
+    if (q.o.method != DPZO_PLD_CONNECT_DOTS && q.o.method != DPZO_PLD_PRV)
+        return dpzo__fail(ctx, DPZO_EINVAL, "unknown PLD method %d", (int)q.o.method);
+    if (q.o.grid == 0.0)
+        q.o.grid = DEFAULT_GRID;
+    if (q.o.memory_limit == 0)
+        q.o.memory_limit = DEFAULT_MEMORY;
+    if (!(q.o.grid > 0.0 && q.o.grid <= 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "grid interval must be in (0, 1], got %g", q.o.grid);
+    if (!(q.o.eps_error >= 0.0) || !isfinite(q.o.eps_error))
+        return dpzo__fail(ctx, DPZO_EINVAL, "eps_error must be finite and >= 0, got %g",
+                          q.o.eps_error);
+    if (q.o.method == DPZO_PLD_PRV && q.o.eps_error == 0.0)
+        q.o.eps_error = DEFAULT_EPS_ERROR;
+    if (!(q.o.delta_error >= 0.0 && q.o.delta_error < 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta_error must be in [0, 1), got %g",
+                          q.o.delta_error);
+    if (!want_delta && q.o.delta_error >= target)
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta_error %g must be below delta %g",
+                          q.o.delta_error, target);
+    if (q.o.rdp)
+        q.rdp = *q.o.rdp;
+    else
+        q.rdp = dpzo_rdp_options_default();
+
+    memset(out, 0, sizeof *out);
+    out->rdp_epsilon = NAN;
+    if ((st = flatten(ctx, event, 1, &q.terms)) || (st = merge(ctx, &q.terms))) {
+        query_free(&q);
+        return st;
+    }
+    q.K = 0.0;
+    q.n_dirs = 1;
+    for (size_t i = 0; i < q.terms.n; i++) {
+        q.K += (double)q.terms.t[i].count;
+        if (q.terms.t[i].two_sided)
+            q.n_dirs = 2;
+    }
+    if (q.terms.infinite || q.terms.n == 0) {
+        /* a Laplace of scale 0 spends infinity; an empty event spends nothing */
+        double e = q.terms.infinite ? INFINITY : 0.0, dl = q.terms.infinite ? 1.0 : 0.0;
+        if (want_delta) {
+            out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = dl;
+            out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
+        } else {
+            out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = e;
+            out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = target;
+        }
+        query_free(&q);
+        if (plan_only)
+            *plan_bytes = *plan_fft = 0;
+        return DPZO_OK;
+    }
+
+    /* the tilt from the RDP accountant (standard conversion) */
+    dpzo_rdp_options ro = q.rdp;
+    ro.conversion = DPZO_CONVERSION_STANDARD;
+    dpzo_dp_result rr;
+    st = dpzo__event_query(ctx, event, target, want_delta, &ro, 0, &rr);
+    if (st == DPZO_OK) {
+        q.have_rdp = 1;
+        q.lambda = isfinite(rr.order) ? rr.order - 1.0 : MAX_TILT;
+        q.rdp_fast = want_delta ? rr.delta_estimate : rr.epsilon_estimate;
+    } else if (st != DPZO_EUNSUPPORTED) {
+        query_free(&q);
+        return st;
+    }
+    if (q.lambda < 0.0)
+        q.lambda = 0.0;
+    if (q.lambda > MAX_TILT)
+        q.lambda = MAX_TILT;
+
+    /* truncation of each step's tails */
+    double dguess = want_delta ? (q.have_rdp ? q.rdp_fast * 1e-4 : 1e-40) : target;
+    if (!(dguess > 1e-300))
+        dguess = 1e-300;
+    q.tau = 1e-4 * dguess / (q.K * (double)q.n_dirs);
+    if (q.tau < 1e-300)
+        q.tau = 1e-300;
+    if (q.tau > 1e-6)
+        q.tau = 1e-6;
+
+    /* the grid, and the coupling error terms (see the file comment) */
+    {
+        double dref = want_delta ? (q.have_rdp ? q.rdp_fast * 1e-3 : 1e-30) : target;
+        q.delta_err = q.o.delta_error > 0.0 ? q.o.delta_error : 1e-3 * dref;
+        if (!(q.delta_err > 1e-300))
+            q.delta_err = 1e-300;
+        double bq = sqrt(0.5 * q.K * log(1.0 / q.delta_err));
+        if (q.o.method == DPZO_PLD_CONNECT_DOTS) {
+            q.d = q.o.grid;
+        } else {
+            double a = q.K / 8.0;
+            q.d = 2.0 * q.o.eps_error / (bq + sqrt(bq * bq + 4.0 * a * q.o.eps_error));
+        }
+        q.t_shift = q.d * bq + q.K * prv_bias(q.d);
+    }
+    out->grid = q.d;
+    out->eps_error = q.o.method == DPZO_PLD_PRV ? q.t_shift : 0.0;
+    out->delta_error = q.o.method == DPZO_PLD_PRV ? q.delta_err + 2.0 * q.K * q.tau : 0.0;
+
+    if ((st = discretise_all(&q))) {
+        query_free(&q);
+        return st;
+    }
+    if (!q.have_rdp)
+        q.lambda = choose_tilt_from_pmfs(&q);
+
+    if (plan_only) {
+        size_t best = 0, fft = 0, pmf_bytes = 0;
+        for (int dir = 0; dir < q.n_dirs; dir++) {
+            size_t f, b;
+            dpzo__pld_compose_opts co = {q.lambda, TAU_TILT, q.o.memory_limit,
+                                         q.o.method == DPZO_PLD_CONNECT_DOTS};
+            if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b))) {
+                query_free(&q);
+                return st;
+            }
+            best = b > best ? b : best;
+            fft = f > fft ? f : fft;
+            for (size_t i = 0; i < q.terms.n; i++)
+                if (dir == 0 || q.terms.t[i].two_sided)
+                    pmf_bytes += q.pmf[dir][i].n * 2 * sizeof(double);
+        }
+        *plan_bytes = best + pmf_bytes;
+        *plan_fft = fft;
+        query_free(&q);
+        return DPZO_OK;
+    }
+
+    bounds b = {0};
+    size_t fft = 0, bytes = 0;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        if ((st = run_once(&q, &b, &fft, &bytes))) {
+            query_free(&q);
+            return st;
+        }
+        if (b.resolved)
+            break;
+        if (b.below)
+            q.lambda *= 0.5; /* the tilt overshot: centre lower */
+        else if (q.lambda < MAX_TILT)
+            q.lambda = fmin(MAX_TILT, 2.0 * q.lambda + 0.5); /* the answer is above the window */
+        else
+            break;
+    }
+    out->fft_size = fft;
+    out->memory_bytes = bytes;
+    out->tilt = q.lambda;
+    if (want_delta) {
+        out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
+        out->delta_lower = b.lo;
+        out->delta_estimate = b.est;
+        out->delta_upper = out->delta = b.hi;
+    } else {
+        out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = target;
+        out->epsilon_lower = b.lo;
+        out->epsilon_estimate = b.est;
+        out->epsilon_upper = out->epsilon = b.hi;
+    }
+    int fall = 0;
+    if (!b.resolved) {
+        fall = 1;
+        set_reason(out, "the composed distribution's window does not resolve the answer (tilt %g)",
+                   q.lambda, 0.0);
+    } else if (q.o.method == DPZO_PLD_CONNECT_DOTS && q.o.eps_error > 0.0 && !want_delta
+               && b.hi - b.lo > q.o.eps_error) {
+        fall = 1;
+        set_reason(out, "interval width %.3g exceeds the requested accuracy %.3g; refine the grid",
+                   b.hi - b.lo, q.o.eps_error);
+    }
+    if (fall) {
+        dpzo_dp_result cr;
+        st = dpzo__event_query(ctx, event, target, want_delta, &q.rdp, 1, &cr);
+        if (st == DPZO_OK) {
+            out->fallback = 1;
+            double v = want_delta ? cr.delta : cr.epsilon;
+            out->rdp_epsilon = v;
+            if (want_delta) {
+                if (!(out->delta_upper <= v) || !b.resolved)
+                    out->delta = out->delta_upper = out->delta_estimate = v;
+                if (!b.resolved)
+                    out->delta_lower = 0.0;
+            } else {
+                if (!(out->epsilon_upper <= v) || !b.resolved)
+                    out->epsilon = out->epsilon_upper = out->epsilon_estimate = v;
+                if (!b.resolved)
+                    out->epsilon_lower = 0.0;
+            }
+        } else if (st == DPZO_EUNSUPPORTED) {
+            /* no RDP analysis either: keep the (valid but loose) tight bounds */
+            out->fallback = 0;
+        } else {
+            query_free(&q);
+            return st;
+        }
+    }
+    query_free(&q);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                             const dpzo_pld_options *opts, dpzo_pld_result *out)
+{
+    if (!(delta > 0.0 && delta < 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", delta);
+    return query_run(ctx, event, delta, 0, opts, 0, NULL, NULL, out);
+}
+
+dpzo_status dpzo_pld_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,
+                           const dpzo_pld_options *opts, dpzo_pld_result *out)
+{
+    return query_run(ctx, event, epsilon, 1, opts, 0, NULL, NULL, out);
+}
+
+dpzo_status dpzo_pld_plan(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
+                          const dpzo_pld_options *opts, size_t *bytes, size_t *fft_size)
+{
+    dpzo_pld_result r;
+    if (!want_delta && !(target > 0.0 && target < 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", target);
+    return query_run(ctx, event, target, want_delta, opts, 1, bytes, fft_size, &r);
+}

@@ -1,0 +1,469 @@
+/* accountant/pld_compose.c: composition of discretised privacy loss distributions by
+ * FFT, with every error term bounded, and delta / epsilon queries.
+ *
+ * Exponential tilting. Double-precision FFT convolution has an absolute error of about
+ * 1e-16 of the total mass, so an untilted composition cannot resolve delta = 1e-20.
+ * Multiplying a step's masses by e^{lambda l} (and renormalising: a~(l) =
+ * a(l) e^{lambda l - c}, c = log sum a e^{lambda l}) commutes with convolution: the
+ * composed masses are exp(sum_t k_t c_t - lambda l) * (composition of the a~). With
+ * lambda = alpha* - 1 from the RDP accountant's optimal order the tilted composition is
+ * centred on the epsilon being sought, so the masses that decide delta are the large
+ * ones, and the FFT's error is small relative to them at any delta.
+ *
+ * Window and aliasing. The FFT computes the composition folded modulo N onto a window
+ * [w0, w0 + N). The tilted masses outside the window are bounded by Chernoff's bound
+ * with the exact cumulant generating function of the discretised steps (evaluated at a
+ * ladder of orders); N is the smallest power of two whose window leaves at most tau_tilt
+ * outside on each side. Folding only adds mass, so the pessimistic side needs no alias
+ * term; the optimistic side subtracts its worst case.
+ *
+ * Rounding. Forward transforms: componentwise, |fl(X_j) - X_j| <= eta(N) sum_m |x_m|
+ * (every input reaches an output through log2 N butterflies, each a rounded twiddle
+ * product and addition; eta is fft.h's bound, Higham Thm 24.2, which has the same form).
+ * Pessimistic and optimistic masses share one transform (x = pess + i opt), separated by
+ * X_P = (X_j + conj X_{N-j})/2, X_O = (X_j - conj X_{N-j})/(2i). Powers z^k are taken
+ * in polar form; the relative error is at most u (4 + k (2 + 2 |log|z|| + 3 |arg z|))
+ * (glibc's hypot, log, atan2, exp and sincos are within 1 ulp). Products of spectra
+ * propagate |A'B' - AB| <= |A| eB + |B| eA + eA eB + 2u |A'B'|. The inverse transform
+ * adds eta(N) (1/N) sum_j |C_j| per entry, and the spectrum's error adds
+ * (1/N) sum_j |C'_j - C_j| (the inverse DFT's entries are bounded by the l1 norm / N).
+ * Inputs: each tilted mass is computed with relative error theta (exp of a sum of
+ * logs), so with nonnegative masses the composition is within (1 +- theta)^K of the
+ * exact one; this is `rel`. */
+#include <complex.h>
+#include <stdio.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fft.h"
+#include "pld_internal.h"
+
+#define U (0.5 * DBL_EPSILON)
+#define N_THETA 24
+
+typedef struct {
+    double c[2];       /* log normaliser per side */
+    double mean, var;  /* tilted mean and variance in index units (max over sides) */
+    long shift;        /* placement offset: round(mean) */
+    double theta_err;  /* relative error of the tilted masses */
+    double cgf[2][2][N_THETA]; /* [side][sign][m]: log E e^{+-theta_m (i - shift)} */
+} term_stats;
+
+static double theta_at(int m) { return ldexp(1.0, m - 20); }
+
+static const double *side_mass(const dpzo__pld_pmf *p, int s) { return s == 0 ? p->pess : p->opt; }
+
+/* log of the tilted weight of entry k before normalisation */
+static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, double d, double lambda)
+{
+    return log(a[k]) + lambda * ((double)(p->lo + (long)k) + p->off) * d;
+}
+
+static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, term_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    double *w = malloc((p->n ? p->n : 1) * sizeof *w);
+    if (w == NULL)
+        return -1;
+    double mean = 0.0, var = 0.0, terr = 0.0;
+    double span = 0.0;
+    for (int s = 0; s < nsides; s++) {
+        const double *a = side_mass(p, s);
+        double mx = -INFINITY;
+        for (size_t k = 0; k < p->n; k++) {
+            w[k] = a[k] > 0.0 ? log_weight(p, a, k, d, lambda) : -INFINITY;
+            if (w[k] > mx)
+                mx = w[k];
+        }
+        double sum = 0.0, m1 = 0.0, m2 = 0.0;
+        for (size_t k = 0; k < p->n; k++) {
+            w[k] = exp(w[k] - mx);
+            double i = (double)k;
+            sum += w[k];
+            m1 += w[k] * i;
+            m2 += w[k] * i * i;
+        }
+        st->c[s] = mx + log(sum);
+        double mu = m1 / sum, v = m2 / sum - mu * mu;
+        if (s == 0) {
+            mean = mu + (double)p->lo;
+            st->shift = lround(mean);
+            span = (double)p->n + fabs((double)(p->lo - st->shift));
+        }
+        if (v > var)
+            var = v;
+        double e = 2.0 * U * (fabs(mx) + fabs(st->c[s]) + 40.0
+                              + fabs(lambda * (double)(p->lo + (long)p->n) * d)
+                              + fabs(lambda * (double)p->lo * d));
+        if (e > terr)
+            terr = e;
+        /* cumulant generating function of the tilted step about `shift` at +-theta_m */
+        double inv = 1.0 / sum;
+        for (int sg = 0; sg < 2; sg++)
+            for (int m = 0; m < N_THETA; m++) {
+                double th = theta_at(m) * (sg ? -1.0 : 1.0);
+                if (fabs(th) * span > 600.0) {
+                    st->cgf[s][sg][m] = INFINITY;
+                    continue;
+                }
+                double step = exp(th), g = exp(th * (double)(p->lo - st->shift)), acc = 0.0;
+                for (size_t k = 0; k < p->n; k++) {
+                    acc += w[k] * g;
+                    g *= step;
+                }
+                /* the recurrence for g drifts by at most 2 n u relative */
+                acc *= inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr);
+                st->cgf[s][sg][m] = log(acc) + 4.0 * U * (fabs(log(acc)) + 1.0);
+            }
+    }
+    free(w);
+    st->mean = mean;
+    st->var = var > 0.0 ? var : 0.0;
+    st->theta_err = terr;
+    return 0;
+}
+
+/* Chernoff: the smallest w with P(S - M >= w) <= tau (sign 0) or P(S - M <= -w) <= tau. */
+static double chernoff_width(const dpzo__pld_term *terms, const term_stats *st, size_t n, int side,
+                             int sg, double M, double log_tau)
+{
+    double best = INFINITY;
+    for (int m = 0; m < N_THETA; m++) {
+        double th = theta_at(m), K = 0.0;
+        for (size_t t = 0; t < n && isfinite(K); t++)
+            K += (double)terms[t].count
+                 * (st[t].cgf[side][sg][m] - (sg ? -1.0 : 1.0) * th * (st[t].mean - (double)st[t].shift));
+        /* K is the log MGF of S - M at +-th */
+        double w = (K - log_tau) / th;
+        if (w < best)
+            best = w;
+    }
+    (void)M;
+    return best;
+}
+
+/* Chernoff bound on P(S - M >= w) (sign 0) or P(S - M <= -w). */
+static double chernoff_tail(const dpzo__pld_term *terms, const term_stats *st, size_t n, int side,
+                            int sg, double w)
+{
+    double best = 0.0; /* log bound, 0 = trivial */
+    for (int m = 0; m < N_THETA; m++) {
+        double th = theta_at(m), K = 0.0;
+        for (size_t t = 0; t < n && isfinite(K); t++)
+            K += (double)terms[t].count
+                 * (st[t].cgf[side][sg][m] - (sg ? -1.0 : 1.0) * th * (st[t].mean - (double)st[t].shift));
+        double b = K - th * w;
+        if (b < best)
+            best = b;
+    }
+    return exp(best) * (1.0 + 1e-12);
+}
+
+static size_t pow2_at_least(double x)
+{
+    size_t n = 1024;
+    while ((double)n < x && n < ((size_t)1 << 40))
+        n <<= 1;
+    return n;
+}
+
+typedef struct {
+    size_t N;
+    long w0;
+    double M;
+    double imin, imax; /* the composition's support (index units) */
+    term_stats *st;
+    size_t max_n;
+} layout;
+
+static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                               const dpzo__pld_compose_opts *o, layout *L)
+{
+    int nsides = o->want_opt ? 2 : 1;
+    L->st = malloc(n * sizeof *L->st);
+    if (L->st == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
+    double M = 0.0;
+    L->max_n = 0;
+    for (size_t t = 0; t < n; t++) {
+        if (stats(terms[t].pmf, d, o->lambda, nsides, &L->st[t]))
+            return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
+        M += (double)terms[t].count * L->st[t].mean;
+        if (terms[t].pmf->n > L->max_n)
+            L->max_n = terms[t].pmf->n;
+    }
+    double lt = log(o->tau_tilt), whi = 0.0, wlo = 0.0;
+    for (int s = 0; s < nsides; s++) {
+        double a = chernoff_width(terms, L->st, n, s, 0, M, lt);
+        double b = chernoff_width(terms, L->st, n, s, 1, M, lt);
+        whi = a > whi ? a : whi;
+        wlo = b > wlo ? b : wlo;
+    }
+    if (!(whi < 0x1p40) || !(wlo < 0x1p40))
+        return dpzo__fail(ctx, DPZO_EINVAL, "the composed privacy loss is too spread out for the grid");
+    double width = ceil(whi) + ceil(wlo) + 2.0;
+    L->N = pow2_at_least(width);
+    L->w0 = (long)floor(M - wlo) - 1;
+    L->M = M;
+    return DPZO_OK;
+}
+
+
+dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                                   const dpzo__pld_compose_opts *o, size_t *fft_size, size_t *bytes)
+{
+    layout L = {0};
+    dpzo_status st = make_layout(ctx, terms, n, d, o, &L);
+    if (st == DPZO_OK) {
+        *fft_size = L.N;
+        *bytes = dpzo__pld_compose_bytes(L.N, n, L.max_n);
+    }
+    free(L.st);
+    return st;
+}
+
+void dpzo__pld_composed_free(dpzo__pld_composed *c)
+{
+    if (c == NULL)
+        return;
+    memset(c, 0, sizeof *c);
+}
+
+void dpzo__pld_ws_free(dpzo__pld_ws *w)
+{
+    if (w == NULL)
+        return;
+    dpzo__fft_plan_free(w->plan);
+    free(w->work);
+    free(w->prod);
+    free(w->ra);
+    free(w->ea);
+    free(w->y);
+    memset(w, 0, sizeof *w);
+}
+
+static int ws_reserve(dpzo__pld_ws *w, size_t N, int multi)
+{
+    if (w->plan_n != N) {
+        dpzo__fft_plan_free(w->plan);
+        w->plan = dpzo__fft_plan_create(N);
+        w->plan_n = w->plan ? N : 0;
+        if (w->plan == NULL)
+            return -1;
+    }
+    if (w->cap < N) {
+        free(w->work);
+        free(w->y);
+        w->work = malloc(N * sizeof *w->work);
+        w->y = malloc(2 * N * sizeof *w->y);
+        w->cap = w->work && w->y ? N : 0;
+        if (w->cap == 0)
+            return -1;
+    }
+    size_t h = N / 2 + 1;
+    if (multi && w->hcap < h) {
+        free(w->prod);
+        free(w->ra);
+        free(w->ea);
+        w->prod = malloc(2 * h * sizeof *w->prod);
+        w->ra = malloc(2 * h * sizeof *w->ra);
+        w->ea = malloc(2 * h * sizeof *w->ea);
+        w->hcap = w->prod && w->ra && w->ea ? h : 0;
+        if (w->hcap == 0)
+            return -1;
+    }
+    return 0;
+}
+
+size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points)
+{
+    size_t h = N / 2 + 1;
+    size_t b = N * (sizeof(double complex) + 2 * sizeof(double)) + dpzo__fft_plan_bytes(N)
+               + n_terms * sizeof(term_stats) + 2 * max_points * sizeof(double);
+    if (n_terms > 1)
+        b += 2 * h * (sizeof(double complex) + 2 * sizeof(double));
+    return b;
+}
+
+static double complex cpow_polar(double complex z, uint64_t k, double *rho)
+{
+    double r = cabs(z);
+    if (r == 0.0) {
+        *rho = 0.0;
+        return 0.0;
+    }
+    double ph = carg(z), lr = log(r), kk = (double)k;
+    *rho = U * (4.0 + kk * (2.0 + 2.0 * fabs(lr) + 3.0 * fabs(ph)));
+    double mag = exp(kk * lr);
+    if (mag == 0.0)
+        return 0.0;
+    double s, c;
+    sincos(kk * ph, &s, &c);
+    return mag * c + I * (mag * s);
+}
+
+/* z^k and a bound on |computed - exact| given |z' - z| <= e (see the file comment);
+ * rb bounds both |z^k| and |z'^k|. */
+static double complex power_bound(double complex z, double e, uint64_t k, double small_r2,
+                                  double *eb, double *rb)
+{
+    if (k == 1) {
+        *eb = e;
+        *rb = cabs(z) + e;
+        return z;
+    }
+    double r2 = creal(z) * creal(z) + cimag(z) * cimag(z);
+    double re = sqrt(small_r2) - e;
+    if (re > 0.0 && r2 < re * re) {
+        /* |z| + e < small_r: both powers are below 1e-300 */
+        *eb = 0.0;
+        *rb = 0.0;
+        return 0.0;
+    }
+    double rho;
+    double complex zk = cpow_polar(z, k, &rho);
+    double r = sqrt(r2), R = r + e, azk = cabs(zk);
+    double rk = pow(R, (double)k) * (1.0 + 4.0 * U * (double)k + 4.0 * U);
+    *rb = rk > azk ? rk : azk;
+    *eb = rho * azk + (double)k * e * rk / R;
+    if (!(*eb <= *rb + azk))
+        *eb = *rb + azk; /* the trivial bound */
+    return zk;
+}
+
+dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                              const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
+                              dpzo__pld_composed *out)
+{
+    memset(out, 0, sizeof *out);
+    int nsides = o->want_opt ? 2 : 1;
+    layout L = {0};
+    dpzo_status status = make_layout(ctx, terms, n, d, o, &L);
+    if (status)
+        goto done;
+    size_t N = L.N, bytes = dpzo__pld_compose_bytes(N, n, L.max_n);
+    if (bytes > o->memory_limit) {
+        status = dpzo__fail(ctx, DPZO_ENOMEM,
+                            "the composition needs %.0f MiB (FFT size %zu), more than the memory "
+                            "limit of %.0f MiB; use a coarser grid or raise the limit",
+                            (double)bytes / 1048576.0, N, (double)o->memory_limit / 1048576.0);
+        goto done;
+    }
+    int multi = n > 1;
+    if (ws_reserve(ws, N, multi)) {
+        status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (FFT size %zu)", N);
+        goto done;
+    }
+    double complex *work = ws->work;
+    const size_t H = N / 2 + 1;
+    if (multi)
+        for (size_t j = 0; j < 2 * H; j++) {
+            ws->prod[j] = 1.0;
+            ws->ra[j] = 1.0;
+            ws->ea[j] = 0.0;
+        }
+    const double eta = dpzo__fft_error_bound(N);
+    double K = 0.0, theta = 0.0, log_inf_keep = 0.0, off = 0.0, sum_e = 0.0;
+    long S = 0;
+    for (size_t t = 0; t < n; t++) {
+        const dpzo__pld_pmf *p = terms[t].pmf;
+        const term_stats *st = &L.st[t];
+        uint64_t k = terms[t].count;
+        K += (double)k;
+        off += (double)k * p->off;
+        if (st->theta_err > theta)
+            theta = st->theta_err;
+        {
+            uint64_t km = k % N, sm = (uint64_t)(((st->shift % (long)N) + (long)N) % (long)N);
+            S = (long)(((uint64_t)S + km * sm) % N);
+        }
+        for (int s = 0; s < nsides; s++)
+            out->logscale[s] += (double)k * st->c[s];
+        log_inf_keep += (double)k * log1p(-p->pess_inf);
+        memset(work, 0, N * sizeof *work);
+        double l1 = 0.0;
+        for (size_t i = 0; i < p->n; i++) {
+            double re = 0.0, im = 0.0;
+            if (p->pess[i] > 0.0)
+                re = exp(log_weight(p, p->pess, i, d, o->lambda) - st->c[0]);
+            if (o->want_opt && p->opt[i] > 0.0)
+                im = exp(log_weight(p, p->opt, i, d, o->lambda) - st->c[1]);
+            long pos = (p->lo + (long)i - st->shift) % (long)N;
+            if (pos < 0)
+                pos += (long)N;
+            work[pos] += re + I * im;
+            l1 += re + im;
+        }
+        dpzo__fft_forward(ws->plan, work);
+        const double ec = eta * l1 * (1.0 + 4.0 * U);
+        const double small_r2 = k > 1 ? exp(-1380.0 / (double)k) : 0.0;
+        /* frequencies j and N - j together: the sides' spectra are Hermitian */
+        for (size_t j = 0; j < H; j++) {
+            size_t jm = (N - j) & (N - 1);
+            double complex a = work[j], b = conj(work[jm]);
+            double e = ec + U * (fabs(creal(a)) + fabs(cimag(a)) + fabs(creal(b)) + fabs(cimag(b)));
+            double complex z[2] = {0.5 * (a + b), -0.5 * I * (a - b)}, zk[2] = {0.0, 0.0};
+            for (int s = 0; s < nsides; s++) {
+                double eb, rb;
+                zk[s] = power_bound(z[s], e, k, small_r2, &eb, &rb);
+                if (multi) {
+                    size_t ix = (size_t)s * H + j;
+                    double newe = ws->ra[ix] * eb + rb * ws->ea[ix] + ws->ea[ix] * eb;
+                    ws->prod[ix] *= zk[s];
+                    ws->ea[ix] = newe + 4.0 * U * cabs(ws->prod[ix]);
+                    ws->ra[ix] *= rb * (1.0 + 4.0 * U);
+                } else {
+                    sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * eb;
+                }
+            }
+            if (!multi) {
+                /* C_j = P^k + i O^k, C_{N-j} = conj(P^k) + i conj(O^k) */
+                work[j] = zk[0] + I * zk[1];
+                work[jm] = conj(zk[0]) + I * conj(zk[1]);
+            }
+        }
+    }
+    if (multi) {
+        for (size_t j = 0; j < H; j++) {
+            size_t jm = (N - j) & (N - 1);
+            double complex P = ws->prod[j], O = o->want_opt ? ws->prod[H + j] : 0.0;
+            work[j] = P + I * O;
+            work[jm] = conj(P) + I * conj(O);
+            double e = ws->ea[j] + (o->want_opt ? ws->ea[H + j] : 0.0);
+            sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+        }
+    }
+    double sum_c = 0.0;
+    for (size_t j = 0; j < N; j++)
+        sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    dpzo__fft_inverse(ws->plan, work);
+    double err = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
+    out->y[0] = ws->y;
+    out->y[1] = o->want_opt ? ws->y + N : NULL;
+    for (long i = 0; i < (long)N; i++) {
+        long pos = ((L.w0 + i - S) % (long)N + (long)N) % (long)N;
+        out->y[0][i] = creal(work[pos]);
+        if (o->want_opt)
+            out->y[1][i] = cimag(work[pos]);
+    }
+    out->d = d;
+    out->lambda = o->lambda;
+    out->w0 = L.w0;
+    out->off = off;
+    out->lmean = (L.M + off) * d;
+    out->N = N;
+    out->err[0] = out->err[1] = err;
+    out->rel = expm1(K * log1p(theta)) * (1.0 + 1e-6) + 8.0 * U;
+    for (int s = 0; s < nsides; s++) {
+        double top = (double)(L.w0 + (long)N - 1) - L.M, bot = L.M - (double)L.w0;
+        int all_below = (double)(L.w0 + (long)N - 1) >= L.imax, all_above = (double)L.w0 <= L.imin;
+        out->above[s] = all_below ? 0.0 : chernoff_tail(terms, L.st, n, s, 0, top);
+        out->outside[s] = out->above[s] + (all_above ? 0.0 : chernoff_tail(terms, L.st, n, s, 1, bot));
+    }
+    out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
+    out->bytes = bytes;
+done:
+    free(L.st);
+    return status;
+}

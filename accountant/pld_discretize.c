@@ -1,0 +1,320 @@
+/* accountant/pld_discretize.c: one step's privacy loss distribution on the grid {i d}.
+ *
+ * Both discretisations work bucket by bucket from exact P- and Q-probabilities of
+ * loss intervals (pld_source.c), never from differences of hockey-stick values:
+ *
+ * Pessimistic (connect the dots, Doroshenko et al. 2022). The outcomes with loss in
+ * (l_i, l_i + d] are replaced by two outcomes with losses l_i and l_i + d carrying the
+ * same P- and Q-mass: with l* = log(P_B/Q_B) (the bucket's merged loss, in
+ * [l_i, l_i + d]) the upper outcome gets P_B (1 - e^{-(l* - l_i)}) / (1 - e^{-d}). The
+ * true pair is a post-processing of the split one (every outcome with likelihood ratio
+ * in [e^l_i, e^{l_i+d}] is a randomisation of those two extremes), so the result
+ * dominates it, and domination survives composition. Rounding: l* - l_i is raised by a
+ * bound on its floating-point error, which only moves mass up. The P-mass above the top
+ * grid point goes to +infinity (pess_inf); the mass below the bottom point is moved up
+ * onto it.
+ *
+ * Optimistic (merging). Each bucket (b_i, b_{i+1}] around l_i is merged into one
+ * outcome; merging outcomes is a post-processing, so the merged pair is dominated by
+ * the true one, and so is any pair obtained by lowering its losses. The merged loss
+ * l* lies near the bucket's centre - d^2/24 + (d^2/12) (log f)', so the boundaries are
+ * shifted up by s_i = d^2 (1/6 + |(log f)'|/3) (slope from the pessimistic masses) and
+ * l* then almost always lands at or above l_i, where its mass is placed; otherwise it
+ * goes to the grid point below l* (still valid, a little looser). Tails are dropped.
+ * The cost of optimism is O(d^2) per step instead of the O(d) of rounding losses down. */
+#include <float.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pld_internal.h"
+
+#define U DBL_EPSILON
+
+static double grid_loss(long i, double d, double off) { return ((double)i + off) * d; }
+
+static double grid_offset(const dpzo__pld_source *s, double d);
+
+/* smallest i in [a, b] with pred true (pred(b) true, pred monotone) */
+static long first_true(const dpzo__pld_source *s, double d, double off, double lt, int upper,
+                       long a, long b)
+{
+    while (b - a > 1) {
+        long m = a + (b - a) / 2;
+        dpzo__pld_tails t;
+        dpzo__pld_tails_at(s, grid_loss(m, d, off), &t);
+        int ok = upper ? t.pg <= lt : t.pl > lt;
+        if (ok)
+            b = m;
+        else
+            a = m;
+    }
+    return b;
+}
+
+/* [bot, top]: P(L > top d) <= tau, P(L <= bot d) <= tau, clipped to the support. */
+static int find_range(const dpzo__pld_source *s, double d, double tau, long *bot, long *top)
+{
+    double off = grid_offset(s, d);
+    double lmin, lmax, lt = log(tau);
+    dpzo__pld_support(s, &lmin, &lmax);
+    const double lim = 0x1p52;
+    long cap_hi = isfinite(lmax) && lmax / d < lim ? (long)ceil(lmax / d - off) : (long)lim;
+    long cap_lo = isfinite(lmin) && lmin / d > -lim ? (long)floor(lmin / d - off) : -(long)lim;
+    while (isfinite(lmax) && cap_hi < (long)lim && grid_loss(cap_hi, d, off) < lmax)
+        cap_hi++; /* the top grid point must not fall below the support's maximum */
+    dpzo__pld_tails t;
+    /* upper end: exponential search for a point with P(L > i d) <= tau */
+    long a = cap_lo > 0 ? cap_lo : (cap_hi < 0 ? cap_hi : 0), step = 1, b;
+    dpzo__pld_tails_at(s, grid_loss(a, d, off), &t);
+    if (t.pg <= lt) {
+        b = a;
+        for (;;) {
+            long c = b - step < cap_lo ? cap_lo : b - step;
+            dpzo__pld_tails_at(s, grid_loss(c, d, off), &t);
+            if (!(t.pg <= lt) || c == cap_lo) {
+                a = c;
+                break;
+            }
+            b = c;
+            step *= 2;
+        }
+        *top = t.pg <= lt ? a : first_true(s, d, off, lt, 1, a, b);
+    } else {
+        for (;;) {
+            b = a + step > cap_hi ? cap_hi : a + step;
+            dpzo__pld_tails_at(s, grid_loss(b, d, off), &t);
+            if (t.pg <= lt || b == cap_hi)
+                break;
+            a = b;
+            step *= 2;
+            if (step > (long)lim)
+                return -1;
+        }
+        *top = first_true(s, d, off, lt, 1, a, b);
+    }
+    /* lower end: largest i with P(L <= i d) <= tau, i.e. first_true(pl > lt) - 1 */
+    b = *top;
+    step = 1;
+    for (;;) {
+        a = b - step < cap_lo ? cap_lo : b - step;
+        dpzo__pld_tails_at(s, grid_loss(a, d, off), &t);
+        if (t.pl <= lt || a == cap_lo)
+            break;
+        b = a;
+        step *= 2;
+        if (step > (long)lim)
+            return -1;
+    }
+    if (t.pl > lt) {
+        *bot = a; /* a == cap_lo: the whole support */
+    } else {
+        *bot = first_true(s, d, off, lt, 0, a, b) - 1;
+    }
+    if (*bot > *top)
+        *bot = *top;
+    return 0;
+}
+
+size_t dpzo__pld_points(const dpzo__pld_source *s, double d, double tau)
+{
+    long bot, top;
+    if (find_range(s, d, tau, &bot, &top))
+        return SIZE_MAX;
+    return (size_t)(top - bot + 1);
+}
+
+/* P(a < L <= b) from the log tails at a and b (upper tails where they are small). */
+static double between(double ga, double la, double gb, double lb, double *relerr)
+{
+    double m;
+    if (ga < -M_LN2) {
+        double diff = gb - ga;
+        m = gb == -INFINITY ? exp(ga) : exp(ga) * -expm1(diff);
+        *relerr = gb == -INFINITY ? 8.0 * U
+                                  : 8.0 * U * (fabs(ga) + fabs(gb) + 2.0) / fmax(fabs(diff), DBL_MIN)
+                                        + 8.0 * U;
+    } else {
+        double diff = la - lb;
+        m = la == -INFINITY ? exp(lb) : exp(lb) * -expm1(diff);
+        *relerr = la == -INFINITY ? 8.0 * U
+                                  : 8.0 * U * (fabs(la) + fabs(lb) + 2.0) / fmax(fabs(diff), DBL_MIN)
+                                        + 8.0 * U;
+    }
+    return m > 0.0 ? m : 0.0;
+}
+
+/* The merged loss of the bucket between two tail records, rounded down by its error
+ * bound (-inf when the bucket is empty); pb, qb: the bucket's P- and Q-masses. */
+static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, double *pb,
+                          double *qb)
+{
+    double ep, eq;
+    *pb = between(a->pg, a->pl, b->pg, b->pl, &ep);
+    *qb = between(a->qg, a->ql, b->qg, b->ql, &eq);
+    if (*pb == 0.0)
+        return -INFINITY;
+    if (*qb == 0.0)
+        return INFINITY;
+    double lp = log(*pb), lq = log(*qb);
+    return lp - lq - 2.0 * (ep + eq) - 4.0 * U * (fabs(lp) + fabs(lq) + 1.0);
+}
+
+/* The grid offset. Sampled pairs pile mass up against one end of their bounded support
+ * (remove: just above log(1-q); add: just below -log(1-q)). A grid point is put at the
+ * merged loss of the d-wide bucket at that end (three fixed-point steps), so the pile is
+ * represented almost exactly by both discretisations; Laplace puts its upper atom on
+ * the grid. Unsampled Gaussian and without-replacement pairs use offset 0. */
+static double grid_offset(const dpzo__pld_source *s, double d)
+{
+    double lmin, lmax, g;
+    dpzo__pld_support(s, &lmin, &lmax);
+    if (s->pair == DPZO__PLD_WOR || (s->base == DPZO__PLD_GAUSSIAN && s->q == 1.0))
+        return 0.0;
+    if (s->base == DPZO__PLD_LAPLACE) {
+        g = lmax + 4.0 * U * fabs(lmax); /* the atom at or just below a grid point */
+    } else {
+        int add = s->pair == DPZO__PLD_ADD;
+        double edge = add ? lmax : lmin;
+        if (!isfinite(edge))
+            return 0.0;
+        dpzo__pld_tails a, b;
+        double pb, qb;
+        dpzo__pld_tails_at(s, add ? edge - d : edge, &a);
+        dpzo__pld_tails_at(s, add ? edge : edge + d, &b);
+        g = merged_loss(&a, &b, &pb, &qb);
+        for (int it = 0; it < 3 && isfinite(g); it++) {
+            dpzo__pld_tails_at(s, g - 0.5 * d, &a);
+            dpzo__pld_tails_at(s, g + 0.5 * d, &b);
+            double g2 = merged_loss(&a, &b, &pb, &qb);
+            if (!isfinite(g2) || g2 < lmin || g2 > lmax)
+                break;
+            g = g2;
+        }
+    }
+    if (!isfinite(g) || fabs(g / d) > 0x1p40)
+        return 0.0;
+    double f = g / d - floor(g / d);
+    return f >= 0.0 && f < 1.0 ? f : 0.0;
+}
+
+void dpzo__pld_pmf_free(dpzo__pld_pmf *p)
+{
+    if (p == NULL)
+        return;
+    free(p->pess);
+    free(p->opt);
+    memset(p, 0, sizeof *p);
+}
+
+dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, double d, double tau,
+                                 int want_opt, size_t max_points, dpzo__pld_pmf *out)
+{
+    memset(out, 0, sizeof *out);
+    long bot, top;
+    if (find_range(s, d, tau, &bot, &top))
+        return dpzo__fail(ctx, DPZO_EINVAL, "privacy loss range too wide for grid step %g", d);
+    size_t n = (size_t)(top - bot + 1);
+    if (n > max_points)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "one step needs %zu grid points (more than the limit %zu)", n,
+                          max_points);
+    dpzo__pld_tails *t = malloc((n + 1) * sizeof *t);
+    double *bnd = want_opt ? malloc((n + 1) * sizeof *bnd) : NULL;
+    out->pess = calloc(n, sizeof *out->pess);
+    out->opt = want_opt ? calloc(n, sizeof *out->opt) : NULL;
+    if (t == NULL || out->pess == NULL || (want_opt && (out->opt == NULL || bnd == NULL))) {
+        free(t);
+        free(bnd);
+        dpzo__pld_pmf_free(out);
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory discretising a step (%zu points)", n);
+    }
+    const double off = grid_offset(s, d);
+    out->lo = bot;
+    out->off = off;
+    out->n = n;
+    double *p = out->pess;
+    const double inv_norm = 1.0 / -expm1(-d);
+    for (size_t k = 0; k < n; k++)
+        dpzo__pld_tails_at(s, grid_loss(bot + (long)k, d, off), &t[k]);
+    p[0] = exp(t[0].pl);
+    for (size_t k = 0; k + 1 < n; k++) {
+        double ep, eq;
+        double pb = between(t[k].pg, t[k].pl, t[k + 1].pg, t[k + 1].pl, &ep);
+        double qb = between(t[k].qg, t[k].ql, t[k + 1].qg, t[k + 1].ql, &eq);
+        if (pb == 0.0)
+            continue;
+        double hi;
+        if (qb == 0.0) {
+            hi = pb;
+        } else {
+            double frac = log(pb) - log(qb) - grid_loss(bot + (long)k, d, off);
+            frac += 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
+            frac = frac < 0.0 ? 0.0 : frac > d ? d : frac;
+            hi = pb * -expm1(-frac) * inv_norm;
+            if (hi > pb)
+                hi = pb;
+        }
+        p[k + 1] += hi;
+        p[k] += pb - hi;
+    }
+    out->pess_inf = exp(t[n - 1].pg);
+    if (want_opt) {
+        /* boundaries b_k = l_k - d/2 + s_k, k = 0..n */
+        for (size_t k = 0; k <= n; k++) {
+            size_t km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
+            double slope = 0.0;
+            if (kp > km && p[km] > 0.0 && p[kp] > 0.0)
+                slope = fabs(log(p[kp] / p[km])) / ((double)(kp - km) * d);
+            else if (kp > km)
+                slope = 1.0 / d;
+            double sh = d * d * (1.0 / 6.0 + slope / 3.0);
+            if (sh > 0.25 * d)
+                sh = 0.25 * d;
+            bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
+            dpzo__pld_tails_at(s, bnd[k], &t[k]);
+        }
+        for (size_t k = 0; k < n; k++) {
+            double pb, qb;
+            double lstar = merged_loss(&t[k], &t[k + 1], &pb, &qb);
+            if (pb == 0.0)
+                continue;
+            double lk = grid_loss(bot + (long)k, d, off);
+            if (lstar >= lk) {
+                out->opt[k] += pb;
+                continue;
+            }
+            /* The merged loss fell below l_k: keep at l_k the largest upper part
+             * (c, b_{k+1}] whose merged loss is still >= l_k (bisection on c in
+             * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. */
+            double clo = bnd[k], chi = lk;
+            dpzo__pld_tails tc, best;
+            dpzo__pld_tails_at(s, chi, &best);
+            double pu, qu;
+            if (merged_loss(&best, &t[k + 1], &pu, &qu) < lk)
+                pu = 0.0; /* rounding: give up the split */
+            for (int it = 0; it < 40 && pu > 0.0; it++) {
+                double c = 0.5 * (clo + chi);
+                dpzo__pld_tails_at(s, c, &tc);
+                double p2, q2;
+                if (merged_loss(&tc, &t[k + 1], &p2, &q2) >= lk) {
+                    chi = c;
+                    best = tc;
+                } else {
+                    clo = c;
+                }
+            }
+            if (pu > 0.0)
+                merged_loss(&best, &t[k + 1], &pu, &qu);
+            double rest = pb - pu;
+            if (rest < 0.0)
+                rest = 0.0;
+            out->opt[k] += pu;
+            if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
+                out->opt[k - 1] += rest;
+        }
+    }
+    free(bnd);
+    free(t);
+    return DPZO_OK;
+}

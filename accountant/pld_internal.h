@@ -1,0 +1,123 @@
+/* accountant/pld_internal.h: the privacy-loss-distribution engine shared by the PLD and
+ * PRV accountants (pld_source.c, pld_discretize.c, pld_compose.c, pld.c). */
+#ifndef DPZO_PLD_INTERNAL_H
+#define DPZO_PLD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+/* One step's dominating pair (P, Q), described by its privacy loss L = log dP/dQ.
+ * base: the noise (Gaussian of standard deviation `scale`, or Laplace of scale
+ * `scale`) added to a query of sensitivity 1; the pair is built from
+ * P1 = noise + 1 and P0 = noise + 0:
+ *   REMOVE: P = (1-q) P0 + q P1, Q = P0           (q = 1: the plain mechanism)
+ *   ADD:    P = P0, Q = (1-q) P0 + q P1
+ *   WOR:    the symmetric pair whose loss distribution is REMOVE(q)'s on losses > 0,
+ *           mirrored (omega(-l) = e^-l omega(l)) on losses < 0, plus an atom at 0
+ *           (pld_source.c explains why it dominates sampling without replacement). */
+typedef enum { DPZO__PLD_GAUSSIAN, DPZO__PLD_LAPLACE } dpzo__pld_base;
+typedef enum { DPZO__PLD_REMOVE, DPZO__PLD_ADD, DPZO__PLD_WOR } dpzo__pld_pair;
+
+typedef struct {
+    dpzo__pld_base base;
+    dpzo__pld_pair pair;
+    double scale; /* sigma or b, > 0 and finite */
+    double q;     /* sampling rate in (0, 1] */
+} dpzo__pld_source;
+
+/* log P(L > l), log Q(L > l), log P(L <= l), log Q(L <= l). */
+typedef struct {
+    double pg, qg, pl, ql;
+} dpzo__pld_tails;
+
+void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t);
+/* The support of L under P: inf / sup (may be -inf / +inf). */
+void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
+/* log(Phi(-z)) = log P(N(0,1) > z), accurate for all z. */
+double dpzo__log_phibar(double z);
+
+/* One step discretised on the grid {(i + off) d}: masses for indices lo .. lo+n-1. The
+ * offset puts the end of a bounded support where mass piles up (the bottom of a
+ * remove pair, the top of an add pair, the upper atom of Laplace) on a grid point.
+ * pess: connect-the-dots split of each bucket, the tail above the grid in pess_inf,
+ *       the tail below lumped onto the first point: dominates the true pair.
+ * opt:  buckets merged into single outcomes (a post-processing of the true pair) whose
+ *       losses are rounded down onto the grid, tails dropped: dominated by it.
+ * Either array may be NULL when not requested. */
+typedef struct {
+    long lo;
+    double off;   /* the grid is {(i + off) d}, off in [0, 1) */
+    size_t n;
+    double *pess, *opt;
+    double pess_inf;
+} dpzo__pld_pmf;
+
+/* tau: the tail mass (under P) allowed outside the grid at each end. */
+dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, double d, double tau,
+                                 int want_opt, size_t max_points, dpzo__pld_pmf *out);
+/* The number of grid points dpzo__pld_discretize would use (for memory planning). */
+size_t dpzo__pld_points(const dpzo__pld_source *s, double d, double tau);
+void dpzo__pld_pmf_free(dpzo__pld_pmf *p);
+
+/* A composition: sum over terms of count x (one step's PMF). */
+typedef struct {
+    const dpzo__pld_pmf *pmf;
+    uint64_t count;
+} dpzo__pld_term;
+
+/* The composed distribution, exponentially tilted by lambda >= 0 so that double
+ * precision resolves its upper tail: the composed mass at loss l_k = (w0 + k + off) d
+ * is exp(logscale - lambda l_k) * y[k], k = 0 .. N-1, up to the error terms. */
+typedef struct {
+    double d, lambda;
+    long w0;
+    double off;          /* composed grid offset: index k has loss (w0 + k + off) d */
+    double lmean;        /* the tilted composition's mean loss (reference for scaling) */
+    size_t N;
+    double *y[2];        /* [0] pessimistic, [1] optimistic (NULL if not composed) */
+    double logscale[2];
+    double err[2];       /* bound on |computed - exact folded| for every y entry */
+    double rel;          /* relative error from rounding the inputs (both sides) */
+    double above[2];     /* tilted mass above the window (Chernoff bound) */
+    double outside[2];   /* tilted mass outside the window (aliased into it) */
+    double inf_mass;     /* pessimistic mass at +infinity */
+    size_t bytes;        /* bytes the composition needed */
+} dpzo__pld_composed;
+
+typedef struct {
+    double lambda;       /* tilt */
+    double tau_tilt;     /* tilted mass allowed outside the window (each side) */
+    size_t memory_limit; /* bytes */
+    int want_opt;
+} dpzo__pld_compose_opts;
+
+/* Bytes the composition of these terms would allocate, and its FFT size. */
+dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                                   const dpzo__pld_compose_opts *o, size_t *fft_size,
+                                   size_t *bytes);
+/* Buffers reused across compositions (the composed arrays live in it). */
+typedef struct {
+    size_t cap, hcap, plan_n;
+    struct dpzo__fft_plan *plan;
+    double _Complex *work, *prod;
+    double *ra, *ea, *y;
+} dpzo__pld_ws;
+void dpzo__pld_ws_free(dpzo__pld_ws *w);
+size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points);
+dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                              const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
+                              dpzo__pld_composed *out);
+void dpzo__pld_composed_free(dpzo__pld_composed *c);
+
+/* Bounds from a composed distribution. side 0: pessimistic (upper bounds, error terms
+ * added), 1: optimistic (lower bounds, error terms subtracted), 2: the pessimistic
+ * distribution as computed (the estimate, no error terms), 3: the pessimistic
+ * distribution with error terms subtracted (a lower bound on its exact composition). */
+double dpzo__pld_delta_at(const dpzo__pld_composed *c, int side, double eps);
+/* Smallest eps with delta(eps) <= delta for side 0 and 2; largest eps with
+ * delta(eps) > delta for sides 1 and 3. *inside = 0 when the answer is not resolved by the
+ * window (it lies below it). */
+double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta, int *inside);
+
+#endif

@@ -1,0 +1,174 @@
+/* accountant/pld_source.c: tail probabilities of the privacy loss of one step.
+ *
+ * Every pair is built from P0 = noise and P1 = noise + 1 (sensitivity 1), whose
+ * log-likelihood ratio r(x) = log p1(x)/p0(x) is nondecreasing in the output x:
+ *   Gaussian(sigma): r = (2x - 1) / (2 sigma^2);
+ *   Laplace(b):      r = (|x| - |x - 1|) / b in [-1/b, 1/b] (atoms at both ends).
+ * Poisson sampling with rate q maps r to L = g(r) = log(1 - q + q e^r) (remove) or
+ * L = -g(r) (add), both monotone, so {L > l} is a half-line in x and its P- and
+ * Q-probabilities are mixtures of the noise's tails, evaluated in log space.
+ *
+ * Sampling without replacement (batch B of n, gamma = B/n, replace-one adjacency).
+ * For eps >= 0, Balle, Barthe and Gaboardi (NeurIPS 2018, advanced joint convexity,
+ * Thm 10) bound the sampled mechanism's hockey-stick divergence by
+ * gamma * H_{e^eps'}(P1 || P0) with 1 + (e^eps - 1)/gamma = e^eps', which is exactly the
+ * divergence of the pair A = ((1-gamma) P0 + gamma P1, P0) at e^eps. Replace-one
+ * adjacency is symmetric, so for eps < 0 the mechanism's divergence is at most
+ * 1 - e^eps (1 - delta(-eps)). The loss distribution omega with omega = omega_A on
+ * (0, inf), omega(-l) = e^-l omega_A(l) on (-inf, 0) and the remaining mass at 0
+ * (1 - P_A(L > 0) - Q_A(L > 0) >= 0: with t = 1/(2 sigma), Q_A(L > 0) = Phi(-t) and
+ * P_A(L <= 0) = (1-gamma) Phi(t) + gamma Phi(-t) >= Phi(-t)) is the loss distribution of a symmetric pair (e^-l integrates to 1), its divergence
+ * equals A's for eps >= 0 and the symmetric extension for eps < 0: it dominates the
+ * mechanism at every eps, so it may be composed. On l < 0 its tails are A's with P and
+ * Q exchanged: P(L <= l) = Q_A(L_A >= -l), Q(L <= l) = P_A(L_A >= -l). */
+#include <math.h>
+#include "pld_internal.h"
+
+double dpzo__log_phibar(double z)
+{
+    if (z < -5.0)
+        return log1p(-0.5 * erfc(-z * M_SQRT1_2));
+    if (z < 37.0)
+        return log(0.5 * erfc(z * M_SQRT1_2));
+    /* Mills ratio: Phibar(z) = phi(z)/z (1 - 1/z^2 + 3/z^4 - 15/z^6 + ...), the
+     * truncation error is below the next term (< 1e-10 relative at z >= 37) */
+    double z2 = z * z;
+    double s = 1.0 - 1.0 / z2 + 3.0 / (z2 * z2) - 15.0 / (z2 * z2 * z2);
+    return -0.5 * z2 - log(z) - 0.5 * log(2.0 * M_PI) + log(s);
+}
+
+/* log P(X > x), log P(X <= x) for X = noise + mu. */
+static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, double *lg,
+                        double *ll)
+{
+    if (x == -INFINITY) {
+        *lg = 0.0;
+        *ll = -INFINITY;
+        return;
+    }
+    if (x == INFINITY) {
+        *lg = -INFINITY;
+        *ll = 0.0;
+        return;
+    }
+    double t = (x - mu) / scale;
+    if (base == DPZO__PLD_GAUSSIAN) {
+        *lg = dpzo__log_phibar(t);
+        *ll = dpzo__log_phibar(-t);
+    } else if (t >= 0.0) {
+        *lg = -M_LN2 - t;
+        *ll = log1p(-0.5 * exp(-t));
+    } else {
+        *lg = log1p(-0.5 * exp(t));
+        *ll = -M_LN2 + t;
+    }
+}
+
+/* The threshold x with {r(X) > rs} = {X > x} (also {r(X) <= rs} = {X <= x} up to
+ * null sets for continuous noise). */
+static double threshold(const dpzo__pld_source *s, double rs)
+{
+    if (rs == -INFINITY)
+        return -INFINITY;
+    if (rs == INFINITY)
+        return INFINITY;
+    if (s->base == DPZO__PLD_GAUSSIAN)
+        return s->scale * s->scale * rs + 0.5;
+    double b = s->scale;
+    if (rs < -1.0 / b)
+        return -INFINITY;
+    if (rs >= 1.0 / b)
+        return INFINITY;
+    return 0.5 * (b * rs + 1.0);
+}
+
+/* The threshold x with {r(X) < rs} = {X < x}. */
+static double threshold_lt(const dpzo__pld_source *s, double rs)
+{
+    if (s->base == DPZO__PLD_GAUSSIAN || rs == -INFINITY || rs == INFINITY)
+        return threshold(s, rs);
+    double b = s->scale;
+    if (rs <= -1.0 / b)
+        return -INFINITY;
+    if (rs > 1.0 / b)
+        return INFINITY;
+    return 0.5 * (b * rs + 1.0);
+}
+
+/* g^{-1}(l) = log((e^l - 1 + q)/q); -inf at or below log(1 - q). */
+static double ginv(double q, double l)
+{
+    if (q == 1.0)
+        return l;
+    if (l <= log1p(-q))
+        return -INFINITY;
+    return log(expm1(l) + q) - log(q);
+}
+
+static double mix(double q, double a0, double a1)
+{
+    return q == 1.0 ? a1 : dpzo__log_add(log1p(-q) + a0, log(q) + a1);
+}
+
+static void remove_tails(const dpzo__pld_source *s, double q, double l, dpzo__pld_tails *t)
+{
+    double x = threshold(s, ginv(q, l));
+    double g0, l0, g1, l1;
+    noise_tails(s->base, s->scale, 0.0, x, &g0, &l0);
+    noise_tails(s->base, s->scale, 1.0, x, &g1, &l1);
+    t->pg = mix(q, g0, g1);
+    t->pl = mix(q, l0, l1);
+    t->qg = g0;
+    t->ql = l0;
+}
+
+void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
+{
+    if (s->pair == DPZO__PLD_REMOVE) {
+        remove_tails(s, s->q, l, t);
+    } else if (s->pair == DPZO__PLD_ADD) {
+        /* {L > l} = {g(r) < -l} = {X < x}: P = P0, Q = mixture */
+        double x = threshold_lt(s, ginv(s->q, -l));
+        double g0, l0, g1, l1;
+        noise_tails(s->base, s->scale, 0.0, x, &g0, &l0);
+        noise_tails(s->base, s->scale, 1.0, x, &g1, &l1);
+        t->pg = l0;
+        t->pl = g0;
+        t->qg = mix(s->q, l0, l1);
+        t->ql = mix(s->q, g0, g1);
+    } else if (l >= 0.0) {
+        remove_tails(s, s->q, l, t);
+    } else {
+        dpzo__pld_tails a;
+        remove_tails(s, s->q, -l, &a);
+        t->pl = a.qg;
+        t->pg = a.ql;
+        t->ql = a.pg;
+        t->qg = a.pl;
+    }
+}
+
+void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax)
+{
+    double q = s->q;
+    double g_lo = q == 1.0 ? -INFINITY : log1p(-q), g_hi = INFINITY;
+    if (s->base == DPZO__PLD_LAPLACE) {
+        double b = s->scale;
+        g_lo = q == 1.0 ? -1.0 / b : log1p(-q + q * exp(-1.0 / b));
+        g_hi = q == 1.0 ? 1.0 / b : log1p(q * expm1(1.0 / b));
+    }
+    switch (s->pair) {
+    case DPZO__PLD_REMOVE:
+        *lmin = g_lo;
+        *lmax = g_hi;
+        break;
+    case DPZO__PLD_ADD:
+        *lmin = -g_hi;
+        *lmax = -g_lo;
+        break;
+    default:
+        *lmin = -g_hi;
+        *lmax = g_hi;
+        break;
+    }
+}

@@ -1,0 +1,82 @@
+/* dpzo/pld.h: tight accountants. Privacy loss distributions (PLD) and the privacy
+ * random variable accountant (PRV, Gopi-Lee-Wutschitz 2021), on the same event
+ * algebra as the RDP accountant (dpzo/event.h).
+ *
+ * Every answer is an interval [lower, upper] that contains the true epsilon (or delta)
+ * of the event; `upper` is a proven upper bound and is what a guarantee may quote
+ * (`epsilon` / `delta` repeat it). `estimate` is the accountant's point value.
+ *
+ *  PLD: each step is discretised twice on the grid {i d}: a pessimistic distribution
+ *       that dominates the true pair (connect-the-dots) and an optimistic one that it
+ *       dominates (merged outcomes). Both are composed by FFT, exponentially tilted so
+ *       that small deltas (down to 1e-300) are resolved; FFT rounding, truncation and
+ *       aliasing are bounded and added to (or subtracted from) the answer. Poisson
+ *       sampling is accounted in both adjacency directions (add and remove) and the
+ *       larger epsilon reported.
+ *  PRV: the pessimistic distribution on a mesh chosen from the error target eps_error
+ *       (Gopi et al., Thm 5.5 style), lower end by their coupling argument: the
+ *       discretised loss differs from the true one by a bounded, nearly centred amount
+ *       per step, so by Hoeffding's inequality the sum is off by more than eps_error
+ *       with probability at most delta_error.
+ *
+ * When the accountant cannot resolve the answer (a window or tilt that does not cover
+ * it) or the interval is wider than an accuracy the caller asked for, the result falls
+ * back to the RDP accountant's certified upper bound and says so (fallback = 1). A
+ * request whose memory need exceeds memory_limit is refused with DPZO_ENOMEM and a
+ * message giving the size; dpzo_pld_plan reports the need beforehand. */
+#ifndef DPZO_PLD_H
+#define DPZO_PLD_H
+
+#include <stddef.h>
+#include "dpzo/convert.h"
+#include "dpzo/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { DPZO_PLD_CONNECT_DOTS = 0, DPZO_PLD_PRV = 1 } dpzo_pld_method;
+
+typedef struct {
+    dpzo_pld_method method;
+    double grid;          /* PLD: loss discretisation interval (default 1e-4) */
+    double eps_error;     /* PRV: epsilon error target (default 0.01). PLD: if > 0, fall
+                             back to RDP when upper - lower exceeds it (default 0: never) */
+    double delta_error;   /* PRV: delta error (default 1e-3 of delta; for delta queries
+                             1e-3 of the estimate) */
+    size_t memory_limit;  /* bytes (default 2 GiB) */
+    const dpzo_rdp_options *rdp; /* RDP options for the tilt and the fallback (NULL: default) */
+} dpzo_pld_options;
+
+void dpzo_pld_options_default(dpzo_pld_options *opts);
+
+typedef struct {
+    double epsilon;      /* = epsilon_upper */
+    double epsilon_lower, epsilon_estimate, epsilon_upper;
+    double delta;        /* = delta_upper */
+    double delta_lower, delta_estimate, delta_upper;
+    int fallback;        /* 1: the numbers above are RDP's (see reason) */
+    char reason[200];    /* why the tight accountant did not answer ("" when it did) */
+    double rdp_epsilon;  /* RDP's certified epsilon / delta when it was computed, else NaN */
+    double grid;         /* grid interval or mesh used */
+    double eps_error, delta_error; /* PRV error terms (0 for PLD) */
+    size_t fft_size;     /* largest FFT length used */
+    size_t memory_bytes; /* peak bytes allocated by one composition */
+    double tilt;         /* the exponential tilt lambda used */
+} dpzo_pld_result;
+
+/* epsilon for a target delta in (0, 1); opts may be NULL (PLD defaults). */
+dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                             const dpzo_pld_options *opts, dpzo_pld_result *out);
+/* delta for a target epsilon >= 0. */
+dpzo_status dpzo_pld_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,
+                           const dpzo_pld_options *opts, dpzo_pld_result *out);
+/* What an epsilon query (want_delta = 0) or delta query would allocate at most, and its
+ * FFT length, without composing anything. */
+dpzo_status dpzo_pld_plan(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
+                          const dpzo_pld_options *opts, size_t *bytes, size_t *fft_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
