@@ -22,6 +22,7 @@
  * which gives the lower ends; the upper ends are the pessimistic ones (domination). The
  * mesh h solves t + K h^2 / 8 = eps_error. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,7 @@ typedef struct {
     dpzo__pld_term *cterms[2];
     double K, d, tau, lambda;
     double delta_err, t_shift; /* PRV */
-    dpzo__pld_ws ws;
+    dpzo__pld_ws ws[2];
     int have_rdp;
     double rdp_fast;           /* fast RDP epsilon (or delta) */
 } query;
@@ -199,13 +200,12 @@ static void query_free(query *q)
     for (int dir = 0; dir < 2; dir++) {
         if (q->pmf[dir] != NULL)
             for (size_t i = 0; i < q->terms.n; i++)
-                if (dir == 0 || q->terms.t[i].two_sided)
-                    dpzo__pld_pmf_free(&q->pmf[dir][i]);
+                dpzo__pld_pmf_free(&q->pmf[dir][i]);
         free(q->pmf[dir]);
         free(q->cterms[dir]);
+        dpzo__pld_ws_free(&q->ws[dir]);
     }
     free(q->terms.t);
-    dpzo__pld_ws_free(&q->ws);
 }
 
 static dpzo__pld_source dir_source(const tterm *t, int dir)
@@ -223,38 +223,32 @@ static double prv_bias(double h)
     return h * -expm1(-s) / den - s;
 }
 
-static dpzo_status discretise_all(query *q)
+/* One direction's steps (symmetric steps are discretised in each direction: the two
+ * directions run in parallel and share nothing). */
+static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit)
 {
     size_t n = q->terms.n, used = 0;
-    for (int dir = 0; dir < q->n_dirs; dir++) {
-        q->pmf[dir] = calloc(n, sizeof *q->pmf[dir]);
-        q->cterms[dir] = calloc(n, sizeof *q->cterms[dir]);
-        if (q->pmf[dir] == NULL || q->cterms[dir] == NULL)
-            return dpzo__fail(q->ctx, DPZO_ENOMEM, "out of memory");
-        for (size_t i = 0; i < n; i++) {
-            const tterm *t = &q->terms.t[i];
-            if (dir == 1 && !t->two_sided) {
-                q->pmf[1][i] = q->pmf[0][i]; /* shared: freed once */
-            } else {
-                dpzo__pld_source s = dir_source(t, dir);
-                size_t room = (q->o.memory_limit - used) / (2 * sizeof(double));
-                dpzo_status st = dpzo__pld_discretize(q->ctx, &s, q->d, q->tau,
-                                                      q->o.method == DPZO_PLD_CONNECT_DOTS,
-                                                      room, &q->pmf[dir][i]);
-                if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(q->ctx), "grid points"))
-                    return dpzo__fail(q->ctx, DPZO_ENOMEM,
-                                      "discretising the steps needs more than the memory "
-                                      "limit of %.0f MiB at grid %g; use a coarser grid or "
-                                      "raise the limit",
-                                      (double)q->o.memory_limit / 1048576.0, q->d);
-                if (st)
-                    return st;
-                used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1)
-                        * sizeof(double);
-            }
-            q->cterms[dir][i].pmf = &q->pmf[dir][i];
-            q->cterms[dir][i].count = t->count;
-        }
+    q->pmf[dir] = calloc(n, sizeof *q->pmf[dir]);
+    q->cterms[dir] = calloc(n, sizeof *q->cterms[dir]);
+    if (q->pmf[dir] == NULL || q->cterms[dir] == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const tterm *t = &q->terms.t[i];
+        dpzo__pld_source s = dir_source(t, dir);
+        size_t room = (limit > used ? limit - used : 0) / (2 * sizeof(double));
+        dpzo_status st = dpzo__pld_discretize(ctx, &s, q->d, q->tau,
+                                              q->o.method == DPZO_PLD_CONNECT_DOTS, room,
+                                              &q->pmf[dir][i]);
+        if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(ctx), "grid points"))
+            return dpzo__fail(ctx, DPZO_ENOMEM,
+                              "discretising the steps needs more than the memory limit of "
+                              "%.0f MiB at grid %g; use a coarser grid or raise the limit",
+                              (double)q->o.memory_limit / 1048576.0, q->d);
+        if (st)
+            return st;
+        used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1) * sizeof(double);
+        q->cterms[dir][i].pmf = &q->pmf[dir][i];
+        q->cterms[dir][i].count = t->count;
     }
     return DPZO_OK;
 }
@@ -319,71 +313,177 @@ typedef struct {
     int below; /* the answer lies below the window */
 } bounds;
 
-/* One composition per direction at the current tilt; the interval. */
+/* One direction: compose at the current tilt and read the interval off. */
+static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t limit, bounds *bo,
+                                    size_t *fft, size_t *bytes)
+{
+    bounds b = {0.0, 0.0, 0.0, 1, 0};
+    dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, limit,
+                                 q->o.method == DPZO_PLD_CONNECT_DOTS};
+    dpzo__pld_composed c;
+    dpzo_status st = dpzo__pld_compose(ctx, q->cterms[dir], q->terms.n, q->d, &co, &q->ws[dir], &c);
+    if (st)
+        return st;
+    *fft = c.N;
+    *bytes = c.bytes;
+    int cdt = q->o.method == DPZO_PLD_CONNECT_DOTS;
+    double lo, est, hi;
+    double dslack = q->delta_err + 2.0 * q->K * q->tau;
+    if (q->want_delta) {
+        hi = dpzo__pld_delta_at(&c, 0, q->target);
+        est = dpzo__pld_delta_at(&c, 2, q->target);
+        /* coupling bound from the pessimistic composition (PRV; PLD takes the
+         * larger of it and the optimistic composition) */
+        lo = dpzo__pld_delta_at(&c, 3, q->target + q->t_shift) - dslack;
+        if (cdt) {
+            double lo2 = dpzo__pld_delta_at(&c, 1, q->target);
+            lo = lo2 > lo ? lo2 : lo;
+        }
+        lo = lo > 0.0 ? lo : 0.0;
+        double lbot = ((double)c.w0 + c.off) * c.d;
+        if (q->target < lbot) /* delta at an epsilon below the window: loose */
+            b.resolved = 0, b.below = 1;
+    } else {
+        int in_hi, in_est, in_lo = 1, in_lo2 = 0;
+        hi = dpzo__pld_epsilon_for(&c, 0, q->target, &in_hi);
+        est = dpzo__pld_epsilon_for(&c, 2, q->target, &in_est);
+        double dl = q->target + dslack;
+        lo = -INFINITY;
+        if (dl < 1.0) {
+            lo = dpzo__pld_epsilon_for(&c, 3, dl, &in_lo) - q->t_shift;
+            if (!in_lo)
+                lo = -INFINITY;
+        }
+        if (cdt) {
+            double lo2 = dpzo__pld_epsilon_for(&c, 1, q->target, &in_lo2);
+            if (in_lo2 && lo2 > lo)
+                lo = lo2;
+        }
+        if (!in_hi || !in_est) {
+            b.resolved = 0;
+            b.below = isfinite(hi) ? 1 : 0;
+        }
+        if (!(lo > -INFINITY)) {
+            /* the lower end lies below the window: only the trivial bound */
+            lo = 0.0;
+            if (b.resolved && hi > ((double)c.w0 + c.off) * c.d + 10.0 * c.d)
+                b.below = 1, b.resolved = 0;
+        }
+    }
+    b.lo = lo;
+    b.est = est;
+    b.hi = hi;
+    *bo = b;
+    dpzo__pld_composed_free(&c);
+    return DPZO_OK;
+}
+
+/* The directions run in parallel threads, each with its own context and buffers. */
+typedef struct {
+    query *q;
+    int dir, phase; /* phase 0: discretise, 1: compose */
+    dpzo_ctx *ctx;
+    size_t limit;
+    bounds b;
+    size_t fft, bytes;
+    dpzo_status st;
+} job;
+
+static void *job_run(void *arg)
+{
+    job *j = arg;
+    if (j->phase == 0)
+        j->st = discretise_dir(j->q, j->dir, j->ctx, j->limit);
+    else
+        j->st = direction_bounds(j->q, j->dir, j->ctx, j->limit, &j->b, &j->fft, &j->bytes);
+    return NULL;
+}
+
+/* Runs `phase` for every direction: in parallel when there are two and each fits half
+ * the memory limit, otherwise (or after a refusal in parallel) one after the other. */
+static dpzo_status run_phase(query *q, int phase, job jobs[2])
+{
+    for (int d = 0; d < 2; d++) {
+        memset(&jobs[d], 0, sizeof jobs[d]);
+        jobs[d].q = q;
+        jobs[d].dir = d;
+        jobs[d].phase = phase;
+        jobs[d].ctx = d == 0 ? q->ctx : NULL;
+    }
+    int parallel = q->n_dirs == 2;
+    if (parallel) {
+        jobs[1].ctx = dpzo_ctx_new();
+        if (jobs[1].ctx == NULL)
+            parallel = 0;
+    }
+    if (parallel) {
+        pthread_t th;
+        jobs[0].limit = jobs[1].limit = q->o.memory_limit / 2;
+        if (pthread_create(&th, NULL, job_run, &jobs[1]) != 0) {
+            job_run(&jobs[1]);
+            job_run(&jobs[0]);
+        } else {
+            job_run(&jobs[0]);
+            pthread_join(th, NULL);
+        }
+        dpzo_status st = jobs[0].st ? jobs[0].st : jobs[1].st;
+        if (st == DPZO_OK || st != DPZO_ENOMEM || phase == 0) {
+            if (jobs[0].st == DPZO_OK && jobs[1].st)
+                dpzo__fail(q->ctx, jobs[1].st, "%s", dpzo_ctx_errmsg(jobs[1].ctx));
+            dpzo_ctx_free(jobs[1].ctx);
+            if (st == DPZO_OK && phase == 1)
+                jobs[0].bytes += jobs[1].bytes; /* both were held at once */
+            if (!(st == DPZO_ENOMEM && phase == 0))
+                return st;
+        } else {
+            dpzo_ctx_free(jobs[1].ctx);
+        }
+        /* refused at half the limit: one direction at a time with the whole limit */
+        for (int d = 0; d < 2; d++) {
+            if (phase == 0 && q->pmf[d] != NULL) {
+                for (size_t i = 0; i < q->terms.n; i++)
+                    dpzo__pld_pmf_free(&q->pmf[d][i]);
+                free(q->pmf[d]);
+                free(q->cterms[d]);
+                q->pmf[d] = NULL;
+                q->cterms[d] = NULL;
+            }
+            jobs[d].ctx = q->ctx;
+        }
+    }
+    for (int d = 0; d < q->n_dirs; d++) {
+        jobs[d].ctx = q->ctx;
+        jobs[d].limit = q->o.memory_limit;
+        job_run(&jobs[d]);
+        if (jobs[d].st)
+            return jobs[d].st;
+        if (phase == 1)
+            dpzo__pld_ws_free(&q->ws[d]); /* one direction's buffers at a time */
+    }
+    return DPZO_OK;
+}
+
+/* Both directions at the current tilt; the interval is the max over directions. */
 static dpzo_status run_once(query *q, bounds *out, size_t *fft, size_t *bytes)
 {
+    job jobs[2];
+    dpzo_status st = run_phase(q, 1, jobs);
+    if (st)
+        return st;
     bounds b = {-INFINITY, -INFINITY, -INFINITY, 1, 0};
     if (q->want_delta)
         b.lo = b.est = b.hi = 0.0;
-    for (int dir = 0; dir < q->n_dirs; dir++) {
-        dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, q->o.memory_limit,
-                                     q->o.method == DPZO_PLD_CONNECT_DOTS};
-        dpzo__pld_composed c;
-        dpzo_status st = dpzo__pld_compose(q->ctx, q->cterms[dir], q->terms.n, q->d, &co, &q->ws, &c);
-        if (st)
-            return st;
-        if (c.N > *fft)
-            *fft = c.N;
-        if (c.bytes > *bytes)
-            *bytes = c.bytes;
-        int cdt = q->o.method == DPZO_PLD_CONNECT_DOTS;
-        double lo, est, hi;
-        double dslack = q->delta_err + 2.0 * q->K * q->tau;
-        if (q->want_delta) {
-            hi = dpzo__pld_delta_at(&c, 0, q->target);
-            est = dpzo__pld_delta_at(&c, 2, q->target);
-            /* coupling bound from the pessimistic composition (PRV; PLD takes the
-             * larger of it and the optimistic composition) */
-            lo = dpzo__pld_delta_at(&c, 3, q->target + q->t_shift) - dslack;
-            if (cdt) {
-                double lo2 = dpzo__pld_delta_at(&c, 1, q->target);
-                lo = lo2 > lo ? lo2 : lo;
-            }
-            lo = lo > 0.0 ? lo : 0.0;
-            double lbot = ((double)c.w0 + c.off) * c.d;
-            if (q->target < lbot) /* delta at an epsilon below the window: loose */
-                b.resolved = 0, b.below = 1;
-        } else {
-            int in_hi, in_est, in_lo = 1, in_lo2 = 0;
-            hi = dpzo__pld_epsilon_for(&c, 0, q->target, &in_hi);
-            est = dpzo__pld_epsilon_for(&c, 2, q->target, &in_est);
-            double dl = q->target + dslack;
-            lo = -INFINITY;
-            if (dl < 1.0) {
-                lo = dpzo__pld_epsilon_for(&c, 3, dl, &in_lo) - q->t_shift;
-                if (!in_lo)
-                    lo = -INFINITY;
-            }
-            if (cdt) {
-                double lo2 = dpzo__pld_epsilon_for(&c, 1, q->target, &in_lo2);
-                if (in_lo2 && lo2 > lo)
-                    lo = lo2;
-            }
-            if (!in_hi || !in_est) {
-                b.resolved = 0;
-                b.below = isfinite(hi) ? 1 : 0;
-            }
-            if (!(lo > -INFINITY)) {
-                /* the lower end lies below the window: only the trivial bound */
-                lo = 0.0;
-                if (b.resolved && hi > ((double)c.w0 + c.off) * c.d + 10.0 * c.d)
-                    b.below = 1, b.resolved = 0;
-            }
+    for (int d = 0; d < q->n_dirs; d++) {
+        const bounds *x = &jobs[d].b;
+        b.lo = x->lo > b.lo ? x->lo : b.lo;
+        b.est = x->est > b.est ? x->est : b.est;
+        b.hi = x->hi > b.hi ? x->hi : b.hi;
+        if (!x->resolved) {
+            b.resolved = 0;
+            b.below |= x->below;
         }
-        dpzo__pld_composed_free(&c);
-        b.lo = lo > b.lo ? lo : b.lo;
-        b.est = est > b.est ? est : b.est;
-        b.hi = hi > b.hi ? hi : b.hi;
+        *fft = jobs[d].fft > *fft ? jobs[d].fft : *fft;
+        *bytes = jobs[d].bytes > *bytes ? jobs[d].bytes : *bytes;
     }
     if (!q->want_delta) {
         b.lo = b.lo > 0.0 ? b.lo : 0.0;
@@ -520,9 +620,12 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
     out->eps_error = q.o.method == DPZO_PLD_PRV ? q.t_shift : 0.0;
     out->delta_error = q.o.method == DPZO_PLD_PRV ? q.delta_err + 2.0 * q.K * q.tau : 0.0;
 
-    if ((st = discretise_all(&q))) {
-        query_free(&q);
-        return st;
+    {
+        job jobs[2];
+        if ((st = run_phase(&q, 0, jobs))) {
+            query_free(&q);
+            return st;
+        }
     }
     if (!q.have_rdp)
         q.lambda = choose_tilt_from_pmfs(&q);
@@ -540,8 +643,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
             best = b > best ? b : best;
             fft = f > fft ? f : fft;
             for (size_t i = 0; i < q.terms.n; i++)
-                if (dir == 0 || q.terms.t[i].two_sided)
-                    pmf_bytes += q.pmf[dir][i].n * 2 * sizeof(double);
+                pmf_bytes += q.pmf[dir][i].n * 2 * sizeof(double);
         }
         *plan_bytes = best + pmf_bytes;
         *plan_fft = fft;

@@ -310,7 +310,7 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
 {
     if (k == 1) {
         *eb = e;
-        *rb = cabs(z) + e;
+        *rb = fabs(creal(z)) + fabs(cimag(z)) + e; /* >= |z| + e, without a hypot */
         return z;
     }
     double r2 = creal(z) * creal(z) + cimag(z) * cimag(z);
@@ -411,7 +411,7 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
                     size_t ix = (size_t)s * H + j;
                     double newe = ws->ra[ix] * eb + rb * ws->ea[ix] + ws->ea[ix] * eb;
                     ws->prod[ix] *= zk[s];
-                    ws->ea[ix] = newe + 4.0 * U * cabs(ws->prod[ix]);
+                    ws->ea[ix] = newe + 4.0 * U * (fabs(creal(ws->prod[ix])) + fabs(cimag(ws->prod[ix])));
                     ws->ra[ix] *= rb * (1.0 + 4.0 * U);
                 } else {
                     sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * eb;

@@ -53,8 +53,18 @@ static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, 
     }
     double t = (x - mu) / scale;
     if (base == DPZO__PLD_GAUSSIAN) {
-        *lg = dpzo__log_phibar(t);
-        *ll = dpzo__log_phibar(-t);
+        /* one erfc for both tails: the small one directly, the other as log1p of it */
+        double a = fabs(t), small, large;
+        if (a < 37.0) {
+            double e = 0.5 * erfc(a * M_SQRT1_2);
+            small = log(e);
+            large = log1p(-e);
+        } else {
+            small = dpzo__log_phibar(a);
+            large = -exp(small); /* log1p(-x) = -x to double precision for x < 1e-300 */
+        }
+        *lg = t >= 0.0 ? small : large;
+        *ll = t >= 0.0 ? large : small;
     } else if (t >= 0.0) {
         *lg = -M_LN2 - t;
         *ll = log1p(-0.5 * exp(-t));
