@@ -346,7 +346,8 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
     if (bytes > o->memory_limit) {
         status = dpzo__fail(ctx, DPZO_ENOMEM,
                             "the composition needs %.0f MiB (FFT size %zu), more than the memory "
-                            "limit of %.0f MiB; use a coarser grid or raise the limit",
+                            "limit of %.0f MiB; use a coarser grid (PRV: a larger eps_error) or "
+                            "raise the limit",
                             (double)bytes / 1048576.0, N, (double)o->memory_limit / 1048576.0);
         goto done;
     }

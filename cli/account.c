@@ -119,11 +119,11 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
     double est = want_delta ? r->delta_estimate : r->epsilon_estimate;
     double hi = want_delta ? r->delta_upper : r->epsilon_upper;
     if (r->fallback) {
-        printf("  %-16s %s   (RDP certified upper bound: the %s accountant could not\n"
-               "  %-16s answer: %s)\n",
-               what, FMT_UP(b1, hi, 10), ac->name, "", r->reason);
+        printf("  %-16s %s   (proven upper bound%s)\n", what, FMT_UP(b1, hi, 10),
+               hi == r->rdp_epsilon ? ", from the RDP accountant" : "");
         printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
                FMT_DOWN(b2, lo, 10));
+        printf("  %-16s %s; RDP gives %.10g\n", "fallback", r->reason, r->rdp_epsilon);
         return;
     }
     printf("  %-16s %s   (proven upper bound)\n", what, FMT_UP(b1, hi, 10));
