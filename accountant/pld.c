@@ -341,8 +341,10 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
         }
         lo = lo > 0.0 ? lo : 0.0;
         double lbot = ((double)c.w0 + c.off) * c.d;
-        if (q->target < lbot) /* delta at an epsilon below the window: loose */
+        if (q->target < lbot || isnan(hi) || isnan(est)) /* loose, or not representable */
             b.resolved = 0, b.below = 1;
+        if (isnan(hi) || isnan(est))
+            hi = est = 1.0, lo = 0.0;
     } else {
         int in_hi, in_est, in_lo = 1, in_lo2 = 0;
         hi = dpzo__pld_epsilon_for(&c, 0, q->target, &in_hi);

@@ -268,7 +268,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
                 slope = fabs(log(p[kp] / p[km])) / ((double)(kp - km) * d);
             else if (kp > km)
                 slope = 1.0 / d;
-            double sh = d * d * (1.0 / 6.0 + slope / 3.0);
+            double sh = d * d * (1.0 / 24.0 + slope / 12.0);
             if (sh > 0.25 * d)
                 sh = 0.25 * d;
             bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;

@@ -49,18 +49,21 @@ static double mass(const dpzo__pld_composed *c, int side, const frame *f, size_t
     return y * exp(-c->lambda * (l - f->lref));
 }
 
+/* a * exp(b) without 0 * inf */
+static double scaled(double a, double b) { return a > 0.0 ? exp(log(a) + b) : 0.0; }
+
 /* constant additions (in units), and the alias subtraction at eps for the lower side */
 static double extras(const dpzo__pld_composed *c, int side, const frame *f, double eps)
 {
     if (side == 1 || side == 3) {
         double at = eps > f->lbot ? eps : f->lbot;
-        return -c->outside[f->side_arr] * exp(-c->lambda * (at - f->lref));
+        return -scaled(c->outside[f->side_arr], -c->lambda * (at - f->lref));
     }
-    double x = c->inf_mass * exp(-f->scale_log);
+    double x = scaled(c->inf_mass, -f->scale_log);
     if (side == 0) {
-        x += c->above[0] * exp(-c->lambda * (f->ltop - f->lref)) * (1.0 + c->rel);
+        x += scaled(c->above[0] * (1.0 + c->rel), -c->lambda * (f->ltop - f->lref));
         if (eps < f->lbot) /* losses in (eps, l_bottom) are outside the window */
-            x += c->outside[0] * exp(-c->lambda * (eps - f->lref));
+            x += scaled(c->outside[0], -c->lambda * (eps - f->lref));
     }
     return x;
 }
@@ -69,15 +72,15 @@ double dpzo__pld_delta_at(const dpzo__pld_composed *c, int side, double eps)
 {
     frame f;
     if (!make_frame(c, side, &f))
-        return side == 1 || side == 3 ? 0.0 : 1.0;
+        return NAN; /* the tilt spans too much of the window: not resolved */
     double sum = 0.0;
     for (size_t j = 0; j < c->N; j++) {
         double l = ((double)(c->w0 + (long)j) + c->off) * c->d;
         if (l > eps)
             sum += -expm1(eps - l) * mass(c, side, &f, j);
     }
-    sum += extras(c, side, &f, eps);
-    double r = sum * exp(f.scale_log);
+    double r = scaled(sum, f.scale_log) + (side == 1 || side == 3 ? -1.0 : 1.0)
+               * scaled(fabs(extras(c, side, &f, eps)), f.scale_log);
     if (side == 1 || side == 3)
         return r > 0.0 ? r : 0.0;
     return r < 1.0 ? r : 1.0;

@@ -397,6 +397,51 @@ static void test_calibration(void **state)
     dpzo_event_free(e);
 }
 
+/* dp_accounting accountant_test.py (vector 8): smallest subsampled Gaussian noise and
+ * Laplace scale for a target; prv_accountant's tests (vector 18): q = 1 compositions that
+ * are exactly mu-GDP, homogeneous and heterogeneous. */
+static void test_published_calibrations_and_gdp(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_calibration c;
+    assert_ok(ctx, dpzo_calibrate_noise_pld(ctx, 1.0, 1e-5, 0.01, 1, 1e-7, NULL, &c));
+    assert_rel(c.value, 0.67379294682, 1e-5);
+    assert_ok(ctx, dpzo_calibrate_noise_pld(ctx, 1.0, 1e-5, 0.001, 25, 1e-7, NULL, &c));
+    assert_rel(6.0 * c.value, 3.20956502598, 1e-5); /* sensitivity 6 there */
+    /* Laplace: 13.6 meets (1, 1e-4) over 20 queries (+-0.1), 13.5 does not */
+    dpzo_pld_result r;
+    dpzo_event *e = dpzo_event_self_composed(ctx, dpzo_event_laplace(ctx, 13.6), 20);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-4, NULL, &r));
+    assert_true(r.epsilon_upper <= 1.0);
+    dpzo_event_free(e);
+    e = dpzo_event_self_composed(ctx, dpzo_event_laplace(ctx, 13.5), 20);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-4, NULL, &r));
+    assert_true(r.epsilon_lower > 1.0);
+    dpzo_event_free(e);
+    /* sigma = 100, 10000 steps: mu = 1; delta(eps) = Phi(-eps + 1/2) - e^eps Phi(-eps - 1/2) */
+    e = dpzo_event_self_composed(ctx, dpzo_event_gaussian(ctx, 100.0), 10000);
+    static const double eps[] = {0.1, 1.0, 10.0, 100.0};
+    for (size_t i = 0; i < 4; i++) {
+        double t = 0.5 * erfc((eps[i] - 0.5) * M_SQRT1_2)
+                   - exp(eps[i]) * 0.5 * erfc((eps[i] + 0.5) * M_SQRT1_2);
+        assert_ok(ctx, dpzo_pld_delta(ctx, e, eps[i], NULL, &r));
+        if (t > 0.0)
+            assert_brackets(r.delta_lower, r.delta_upper, t, 0.01 * t);
+        else
+            assert_true(r.delta_lower == 0.0 && r.delta_upper < 1e-200);
+    }
+    dpzo_event_free(e);
+    dpzo_event *p[2] = {dpzo_event_self_composed(ctx, dpzo_event_gaussian(ctx, 10.0), 50),
+                        dpzo_event_self_composed(ctx, dpzo_event_gaussian(ctx, 5.0), 50)};
+    e = dpzo_event_composed(ctx, p, 2);
+    double mu = sqrt(50.0 / 100.0 + 50.0 / 25.0);
+    double t = 0.5 * erfc((4.0 / mu - mu / 2.0) * M_SQRT1_2)
+               - exp(4.0) * 0.5 * erfc((4.0 / mu + mu / 2.0) * M_SQRT1_2);
+    assert_ok(ctx, dpzo_pld_delta(ctx, e, 4.0, NULL, &r));
+    assert_brackets(r.delta_lower, r.delta_upper, t, 1e-5 * t);
+    dpzo_event_free(e);
+}
+
 static void test_bad_input(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -435,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_fallback_to_rdp),
         cmocka_unit_test(test_prv),
         cmocka_unit_test(test_calibration),
+        cmocka_unit_test(test_published_calibrations_and_gdp),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
