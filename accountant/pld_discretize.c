@@ -268,7 +268,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
                 slope = fabs(log(p[kp] / p[km])) / ((double)(kp - km) * d);
             else if (kp > km)
                 slope = 1.0 / d;
-            double sh = d * d * (1.0 / 24.0 + slope / 12.0);
+            double sh = d * d * (1.0 / 12.0 + slope / 6.0);
             if (sh > 0.25 * d)
                 sh = 0.25 * d;
             bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
@@ -293,7 +293,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
             double pu, qu;
             if (merged_loss(&best, &t[k + 1], &pu, &qu) < lk)
                 pu = 0.0; /* rounding: give up the split */
-            for (int it = 0; it < 40 && pu > 0.0; it++) {
+            for (int it = 0; it < 16 && pu > 0.0; it++) {
                 double c = 0.5 * (clo + chi);
                 dpzo__pld_tails_at(s, c, &tc);
                 double p2, q2;

@@ -2,7 +2,8 @@
 # Accountant benchmark: dpzo vs dp_accounting and Opacus on the same workloads.
 # Installs the reference libraries with pip (benchmark only; never a build or test
 # dependency), runs both sides and prints the comparison tables.
-#   bash bench/run.sh [--full]     (--full also times the anchors at 1000 events, ~30 s)
+#   bash bench/run.sh [--full]     (--full also times the RDP anchors at 1000 events, ~30 s,
+#                                   and runs every PLD/PRV anchor case, ~9 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q dp-accounting >/dev/null 2>&1 || true
@@ -12,3 +13,16 @@ mkdir -p "$out"
 python3 bench/anchors.py "$@" > "$out/anchors.json"
 build/bin/dpzo-bench ${DPZO_BENCH_ARGS:-} > "$out/ours.json"
 python3 bench/report.py "$out/anchors.json" "$out/ours.json" | tee "$out/report.md"
+
+# Tight accountants (PLD / PRV) against dp_accounting's PLD and prv_accountant.
+# The anchors take about 9 minutes in full; without --full only the quick subset runs.
+python3 -m pip install -q prv-accountant >/dev/null 2>&1 || true
+if [[ " $* " == *" --full "* ]]; then
+    python3 bench/anchors_pld.py --out "$out/anchors_pld.json"
+    anchors_pld="$out/anchors_pld.json"
+else
+    python3 bench/anchors_pld.py --quick --out "$out/anchors_pld.quick.json"
+    anchors_pld="$out/anchors_pld.quick.json"
+fi
+build/bin/dpzo-bench-pld > "$out/ours_pld.json"
+python3 bench/report_pld.py "$anchors_pld" "$out/ours_pld.json" | tee "$out/report_pld.md"
