@@ -106,6 +106,54 @@ static void test_epsilon_json(void **state)
     assert_true(printed >= exact && printed - exact < 1e-8);
 }
 
+/* --accountant pld|prv: the interval keys, epsilon = the upper end, below RDP's value;
+ * the tight-only options are rejected without a tight accountant. */
+static void test_tight_accountants(void **state)
+{
+    (void)state;
+    const char *mnist = "--noise-multiplier 1.1 --sampling-rate 0.004266666666666667 "
+                        "--steps 14063 --delta 1e-5 --json";
+    char args[512];
+    snprintf(args, sizeof args, "epsilon %s --accountant pld", mnist);
+    cJSON *j = run_json(args);
+    assert_true(num(j, "epsilon") == num(j, "epsilon_upper"));
+    assert_true(num(j, "epsilon_lower") <= 2.3817788 && num(j, "epsilon_upper") >= 2.3817788);
+    assert_true(num(j, "epsilon_upper") < 2.3818 && num(j, "epsilon_lower") > 2.35);
+    assert_true(num(j, "grid") == 1e-4 && num(j, "memory_bytes") > 0);
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(j, "fallback");
+    assert_true(cJSON_IsBool(fb) && cJSON_IsFalse(fb));
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "epsilon %s --accountant prv --eps-error 0.02", mnist);
+    j = run_json(args);
+    assert_true(num(j, "epsilon_upper") - num(j, "epsilon_lower") <= 0.021);
+    assert_true(num(j, "eps_error") <= 0.02 + 1e-12 && num(j, "mesh") > 0);
+    cJSON_Delete(j);
+    j = run_json("delta --noise-multiplier 1 --sampling-rate 1 --steps 1 --epsilon 1 "
+                 "--accountant pld --json");
+    assert_true(num(j, "delta_lower") <= 0.12693673750664397);
+    assert_true(num(j, "delta_upper") >= 0.12693673750664397);
+    cJSON_Delete(j);
+    j = run_json("calibrate --epsilon 8 --delta 1e-5 --sampling-rate 0.04 --steps 2250 "
+                 "--accountant pld --tolerance 1e-4 --json");
+    assert_true(num(j, "epsilon") <= 8.0 && num(j, "epsilon_lower") <= num(j, "epsilon"));
+    assert_rel(num(j, "noise_multiplier"), 1.3458999950, 2e-4);
+    cJSON_Delete(j);
+    run_result *r = run("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 "
+                        "--delta 1e-6 --accountant prv --memory-limit 64");
+    assert_int_equal(r->status, 1);
+    assert_non_null(strstr(r->err, "memory limit of 64 MiB"));
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
+                 "--accountant xyz", "--accountant must be rdp, pld or prv");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
+                 "--grid 1e-3", "--grid needs --accountant pld or prv");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
+                 "--accountant pld --grid 0", "--grid must be in (0, 1]");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
+                 "--accountant prv --grid 1e-3", "--grid is for --accountant pld");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
+                 "--accountant pld --delta-error 1e-9", "--delta-error is for --accountant prv");
+}
+
 static void test_delta_rdp_calibrate(void **state)
 {
     (void)state;
@@ -263,7 +311,8 @@ static void test_help(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_epsilon_json), cmocka_unit_test(test_delta_rdp_calibrate),
+        cmocka_unit_test(test_epsilon_json), cmocka_unit_test(test_tight_accountants),
+        cmocka_unit_test(test_delta_rdp_calibrate),
         cmocka_unit_test(test_fixed_batches), cmocka_unit_test(test_schedule),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_help),
