@@ -44,6 +44,7 @@ import scipy
 
 import dp_accounting
 from dp_accounting import rdp as dp_rdp
+from benchjson import jnum, jsonable
 
 
 # --------------------------------------------------------------------------
@@ -97,34 +98,6 @@ def version_of(dist_name, module=None):
         return importlib.metadata.version(dist_name)
     except importlib.metadata.PackageNotFoundError:
         return getattr(module, "__version__", "unknown")
-
-
-def jnum(x):
-    """A JSON-safe number: finite floats/ints as is, others as strings."""
-    if x is None:
-        return None
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
-def jsonable(obj):
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, str) or obj is None:
-        return obj
-    if isinstance(obj, (int, float, np.integer, np.floating, np.bool_, bool)):
-        return jnum(obj)
-    return str(obj)
 
 
 def best_of(fn, setup=None, min_runs=3, max_runs=50, budget_s=1.0):
