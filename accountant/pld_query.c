@@ -16,54 +16,54 @@
 #include "pld_internal.h"
 
 typedef struct {
-    double lref, lbot, ltop;
-    double scale_log; /* log of the unit: logscale - lambda lref */
-    int side_arr;     /* which composed array */
+    double lbot, ltop;
+    int side_arr; /* which composed array */
 } frame;
 
 static int make_frame(const dpzo__pld_composed *c, int side, frame *f)
 {
-    int s = side == 1 ? 1 : 0;
-    f->side_arr = s;
+    f->side_arr = side == 1 ? 1 : 0;
     f->lbot = ((double)c->w0 + c->off) * c->d;
     f->ltop = ((double)(c->w0 + (long)c->N - 1) + c->off) * c->d;
-    /* masses above the reference underflow harmlessly (they are negligible there);
-     * below it they grow by at most e^{(lambda + 1)(lref - lbot)} */
-    f->lref = c->lmean > f->lbot ? (c->lmean < f->ltop ? c->lmean : f->ltop) : f->lbot;
-    f->scale_log = c->logscale[s] - c->lambda * f->lref;
-    return (c->lambda + 1.0) * (f->lref - f->lbot) < 600.0 && c->y[s] != NULL;
+    return c->y[f->side_arr] != NULL;
 }
 
-/* entry j's mass relative to the unit, with the side's error treatment */
-static double mass(const dpzo__pld_composed *c, int side, const frame *f, size_t j)
+static double loss_at(const dpzo__pld_composed *c, size_t j)
 {
-    double l = ((double)(c->w0 + (long)j) + c->off) * c->d, y;
+    return ((double)(c->w0 + (long)j) + c->off) * c->d;
+}
+
+/* entry j's tilted mass with the side's error treatment (0 if not positive) */
+static double side_y(const dpzo__pld_composed *c, int side, const frame *f, size_t j)
+{
+    double y;
     if (side == 0)
         y = (c->y[0][j] + c->err[0]) * (1.0 + c->rel);
     else if (side == 1 || side == 3)
         y = (c->y[f->side_arr][j] - c->err[f->side_arr]) * (1.0 - c->rel);
     else
         y = c->y[0][j];
-    if (!(y > 0.0))
-        return 0.0;
-    return y * exp(-c->lambda * (l - f->lref));
+    return y > 0.0 ? y : 0.0;
 }
 
 /* a * exp(b) without 0 * inf */
 static double scaled(double a, double b) { return a > 0.0 ? exp(log(a) + b) : 0.0; }
 
-/* constant additions (in units), and the alias subtraction at eps for the lower side */
-static double extras(const dpzo__pld_composed *c, int side, const frame *f, double eps)
+/* The constant additions at eps (mass at +inf, above the window, below it) or, for the
+ * lower sides, minus the alias term, in units of exp(unit_log). */
+static double extras(const dpzo__pld_composed *c, int side, const frame *f, double eps,
+                     double unit_log)
 {
+    double ls = c->logscale[f->side_arr] - unit_log;
     if (side == 1 || side == 3) {
         double at = eps > f->lbot ? eps : f->lbot;
-        return -scaled(c->outside[f->side_arr], -c->lambda * (at - f->lref));
+        return -scaled(c->outside[f->side_arr], ls - c->lambda * at);
     }
-    double x = scaled(c->inf_mass, -f->scale_log);
+    double x = scaled(c->inf_mass, -unit_log);
     if (side == 0) {
-        x += scaled(c->above[0] * (1.0 + c->rel), -c->lambda * (f->ltop - f->lref));
+        x += scaled(c->above[0] * (1.0 + c->rel), ls - c->lambda * f->ltop);
         if (eps < f->lbot) /* losses in (eps, l_bottom) are outside the window */
-            x += scaled(c->outside[0], -c->lambda * (eps - f->lref));
+            x += scaled(c->outside[0], ls - c->lambda * eps);
     }
     return x;
 }
@@ -72,15 +72,25 @@ double dpzo__pld_delta_at(const dpzo__pld_composed *c, int side, double eps)
 {
     frame f;
     if (!make_frame(c, side, &f))
-        return NAN; /* the tilt spans too much of the window: not resolved */
-    double sum = 0.0;
+        return NAN;
+    /* log-sum-exp of (1 - e^{eps - l}) y exp(logscale - lambda l) over l > eps */
+    const double ls = c->logscale[f.side_arr];
+    double mx = -INFINITY;
     for (size_t j = 0; j < c->N; j++) {
-        double l = ((double)(c->w0 + (long)j) + c->off) * c->d;
-        if (l > eps)
-            sum += -expm1(eps - l) * mass(c, side, &f, j);
+        double l = loss_at(c, j), y = side_y(c, side, &f, j);
+        if (l > eps && y > 0.0) {
+            double t = log(-expm1(eps - l)) + log(y) + ls - c->lambda * l;
+            mx = t > mx ? t : mx;
+        }
     }
-    double r = scaled(sum, f.scale_log) + (side == 1 || side == 3 ? -1.0 : 1.0)
-               * scaled(fabs(extras(c, side, &f, eps)), f.scale_log);
+    double sum = 0.0;
+    if (mx > -INFINITY)
+        for (size_t j = 0; j < c->N; j++) {
+            double l = loss_at(c, j), y = side_y(c, side, &f, j);
+            if (l > eps && y > 0.0)
+                sum += exp(log(-expm1(eps - l)) + log(y) + ls - c->lambda * l - mx);
+        }
+    double r = scaled(sum, mx) + extras(c, side, &f, eps, 0.0);
     if (side == 1 || side == 3)
         return r > 0.0 ? r : 0.0;
     return r < 1.0 ? r : 1.0;
@@ -93,46 +103,56 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
     if (!make_frame(c, side, &f))
         return side == 1 || side == 3 ? 0.0 : INFINITY;
     const int lower = side == 1 || side == 3;
-    double target = exp(log(delta) - f.scale_log);
-    double A = 0.0, B = 0.0; /* sums over l_j >= current of m_j and m_j e^{-(l_j - lref)} */
-    /* constant part of the extras (upper sides) and the alias coefficient (lower sides);
-     * the window bottom term of the upper side never applies here (eps >= l_bottom) */
-    double X0 = lower ? 0.0 : extras(c, side, &f, f.ltop);
-    if (!lower && X0 > target)
+    /* Scan from the top. A = sum of the masses at losses >= l, B = sum of mass * e^{-l},
+     * both in units of exp(unit) with unit = logscale - lambda ltop + shift; `shift` grows
+     * (and A, B shrink) whenever the weights approach overflow, so any tilt and window
+     * width are representable. */
+    const double base = c->logscale[f.side_arr] - c->lambda * f.ltop;
+    double shift = 0.0;
+    const double log_delta = log(delta);
+    if (!lower && extras(c, side, &f, f.ltop, log_delta) > 1.0)
         return INFINITY; /* the mass at +inf or above the window alone exceeds delta */
     const double *y = c->y[f.side_arr];
     const double err = c->err[f.side_arr];
     /* 1e-12 covers the drift of the recurrences below (256 steps of 2u each) */
     const double scale = side == 0 ? (1.0 + c->rel) * (1.0 + 1e-12)
                                    : lower ? (1.0 - c->rel) * (1.0 - 1e-12) : 1.0;
-    const double alias = lower ? c->outside[f.side_arr] * (1.0 + 1e-12) : 0.0;
     const double up = side == 0 ? err : lower ? -err : 0.0;
-    const double step_w = exp(c->lambda * c->d), step_b = exp((c->lambda + 1.0) * c->d);
-    const double step_e = exp(-c->d), emd = exp(c->lambda * c->d);
-    double w = 0.0, wb = 0.0, el = 0.0; /* e^{-lambda (l - lref)}, e^{-(lambda+1)(l - lref)}, e^{lo - lref} */
+    const double step_w = exp(c->lambda * c->d), step_e = exp(-c->d);
+    /* w = e^{-lambda (l - ltop) - shift}; B is kept relative to the current loss:
+     * B = sum_{j >= current} mass_j e^{-(l_j - l)}, so e^{eps - l} B is the e^eps term */
+    double A = 0.0, B = 0.0, w = 0.0, target = 0.0, X0 = 0.0;
     for (size_t jj = c->N; jj-- > 0;) {
-        double l = ((double)(c->w0 + (long)jj) + c->off) * c->d;
-        if ((c->N - 1 - jj) % 256 == 0) { /* resynchronise the recurrences */
-            w = exp(-c->lambda * (l - f.lref));
-            wb = exp(-(c->lambda + 1.0) * (l - f.lref));
-            el = exp(l - c->d - f.lref);
+        double l = loss_at(c, jj);
+        if ((c->N - 1 - jj) % 256 == 0) {
+            /* resynchronise the recurrence; rescale when the weights get large */
+            double lw = -c->lambda * (l - f.ltop) - shift;
+            if (lw > 600.0) {
+                double s = lw - 300.0;
+                shift += s;
+                A *= exp(-s);
+                B *= exp(-s);
+                lw -= s;
+            }
+            w = exp(lw);
+            target = exp(log_delta - base - shift);
+            X0 = lower ? 0.0 : extras(c, side, &f, f.ltop, base + shift);
         } else {
             w *= step_w;
-            wb *= step_b;
-            el *= step_e;
         }
         double yy = (y[jj] + up) * scale;
+        B *= step_e;
         if (yy > 0.0) {
             A += yy * w;
-            B += yy * wb;
+            B += yy * w;
         }
         double lo = l - c->d; /* eps in [lo, l): the losses above eps are those >= l */
-        /* lower sides: the alias term at max(lo, l_bottom), lo >= l_bottom except at j = 0 */
-        double X = lower ? -alias * w * emd : X0;
-        if (A + X - el * B > target) {
+        /* lower sides: the alias term at max(lo, l_bottom); lo >= l_bottom except at j = 0 */
+        double X = lower ? extras(c, side, &f, lo, base + shift) : X0;
+        if (A + X - step_e * B > target) {
             if (jj == 0)
                 break; /* the crossing may lie below the window */
-            double eps = B > 0.0 ? f.lref + log((A + X - target) / B) : l;
+            double eps = B > 0.0 ? l + log((A + X - target) / B) : l;
             if (eps > l)
                 eps = l;
             if (eps < lo)

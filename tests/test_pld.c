@@ -444,6 +444,31 @@ static void test_published_calibrations_and_gdp(void **state)
     dpzo_event_free(e);
 }
 
+/* Small sigma, epsilon above 709 (exp overflows there: a regression test for the scan's
+ * scaling). sigma = 0.1, q = 0.1, 100 steps, delta = 1e-5. Given m sampled steps the loss
+ * is N(m (50 + log q) + (100 - m) log(1 - q), 100 m) up to terms below e^-20, so
+ * delta(eps) = sum_m Binom(m) E (1 - e^{eps - S})_+ in closed form: eps = 1199.58673
+ * (mpmath, 40 digits). dp_accounting's PLD (grid 1e-3) reports 1200.576 here;
+ * prv_accountant raises "Discrete mean differs from continuous mean significantly". */
+static void test_small_sigma_large_epsilon(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_pld_options o = pld_opts(1e-3);
+    dpzo_event *e = sgm_event(ctx, 0.1, 0.1, 100);
+    dpzo_pld_result r;
+    dpzo_dp_result rr;
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+    assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, NULL, &rr));
+    assert_int_equal(r.fallback, 0);
+    assert_brackets(r.epsilon_lower - 0.005, r.epsilon_upper + 0.005, 1199.58673361, 0.02);
+    assert_true(r.epsilon_upper < rr.epsilon);
+    o = prv_opts(0.1);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+    assert_int_equal(r.fallback, 0);
+    assert_brackets(r.epsilon_lower, r.epsilon_upper + 0.005, 1199.58673361, 0.2);
+    dpzo_event_free(e);
+}
+
 static void test_bad_input(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -483,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_prv),
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_published_calibrations_and_gdp),
+        cmocka_unit_test(test_small_sigma_large_epsilon),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
