@@ -642,7 +642,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
                 query_free(&q);
                 return st;
             }
-            best = b > best ? b : best;
+            best += b; /* the directions may run at the same time */
             fft = f > fft ? f : fft;
             for (size_t i = 0; i < q.terms.n; i++)
                 pmf_bytes += q.pmf[dir][i].n * 2 * sizeof(double);
