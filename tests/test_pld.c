@@ -185,6 +185,35 @@ static void test_koskela_fft_value(void **state)
     dpzo_event_free(e);
 }
 
+/* TF Privacy compute_dp_sgd_privacy_test.py (PLD values, vectors 10 and 11 of the
+ * accounting notes): (sigma, q, steps, delta) -> epsilon. */
+static void test_tf_privacy_pld_vectors(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const struct {
+        double sigma, q;
+        uint64_t steps;
+        double delta, eps, rounding; /* rounding: half a unit of the last published digit */
+    } v[] = {
+        {0.7, 1.0, 2, 1e-5, 10.1224946, 5e-8},   {0.35, 1.0, 2, 1e-5, 24.7160779, 5e-8},
+        {0.7, 0.01, 120, 1e-5, 2.4612381, 5e-8}, {0.35, 0.01, 120, 1e-5, 18.6977407, 5e-8},
+        {1.0, 1.0, 5, 1e-6, 12.595, 5e-4},       {1.0, 0.0064, 782, 1e-6, 1.199, 5e-4},
+        {0.5, 1.0, 5, 1e-6, 30.579, 5e-4},
+    };
+    dpzo_pld_options o = pld_opts(1e-4);
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        dpzo_event *e = v[i].q < 1.0 ? sgm_event(ctx, v[i].q, v[i].sigma, v[i].steps)
+                                     : dpzo_event_self_composed(
+                                           ctx, dpzo_event_gaussian(ctx, v[i].sigma), v[i].steps);
+        dpzo_pld_result r;
+        assert_ok(ctx, dpzo_pld_epsilon(ctx, e, v[i].delta, &o, &r));
+        /* their grid differs from ours: agree to 1e-5 relative beyond their rounding */
+        assert_true(fabs(r.epsilon_estimate - v[i].eps) <= v[i].rounding + 1e-5 * v[i].eps);
+        assert_true(r.epsilon_lower <= v[i].eps + v[i].rounding);
+        dpzo_event_free(e);
+    }
+}
+
 /* TF Privacy's MNIST tutorial: 2.3817788079120428 by dp_accounting's PLD (d = 1e-4). */
 static void test_tf_mnist(void **state)
 {
@@ -498,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_opacus_prv_table),
         cmocka_unit_test(test_koskela_fft_value),
         cmocka_unit_test(test_tf_mnist),
+        cmocka_unit_test(test_tf_privacy_pld_vectors),
         cmocka_unit_test(test_rdp_dominates_and_small_delta),
         cmocka_unit_test(test_refinement_shrinks),
         cmocka_unit_test(test_heterogeneous),
