@@ -701,17 +701,18 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
             out->fallback = 1;
             double v = want_delta ? cr.delta : cr.epsilon;
             out->rdp_epsilon = v;
-            if (want_delta) {
-                if (!(out->delta_upper <= v) || !b.resolved)
-                    out->delta = out->delta_upper = out->delta_estimate = v;
-                if (!b.resolved)
-                    out->delta_lower = 0.0;
-            } else {
-                if (!(out->epsilon_upper <= v) || !b.resolved)
-                    out->epsilon = out->epsilon_upper = out->epsilon_estimate = v;
-                if (!b.resolved)
-                    out->epsilon_lower = 0.0;
-            }
+            /* both upper ends are proven (an unresolved scan still bounds from above):
+             * report the smaller; the lower end stays the tight accountant's */
+            double *up = want_delta ? &out->delta_upper : &out->epsilon_upper;
+            double *est = want_delta ? &out->delta_estimate : &out->epsilon_estimate;
+            if (!(*up <= v))
+                *up = v;
+            if (!b.resolved || *est > *up)
+                *est = *up;
+            if (want_delta)
+                out->delta = out->delta_upper;
+            else
+                out->epsilon = out->epsilon_upper;
         } else if (st == DPZO_EUNSUPPORTED) {
             /* no RDP analysis either: keep the (valid but loose) tight bounds */
             out->fallback = 0;

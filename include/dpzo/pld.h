@@ -20,8 +20,9 @@
  *       with probability at most delta_error.
  *
  * When the accountant cannot resolve the answer (a window or tilt that does not cover
- * it) or the interval is wider than an accuracy the caller asked for, the result falls
- * back to the RDP accountant's certified upper bound and says so (fallback = 1). A
+ * it) or the interval is wider than an accuracy the caller asked for, the RDP
+ * accountant's certified bound is computed too, the upper end becomes the smaller of the
+ * two proven bounds, and the result says so (fallback = 1, reason, rdp_epsilon). A
  * request whose memory need exceeds memory_limit is refused with DPZO_ENOMEM and a
  * message giving the size; dpzo_pld_plan reports the need beforehand. */
 #ifndef DPZO_PLD_H
@@ -55,7 +56,7 @@ typedef struct {
     double epsilon_lower, epsilon_estimate, epsilon_upper;
     double delta;        /* = delta_upper */
     double delta_lower, delta_estimate, delta_upper;
-    int fallback;        /* 1: the numbers above are RDP's (see reason) */
+    int fallback;        /* 1: RDP was consulted; the upper end is min(tight, RDP) */
     char reason[200];    /* why the tight accountant did not answer ("" when it did) */
     double rdp_epsilon;  /* RDP's certified epsilon / delta when it was computed, else NaN */
     double grid;         /* grid interval or mesh used */
