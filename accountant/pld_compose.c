@@ -200,11 +200,20 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
         whi = a > whi ? a : whi;
         wlo = b > wlo ? b : wlo;
     }
-    if (!(whi < 0x1p40) || !(wlo < 0x1p40))
-        return dpzo__fail(ctx, DPZO_EINVAL, "the composed privacy loss is too spread out for the grid");
-    double width = ceil(whi) + ceil(wlo) + 2.0;
-    L->N = pow2_at_least(width);
-    L->w0 = (long)floor(M - wlo) - 1;
+    /* the support of the composition bounds the window */
+    double imin = 0.0, imax = 0.0;
+    for (size_t t = 0; t < n; t++) {
+        imin += (double)terms[t].count * (double)terms[t].pmf->lo;
+        imax += (double)terms[t].count * (double)(terms[t].pmf->lo + (long)terms[t].pmf->n - 1);
+    }
+    L->imin = imin;
+    L->imax = imax;
+    double top = M + whi < imax ? M + whi : imax, bot = M - wlo > imin ? M - wlo : imin;
+    if (!(top - bot < 0x1p40))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "the composed privacy loss is too spread out for the grid");
+    L->N = pow2_at_least(ceil(top) - floor(bot) + 3.0);
+    L->w0 = (long)floor(bot) - 1;
     L->M = M;
     return DPZO_OK;
 }

@@ -65,31 +65,40 @@ Method notes
       region (-inf, x*), t = log((e^-eps - 1 + q)/q).  delta = P(region) -
       e^eps Q(region) with Laplace CDFs in closed form.  Checked by direct
       quadrature of (p - e^eps q)_+ with breakpoints 0, x*, 1.
-  (4) Composition.  For product pairs, delta_{P1xP2}(eps) =
-      E_{x~P1}[ delta_{P2}(eps - L1(x)) ] (condition on the first coordinate;
-      the inner expectation is exactly the one-step hockey-stick at the shifted
-      eps).  Hence delta_k(e) = E_{x~P}[ delta_{k-1}(e - L(x)) ], delta_1 the
-      closed form of (2).  Remove: delta_k(e) = 1 - e^e for e <= k log(1-q);
-      otherwise delta_{k-1}(e - L(x)) = 1 - e^{e - L(x)} exactly for
-      x >= x_b, L(x_b) = e - (k-1) log(1-q), so that part is the closed form
-      P(X >= x_b) - e^e Q(X >= x_b), and only (-inf, x_b) is integrated
-      numerically (the integrand there is analytic).  Add: delta_k(e) = 0 for
-      e >= -k log(1-q), and the integrand vanishes for x >= x_z,
-      L(x_z) = e + (k-1) log(1-q).  The integral over (-inf, B) is done with
-      composite n-point Gauss-Legendre on [A, B] (panels of width
-      h*min(s, s^2)), A = min(-K s, B - K s); the left remainder is bounded by
-      P(X < A) * sup_{x<A} delta_{k-1}(e - L(x)) (monotonicity of L and
-      delta) and is required to be < 1e-22 of the result.
-        Verification, T = 2: (A) GL n=20, h=1 at dps 50 (emitted value);
-        (B) GL n=26, h=0.7, panels shifted, dps 50; (C) a fully different
-        route: mpmath tanh-sinh (dps 30) of the 2-D integral of
-        (p(x)p(y) - e^eps q(x)q(y))_+, outer over x with breakpoints at the
-        structural points, inner over y numerically on {y : L(y) > eps - L(x)}
-        (no closed form used at all).
-        Verification, T = 3: (A) GL n=16, h=1, dps 30 (emitted); (B) GL n=22,
-        h=0.65, shifted panels, dps 30; plus for both T: the same code with
-        q = 1 reproduces the mu-GDP closed form (mu = sqrt(T)/s), and
-        delta_1 <= delta_2 <= delta_3 (post-processing).
+  (4) Composition (each direction composed with itself), T = 2, 3.
+      delta_T(e) = int over {L(x1)+...+L(xT) > e} of (prod p - e^e prod q).
+      Method A (emitted): order the coordinates by their minimum x1:
+        delta_T(e) = T int p(x1) I_{T-1}(x1, e - L(x1)) dx1, where
+        I_k(a, w) = restricted hockey-stick over [a, inf)^k, recursively the
+        same way, and I_1(a, w) is closed form (threshold x*(w) clipped at a).
+        With L(m) = w/k: remove (L increasing) - for x >= m the whole quadrant
+        is inside the region and that part integrates in closed form to
+        P(X>m)^k - e^w Q(X>m)^k; add (L decreasing) - it is empty.  The rest,
+        over [a, m], has an analytic integrand (this ordering keeps every
+        one-step threshold finite; ordering the other way produces end points
+        where the integrand is C-infinity but not analytic, e.g.
+        exp(-c log^2 dist), which ruins Gauss-Legendre convergence), done with
+        composite n-point Gauss-Legendre on panels of width h*min(s, s^2) over
+        [A, m], A = min(-K s, m - K s); the part below A is bounded by
+        k P(a<X<A) sup delta_{k-1} (monotonicity) and required < 1e-22 of the
+        result.  T = 2: n=20, h=1, dps 50; T = 3: n=18, h=1.5, dps 50.
+      Method A2: same formula, other rule/panels/offset/precision
+        (T=2: n=26, h=0.7, dps 40; T=3: n=14, h=1.7, dps 30).
+      Method B (different decomposition): condition on the first coordinate,
+        delta_T(e) = E_{x~P}[delta_{T-1}(e - L(x))], delta_{T-1} from method A
+        with its own GL configuration, outer integral by mpmath tanh-sinh
+        (normalised), which copes with the smooth non-analytic end point x_e
+        (remove: L(x_e) = e - (T-1) log(1-q), beyond which
+        delta_{T-1}(e - L) = 1 - e^{e-L} exactly -> closed form
+        P(X>=x_e) - e^e Q(X>=x_e); add: zero beyond x_e).  T=2 at dps 50,
+        T=3 at dps 30.
+      Method C (T = 2, remove, eps = 1): the literal 2-D integral of
+        (p(x)p(y) - e^eps q(x)q(y)) over the region, inner integrals numeric
+        (no hockey-stick closed form), dps 30.
+      Also: method A run with q = 1 reproduces the mu-GDP closed form
+      (mu = sqrt(T)/s), delta_1 <= delta_2 <= delta_3 (post-processing), and
+      dp_accounting's PLDAccountant value for Poisson(0.2) x Gaussian(0.5),
+      3 steps, eps = 1 (0.15594 +- 1e-3).
   (5) Sampling without replacement, replace-one adjacency (our construction).
       Per step, g = batch/n, pair A = ((1-g) N(0,s^2) + g N(1,s^2), N(0,s^2))
       (the Poisson remove pair with q = g), omega_A its PLD (law of L_A under
@@ -160,7 +169,8 @@ CFG = {
     ('B', 3): (14, 1.5, 0.29, 11, 30),
 }
 COMP_C_EPSS = [1.0]                  # brute-force T=2 check (slow)
-COMP_B3 = 'all'                      # T=3 rows also done by method B
+COMP_B3 = 'all'
+B_OUTER_PTS = (mpf('0.5'), 3)    # outer breakpoints x_e - j*s (method B)                      # T=3 rows also done by method B
 TOL_A2 = {2: mpf('1e-30'), 3: mpf('1e-15')}
 TOL_B = {2: mpf('1e-30'), 3: mpf('1e-15')}
 
@@ -329,7 +339,12 @@ class SGM:
         """x with Lr(x) = l; requires l > log(1-q)."""
         if self.full:
             return mpf(1) / 2 + self.s2 * l
-        return mpf(1) / 2 + self.s2 * mp.log1p(mp.expm1(l) / self.q)
+        u = mp.expm1(l) / self.q
+        if u <= -1:
+            # l <= log(1-q) up to rounding (callers guard the exact case):
+            # the threshold has moved to -inf
+            return mpf('-inf')
+        return mpf(1) / 2 + self.s2 * mp.log1p(u)
 
     def L(self, d, x):
         return self.Lr(x) if d == REMOVE else -self.Lr(x)
@@ -862,9 +877,7 @@ def asym_delta(s, q, d, T, eps, inner_cfg, scale=None):
     if xe == inf:
         pts = [-inf, -12 * sg, -4 * sg, 0, 1, 1 + 4 * sg, 1 + 12 * sg, inf]
     else:
-        pts = [xe - j * sg for j in (mpf('0.1'), mpf('0.5'), mpf('1.5'),
-                                     3, 6)]
-        pts += [p for p in (mpf(0), mpf(1)) if p < xe - sg / 20]
+        pts = [xe - j * sg for j in B_OUTER_PTS]
         lo = min(-12 * sg, xe - 12 * sg)
         pts = [-inf, lo] + sorted(p for p in set(pts) if p > lo) + [xe]
     body = rquad(f, pts, scale=scale)
@@ -1035,9 +1048,11 @@ def part4(res):
         v, _ = res[('A', T, s, 1.0, d, eps)]
         with mp.workdps(60):
             g = gdp_delta(eps, gdp_mu(s, T))
-        worstG = max(worstG, rel(v, g))
-    if worstG > mpf('1e-40'):
-        fail("composition code with q=1 vs mu-GDP: %s" % nstr(worstG, 3))
+        r = rel(v, g)
+        worstG = max(worstG, r)
+        if r > TOL_A2[T]:
+            fail("composition code with q=1 vs mu-GDP (T=%d): %s"
+                 % (T, nstr(r, 3)))
     nB3 = sum(1 for k in res if k[0] == 'B' and k[1] == 3)
     for T in COMP_TS:
         CHECKS.append(("composition T=%d, method A (GL n=%d, h=%g, dps %d) vs "
@@ -1051,8 +1066,9 @@ def part4(res):
     CHECKS.append(("composition T=3, method A vs B (conditioning on x1, "
                    "tanh-sinh, dps %d; %d rows), max rel diff"
                    % (CFG[('B', 3)][4], nB3), worstB[3]))
-    CHECKS.append(("composition T=2 remove, method A vs C (brute-force 2-D "
-                   "tanh-sinh, no closed form, dps 30; eps in %s), max rel diff"
+    CHECKS.append(("composition T=2 remove, method A vs C (literal 2-D "
+                   "integral of the positive part, inner integrals numeric, "
+                   "dps 30; eps in %s), max rel diff"
                    % (COMP_C_EPSS,), worstC))
     CHECKS.append(("composition code (method A) with q=1 (both directions, "
                    "%d cases with T=2,3) vs mu-GDP closed form, max rel diff"
@@ -1293,7 +1309,7 @@ def part5(res):
         r1, r2 = rel(v, vt), rel(v, vb)
         if bnd > TOL_TAIL:
             fail("WOR2 remainder bound %s" % nstr(bnd, 3))
-        if r1 > mpf('1e-30'):
+        if r1 > mpf('1e-25'):
             fail("WOR2 GL vs tanh-sinh %s" % nstr(r1, 3))
         if r2 > TOL_T2C:
             fail("WOR2 formula vs brute force %s" % nstr(r2, 3))
@@ -1353,7 +1369,8 @@ def emit(eps_rows, gdelta_rows, sgm_rows, lap_rows, comp_rows, wor1, wor2,
     w(" *     /usr/bin/python3 tests/ref/make_pld_reference.py")
     w(" * which rewrites tests/ref/pld_reference_values.h (see the script")
     w(" * docstring for every formula and verification method).")
-    w(" * mpmath %s, Python %s; mp.dps 50-100 (T=3 compositions: dps 30)."
+    w(" * mpmath %s, Python %s; emitted values at mp.dps 50-100 (some"
+      " cross-checks at dps 30-40)."
       % (mpmath.__version__, sys.version.split()[0]))
     w(" *")
     w(" * Conventions: Gaussian sensitivity 1, noise N(0,s^2); Laplace scale b,")
@@ -1450,20 +1467,21 @@ def emit(eps_rows, gdelta_rows, sgm_rows, lap_rows, comp_rows, wor1, wor2,
     w("")
     # 4
     w("/* 4. T-fold composition (T = 2, 3) of the Poisson-subsampled Gaussian step,")
-    w(" * both directions (each direction composed with itself).  Nested 1-D")
-    w(" * quadrature delta_k(e) = E_P[delta_{k-1}(e - L(x))] with the exact closed")
-    w(" * form for delta_1 and for the analytic tail (see the script).  T = 2 at dps 50,")
-    w(" * T = 3 at dps 30.  rel_err_est = relative difference between two independent")
-    w(" * quadrature configurations (node count, panel width and offset); the T = 2")
-    w(" * remove rows are additionally confirmed by a brute-force 2-D integration that")
-    w(" * uses no closed form (header top). */")
+    w(" * each direction composed with itself.  Value: method A of the script")
+    w(" * (coordinates ordered by their minimum; nested composite Gauss-Legendre with")
+    w(" * closed-form innermost integral and closed-form corner; dps 50).  rel_err_est")
+    w(" * = largest relative difference to the independent checks available for the")
+    w(" * row: A2 (other quadrature, dps 40/30), B (conditioning on the first")
+    w(" * coordinate, tanh-sinh, dps 50/30) and for T = 2 remove eps = 1 C (literal 2-D")
+    w(" * integral).  add rows are exactly 0 when eps >= -T log(1-q). */")
     w("typedef struct { double sigma, q; int steps; int dir; double eps, delta, log_delta, rel_err_est; } dpzo_pld_ref_sgm_comp;")
     w("static const dpzo_pld_ref_sgm_comp DPZO_PLD_REF_SGM_COMP[] DPZO_REF_UNUSED = {")
     for s, q, T, d, eps, v, est in comp_rows:
         w("    {%s, %s, %d, %s, %s, %s, %s, %s}, /* %s */" %
           (d17(s), d17(q), T, "DPZO_PLD_REF_REMOVE" if d == REMOVE else
-           "DPZO_PLD_REF_ADD", d17(eps), d17(v), d17(mp.log(v)),
-           "%.2g" % float(max(est, mpf('1e-300'))), nstr(v, 20)))
+           "DPZO_PLD_REF_ADD", d17(eps), d17(v),
+           dlog(mp.log(v) if v > 0 else None),
+           ("%.2g" % float(est)) if est > 0 else "0.0", nstr(v, 20)))
     w("};")
     w("#define DPZO_PLD_REF_SGM_COMP_N DPZO_PLD_REF_COUNT(DPZO_PLD_REF_SGM_COMP)")
     w("")
@@ -1489,7 +1507,7 @@ def emit(eps_rows, gdelta_rows, sgm_rows, lap_rows, comp_rows, wor1, wor2,
     for s, g, T, eps, v, est in wor2:
         w("    {%s, %s, %d, %s, %s, %s}, /* %s */" %
           (d17(s), d17(g), T, d17(eps), d17(v),
-           "%.2g" % float(max(est, mpf('1e-300'))), nstr(v, 20)))
+           ("%.2g" % float(est)) if est > 0 else "0.0", nstr(v, 20)))
     w("};")
     w("#define DPZO_PLD_REF_WOR_SYM2_N DPZO_PLD_REF_COUNT(DPZO_PLD_REF_WOR_SYM2)")
     w("")
