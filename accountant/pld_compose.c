@@ -461,7 +461,6 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
     out->lambda = o->lambda;
     out->w0 = L.w0;
     out->off = off;
-    out->lmean = (L.M + off) * d;
     out->N = N;
     out->err[0] = out->err[1] = err;
     out->rel = expm1(K * log1p(theta)) * (1.0 + 1e-6) + 8.0 * U;

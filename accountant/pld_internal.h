@@ -73,7 +73,6 @@ typedef struct {
     double d, lambda;
     long w0;
     double off;          /* composed grid offset: index k has loss (w0 + k + off) d */
-    double lmean;        /* the tilted composition's mean loss (reference for scaling) */
     size_t N;
     double *y[2];        /* [0] pessimistic, [1] optimistic (NULL if not composed) */
     double logscale[2];
