@@ -669,6 +669,27 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
         else
             break;
     }
+    if (!want_delta) {
+        /* no loss exceeds the sum of the steps' largest losses (when all are finite and no
+         * step has mass at +infinity): a second proven upper end */
+        double lmax_all = 0.0;
+        for (int dir = 0; dir < q.n_dirs; dir++) {
+            double s = 0.0;
+            for (size_t i = 0; i < q.terms.n; i++) {
+                dpzo__pld_source src = dir_source(&q.terms.t[i], dir);
+                double lmin, lmax;
+                dpzo__pld_support(&src, &lmin, &lmax);
+                s += (double)q.terms.t[i].count * lmax;
+            }
+            lmax_all = s > lmax_all ? s : lmax_all;
+        }
+        lmax_all = dpzo__up(lmax_all * (1.0 + 1e-12));
+        if (isfinite(lmax_all) && b.hi > lmax_all) {
+            b.hi = lmax_all;
+            if (b.est > b.hi)
+                b.est = b.hi;
+        }
+    }
     out->fft_size = fft;
     out->memory_bytes = bytes;
     out->tilt = q.lambda;

@@ -139,6 +139,14 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
             X0 = lower ? 0.0 : extras(c, side, &f, f.ltop, base + shift);
         } else {
             w *= step_w;
+            if (w > 1e250) { /* rescale between resynchronisations too */
+                shift += 300.0;
+                A *= exp(-300.0);
+                B *= exp(-300.0);
+                w *= exp(-300.0);
+                target = exp(log_delta - base - shift);
+                X0 = lower ? 0.0 : extras(c, side, &f, f.ltop, base + shift);
+            }
         }
         double yy = (y[jj] + up) * scale;
         B *= step_e;
@@ -146,6 +154,8 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
             A += yy * w;
             B += yy * w;
         }
+        if (!isfinite(A) || !isfinite(B))
+            return lower ? 0.0 : INFINITY; /* not representable: no claim beyond the trivial */
         double lo = l - c->d; /* eps in [lo, l): the losses above eps are those >= l */
         /* lower sides: the alias term at max(lo, l_bottom); lo >= l_bottom except at j = 0 */
         double X = lower ? extras(c, side, &f, lo, base + shift) : X0;
@@ -161,5 +171,7 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
             return eps;
         }
     }
-    return f.lbot; /* below the window: not resolved */
+    /* The scan completed without crossing: delta(eps) <= delta at every eps >= l_bottom, so
+     * l_bottom bounds epsilon from above (the answer may lie below the window) */
+    return f.lbot;
 }

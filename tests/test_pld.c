@@ -501,6 +501,40 @@ static void test_small_sigma_large_epsilon(void **state)
     dpzo_event_free(e);
 }
 
+/* Coarse grids with large tilts (review findings): the scan's weights overflowed between
+ * resynchronisations and an upper end of 0 was reported. Truths: mu-GDP and the one-step
+ * closed form (mpmath). */
+static void test_coarse_grid_large_tilt(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const struct {
+        double sigma, q, delta, grid, truth;
+        int prv;
+    } v[] = {
+        {2.0, 1.0, 1e-20, 0.3, 4.5954434760, 0},
+        {10.0, 1.0, 1e-20, 0.3, 0.8818, 0},
+        {5.147151190977432, 0.01110506561702041, 2.4465573024581405e-169, 0.0437, 1.19271, 0},
+        {4.0, 0.05, 1e-100, 0.0, 2.359915, 1},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        dpzo_event *e = v[i].q < 1.0 ? sgm_event(ctx, v[i].q, v[i].sigma, 1)
+                                     : dpzo_event_gaussian(ctx, v[i].sigma);
+        dpzo_pld_options o = v[i].prv ? prv_opts(1.0) : pld_opts(v[i].grid);
+        dpzo_pld_result r;
+        assert_ok(ctx, dpzo_pld_epsilon(ctx, e, v[i].delta, &o, &r));
+        if (!(r.epsilon_lower <= v[i].truth * (1 + 1e-4) && v[i].truth * (1 - 1e-4) <= r.epsilon_upper))
+            fail_msg("case %zu: [%.17g, %.17g] misses %.17g", i, r.epsilon_lower, r.epsilon_upper,
+                     v[i].truth);
+        dpzo_event_free(e);
+    }
+    /* no loss of Laplace(b) exceeds 1/b: the upper end is capped there */
+    dpzo_event *e = dpzo_event_laplace(ctx, 0.05);
+    dpzo_pld_result r;
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-100, NULL, &r));
+    assert_true(r.epsilon_upper <= 20.0 * (1 + 1e-9) && r.epsilon_lower <= r.epsilon_upper);
+    dpzo_event_free(e);
+}
+
 static void test_bad_input(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -542,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_calibration),
         cmocka_unit_test(test_published_calibrations_and_gdp),
         cmocka_unit_test(test_small_sigma_large_epsilon),
+        cmocka_unit_test(test_coarse_grid_large_tilt),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
