@@ -429,19 +429,18 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
             pthread_join(th, NULL);
         }
         dpzo_status st = jobs[0].st ? jobs[0].st : jobs[1].st;
-        if (st == DPZO_OK || st != DPZO_ENOMEM || phase == 0) {
-            if (jobs[0].st == DPZO_OK && jobs[1].st)
-                dpzo__fail(q->ctx, jobs[1].st, "%s", dpzo_ctx_errmsg(jobs[1].ctx));
-            dpzo_ctx_free(jobs[1].ctx);
+        if (jobs[0].st == DPZO_OK && jobs[1].st)
+            dpzo__fail(q->ctx, jobs[1].st, "%s", dpzo_ctx_errmsg(jobs[1].ctx));
+        dpzo_ctx_free(jobs[1].ctx);
+        if (st != DPZO_ENOMEM) {
             if (st == DPZO_OK && phase == 1)
                 jobs[0].bytes += jobs[1].bytes; /* both were held at once */
-            if (!(st == DPZO_ENOMEM && phase == 0))
-                return st;
-        } else {
-            dpzo_ctx_free(jobs[1].ctx);
+            return st;
         }
-        /* refused at half the limit: one direction at a time with the whole limit */
+        /* refused at half the limit: drop what was built, then one direction at a time
+         * with the whole limit */
         for (int d = 0; d < 2; d++) {
+            dpzo__pld_ws_free(&q->ws[d]);
             if (phase == 0 && q->pmf[d] != NULL) {
                 for (size_t i = 0; i < q->terms.n; i++)
                     dpzo__pld_pmf_free(&q->pmf[d][i]);
@@ -450,7 +449,6 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
                 q->pmf[d] = NULL;
                 q->cterms[d] = NULL;
             }
-            jobs[d].ctx = q->ctx;
         }
     }
     for (int d = 0; d < q->n_dirs; d++) {

@@ -126,7 +126,7 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
 
 /* Chernoff: the smallest w with P(S - M >= w) <= tau (sign 0) or P(S - M <= -w) <= tau. */
 static double chernoff_width(const dpzo__pld_term *terms, const term_stats *st, size_t n, int side,
-                             int sg, double M, double log_tau)
+                             int sg, double log_tau)
 {
     double best = INFINITY;
     for (int m = 0; m < N_THETA; m++) {
@@ -139,7 +139,6 @@ static double chernoff_width(const dpzo__pld_term *terms, const term_stats *st, 
         if (w < best)
             best = w;
     }
-    (void)M;
     return best;
 }
 
@@ -195,8 +194,8 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
     }
     double lt = log(o->tau_tilt), whi = 0.0, wlo = 0.0;
     for (int s = 0; s < nsides; s++) {
-        double a = chernoff_width(terms, L->st, n, s, 0, M, lt);
-        double b = chernoff_width(terms, L->st, n, s, 1, M, lt);
+        double a = chernoff_width(terms, L->st, n, s, 0, lt);
+        double b = chernoff_width(terms, L->st, n, s, 1, lt);
         whi = a > whi ? a : whi;
         wlo = b > wlo ? b : wlo;
     }

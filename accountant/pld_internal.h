@@ -34,8 +34,6 @@ typedef struct {
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t);
 /* The support of L under P: inf / sup (may be -inf / +inf). */
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
-/* log(Phi(-z)) = log P(N(0,1) > z), accurate for all z. */
-double dpzo__log_phibar(double z);
 
 /* One step discretised on the grid {(i + off) d}: masses for indices lo .. lo+n-1. The
  * offset puts the end of a bounded support where mass piles up (the bottom of a

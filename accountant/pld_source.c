@@ -24,7 +24,8 @@
 #include <math.h>
 #include "pld_internal.h"
 
-double dpzo__log_phibar(double z)
+/* log(Phi(-z)) = log P(N(0,1) > z), accurate for all z. */
+static double log_phibar(double z)
 {
     if (z < -5.0)
         return log1p(-0.5 * erfc(-z * M_SQRT1_2));
@@ -60,7 +61,7 @@ static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, 
             small = log(e);
             large = log1p(-e);
         } else {
-            small = dpzo__log_phibar(a);
+            small = log_phibar(a);
             large = -exp(small); /* log1p(-x) = -x to double precision for x < 1e-300 */
         }
         *lg = t >= 0.0 ? small : large;

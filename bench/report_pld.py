@@ -5,6 +5,7 @@ Usage: python3 bench/report_pld.py anchors_pld.json ours_pld.json > report_pld.m
 Ratios are anchor seconds / dpzo seconds measured in the same run of bench/run.sh.
 """
 import json
+import math
 import sys
 
 
@@ -29,6 +30,21 @@ def fnum(v, d=6):
     if v == float("inf"):
         return "inf"
     return f"{v:.{d}g}"
+
+
+def fdir(v, digits, up):
+    """v with `digits` significant digits rounded up (upper bounds) or down (lower bounds),
+    so a printed interval still contains what the proven one contains."""
+    if v is None or isinstance(v, str) or v != v or v in (float("inf"), float("-inf")):
+        return fnum(v)
+    if v == 0:
+        return "0"
+    e = math.floor(math.log10(abs(v))) - digits + 1
+    scaled = v / 10 ** e
+    r = math.ceil(scaled) if up else math.floor(scaled)
+    if e >= 0:
+        return f"{r * 10 ** e:.0f}"
+    return f"{r * 10 ** e:.{-e}f}"
 
 
 def fsec(s):
@@ -60,7 +76,8 @@ def ours_cell(r):
     else:
         lo, est, hi = r["delta_lower"], r["delta_estimate"], r["delta_upper"]
     fb = " fallback" if r.get("fallback") else ""
-    return f"[{fnum(lo, 7)}, {fnum(hi, 7)}] est {fnum(est, 7)} ({fsec(r['seconds'])}, {r['memory_mb']:.0f} MiB){fb}"
+    return (f"[{fdir(lo, 7, False)}, {fdir(hi, 7, True)}] est {fnum(est, 7)} "
+            f"({fsec(r['seconds'])}, {r['memory_mb']:.0f} MiB){fb}")
 
 
 def ratio(a, o):
@@ -88,7 +105,7 @@ def main():
           f"{v.get('prv_accountant', '?')}, numpy {v.get('numpy', '?')}, python "
           f"{v.get('python', '?')}; machine: {meta.get('machine', {}).get('cpus', '?')} cores. "
           "dpzo runs the two adjacency directions on two threads. Intervals are dpzo's "
-          "proven [lower, upper] bounds; `est` is the pessimistic discretisation's value "
+          "proven [lower, upper] bounds, printed rounded outward; `est` is the pessimistic discretisation's value "
           "(dp_accounting's number is of that kind). Cases: A self-composition of the "
           "Poisson-sampled Gaussian (q = 0.01, sigma = 1, delta = 1e-6); B n distinct steps "
           "(sigma in linspace(1, 2, n)); C small delta (k = 1000); D large epsilon "

@@ -62,7 +62,8 @@ typedef struct {
     double grid;         /* grid interval or mesh used */
     double eps_error, delta_error; /* PRV error terms (0 for PLD) */
     size_t fft_size;     /* largest FFT length used */
-    size_t memory_bytes; /* peak bytes allocated by one composition */
+    size_t memory_bytes; /* peak bytes held by the compositions (both directions when they
+                            ran in parallel) */
     double tilt;         /* the exponential tilt lambda used */
 } dpzo_pld_result;
 
