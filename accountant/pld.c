@@ -81,7 +81,8 @@ static dpzo_status mul_count(dpzo_ctx *ctx, uint64_t a, uint64_t b, uint64_t *r)
 static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist *l)
 {
     dpzo_status st;
-    tterm t = {{DPZO__PLD_GAUSSIAN, DPZO__PLD_REMOVE, 0.0, 1.0}, m, 0};
+    tterm t = {.src = {.base = DPZO__PLD_GAUSSIAN, .pair = DPZO__PLD_REMOVE, .scale = 0.0, .q = 1.0},
+               .count = m};
     double sigma;
     switch (e->kind) {
     case DPZO_EVENT_GAUSSIAN:
@@ -193,6 +194,8 @@ typedef struct {
     dpzo__pld_ws ws[2];
     int have_rdp;
     double rdp_fast;           /* fast RDP epsilon (or delta) */
+    int custom;                /* a custom noise: no coupling bound (its buckets are
+                                  widened by the slack, so displacements exceed d) */
 } query;
 
 static void query_free(query *q)
@@ -334,7 +337,7 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
         est = dpzo__pld_delta_at(&c, 2, q->target);
         /* coupling bound from the pessimistic composition (PRV; PLD takes the
          * larger of it and the optimistic composition) */
-        lo = dpzo__pld_delta_at(&c, 3, q->target + q->t_shift) - dslack;
+        lo = q->custom ? 0.0 : dpzo__pld_delta_at(&c, 3, q->target + q->t_shift) - dslack;
         if (cdt) {
             double lo2 = dpzo__pld_delta_at(&c, 1, q->target);
             lo = lo2 > lo ? lo2 : lo;
@@ -351,7 +354,7 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
         est = dpzo__pld_epsilon_for(&c, 2, q->target, &in_est);
         double dl = q->target + dslack;
         lo = -INFINITY;
-        if (dl < 1.0) {
+        if (dl < 1.0 && !q->custom) {
             lo = dpzo__pld_epsilon_for(&c, 3, dl, &in_lo) - q->t_shift;
             if (!in_lo)
                 lo = -INFINITY;
@@ -501,12 +504,14 @@ static void set_reason(dpzo_pld_result *r, const char *fmt, double a, double b)
     snprintf(r->reason, sizeof r->reason, fmt, a, b);
 }
 
-static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
-                             const dpzo_pld_options *opts, int plan_only, size_t *plan_bytes,
-                             size_t *plan_fft, dpzo_pld_result *out)
+/* One query, of an event or (event NULL) of the single custom term `custom`. */
+static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
+                             double target, int want_delta, const dpzo_pld_options *opts,
+                             int plan_only, size_t *plan_bytes, size_t *plan_fft,
+                             dpzo_pld_result *out)
 {
     dpzo_status st;
-    if (event == NULL)
+    if (event == NULL && custom == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "event is NULL");
     if (want_delta ? (st = dpzo__check_epsilon(ctx, target)) : (st = dpzo__check_delta(ctx, target)))
         return st;
@@ -546,7 +551,16 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
 
     memset(out, 0, sizeof *out);
     out->rdp_epsilon = NAN;
-    if ((st = flatten(ctx, event, 1, &q.terms)) || (st = merge(ctx, &q.terms))) {
+    if (custom != NULL) {
+        q.custom = 1;
+        if (q.o.method != DPZO_PLD_CONNECT_DOTS)
+            return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                              "a custom noise is accounted by the connect-the-dots PLD only");
+        if (custom->count > 0 && (st = push(ctx, &q.terms, *custom))) {
+            query_free(&q);
+            return st;
+        }
+    } else if ((st = flatten(ctx, event, 1, &q.terms)) || (st = merge(ctx, &q.terms))) {
         query_free(&q);
         return st;
     }
@@ -577,7 +591,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
     dpzo_rdp_options ro = q.rdp;
     ro.conversion = DPZO_CONVERSION_STANDARD;
     dpzo_dp_result rr;
-    st = dpzo__event_query(ctx, event, target, want_delta, &ro, 0, &rr);
+    st = event == NULL ? DPZO_EUNSUPPORTED
+                       : dpzo__event_query(ctx, event, target, want_delta, &ro, 0, &rr);
     if (st == DPZO_OK) {
         q.have_rdp = 1;
         q.lambda = isfinite(rr.order) ? rr.order - 1.0 : MAX_TILT;
@@ -715,7 +730,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, double targ
     }
     if (fall) {
         dpzo_dp_result cr;
-        st = dpzo__event_query(ctx, event, target, want_delta, &q.rdp, 1, &cr);
+        st = event == NULL ? DPZO_EUNSUPPORTED
+                           : dpzo__event_query(ctx, event, target, want_delta, &q.rdp, 1, &cr);
         if (st == DPZO_OK) {
             out->fallback = 1;
             double v = want_delta ? cr.delta : cr.epsilon;
@@ -749,13 +765,13 @@ dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delt
 {
     if (!(delta > 0.0 && delta < 1.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", delta);
-    return query_run(ctx, event, delta, 0, opts, 0, NULL, NULL, out);
+    return query_run(ctx, event, NULL, delta, 0, opts, 0, NULL, NULL, out);
 }
 
 dpzo_status dpzo_pld_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,
                            const dpzo_pld_options *opts, dpzo_pld_result *out)
 {
-    return query_run(ctx, event, epsilon, 1, opts, 0, NULL, NULL, out);
+    return query_run(ctx, event, NULL, epsilon, 1, opts, 0, NULL, NULL, out);
 }
 
 dpzo_status dpzo_pld_plan(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
@@ -764,5 +780,33 @@ dpzo_status dpzo_pld_plan(dpzo_ctx *ctx, const dpzo_event *event, double target,
     dpzo_pld_result r;
     if (!want_delta && !(target > 0.0 && target < 1.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", target);
-    return query_run(ctx, event, target, want_delta, opts, 1, bytes, fft_size, &r);
+    return query_run(ctx, event, NULL, target, want_delta, opts, 1, bytes, fft_size, &r);
+}
+
+dpzo_status dpzo_pld_noise_epsilon(dpzo_ctx *ctx, const dpzo_pld_noise *noise, double q, int wor,
+                                   uint64_t steps, double delta, const dpzo_pld_options *opts,
+                                   dpzo_pld_result *out)
+{
+    if (noise == NULL || noise->tails == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "custom noise is NULL or has no tails callback");
+    if (!(noise->r_min < 0.0 && noise->r_max > 0.0) || !(noise->loss_slack >= 0.0)
+        || !isfinite(noise->loss_slack))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "custom noise: need r_min < 0 < r_max and a finite loss_slack >= 0");
+    if (!(q > 0.0 && q <= 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "sampling rate must be in (0, 1], got %g", q);
+    if (steps > (UINT64_C(1) << 62))
+        return dpzo__fail(ctx, DPZO_EINVAL, "composition count above 2^62");
+    if (!(delta > 0.0 && delta < 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", delta);
+    tterm t;
+    memset(&t, 0, sizeof t);
+    t.src.base = DPZO__PLD_CUSTOM;
+    t.src.pair = wor ? DPZO__PLD_WOR : DPZO__PLD_REMOVE;
+    t.src.scale = 1.0;
+    t.src.q = q;
+    t.src.noise = noise;
+    t.count = steps;
+    t.two_sided = !wor && q < 1.0;
+    return query_run(ctx, NULL, &t, delta, 0, opts, 0, NULL, NULL, out);
 }

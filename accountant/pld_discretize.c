@@ -113,6 +113,8 @@ static int find_range(const dpzo__pld_source *s, double d, double tau, long *bot
     }
     if (*bot > *top)
         *bot = *top;
+    if (s->base == DPZO__PLD_CUSTOM && s->noise->loss_slack > 0.0)
+        (*top)++; /* the top bucket's widened upper end needs a grid point above it */
     return 0;
 }
 
@@ -125,7 +127,8 @@ size_t dpzo__pld_points(const dpzo__pld_source *s, double d, double tau)
 }
 
 /* P(a < L <= b) from the log tails at a and b (upper tails where they are small). */
-static double between(double ga, double la, double gb, double lb, double *relerr)
+static double between(double ga, double la, double gb, double lb, double extra,
+                      double *relerr)
 {
     double m;
     if (ga < -M_LN2) {
@@ -134,13 +137,20 @@ static double between(double ga, double la, double gb, double lb, double *relerr
         *relerr = gb == -INFINITY ? 8.0 * U
                                   : 8.0 * U * (fabs(ga) + fabs(gb) + 2.0) / fmax(fabs(diff), DBL_MIN)
                                         + 8.0 * U;
+        if (extra > 0.0 && gb != -INFINITY)
+            *relerr += 2.0 * extra / fmax(fabs(diff), DBL_MIN);
     } else {
         double diff = la - lb;
         m = la == -INFINITY ? exp(lb) : exp(lb) * -expm1(diff);
         *relerr = la == -INFINITY ? 8.0 * U
                                   : 8.0 * U * (fabs(la) + fabs(lb) + 2.0) / fmax(fabs(diff), DBL_MIN)
                                         + 8.0 * U;
+        if (extra > 0.0 && la != -INFINITY)
+            *relerr += 2.0 * extra / fmax(fabs(diff), DBL_MIN);
     }
+    /* the log of a computed tail is off by at most `extra`: a relative error of e^extra - 1 */
+    if (extra > 0.0)
+        *relerr += 2.0 * extra;
     return m > 0.0 ? m : 0.0;
 }
 
@@ -149,14 +159,15 @@ static double between(double ga, double la, double gb, double lb, double *relerr
 static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, double *pb,
                           double *qb)
 {
-    double ep, eq;
-    *pb = between(a->pg, a->pl, b->pg, b->pl, &ep);
-    *qb = between(a->qg, a->ql, b->qg, b->ql, &eq);
+    double ep, eq, ex = a->err + b->err;
+    *pb = between(a->pg, a->pl, b->pg, b->pl, ex, &ep);
+    *qb = between(a->qg, a->ql, b->qg, b->ql, ex, &eq);
     if (*pb == 0.0)
         return -INFINITY;
     if (*qb == 0.0)
         return INFINITY;
     double lp = log(*pb), lq = log(*qb);
+    /* merging is a post-processing whatever the cell holds: no slack is needed here */
     return lp - lq - 2.0 * (ep + eq) - 4.0 * U * (fabs(lp) + fabs(lq) + 1.0);
 }
 
@@ -237,28 +248,51 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     const double inv_norm = 1.0 / -expm1(-d);
     for (size_t k = 0; k < n; k++)
         dpzo__pld_tails_at(s, grid_loss(bot + (long)k, d, off), &t[k]);
-    p[0] = exp(t[0].pl);
+    /* slack (custom noises): the cell between l_k and l_k+1 holds losses in
+     * [l_k - sl, l_k+1 + sl]. Its connect-the-dots split is taken at those two ends; the
+     * lower part is raised to l_k (raising a loss only increases every hockey-stick
+     * divergence), the upper part split again between l_k+1 and l_k+2 (or +infinity). */
+    const double sl = t[0].slack;
+    const double w = d + 2.0 * sl, inv_w = sl > 0.0 ? 1.0 / -expm1(-w) : inv_norm;
+    const double up2 = sl > 0.0 ? -expm1(-sl) * inv_norm : 0.0;
+    double inf_extra = 0.0;
+    if (sl > 0.0 && n > 1)
+        p[1] += exp(t[0].pl); /* losses up to l_0 + sl: raised to l_1 */
+    else if (sl > 0.0)
+        inf_extra += exp(t[0].pl);
+    else
+        p[0] = exp(t[0].pl);
     for (size_t k = 0; k + 1 < n; k++) {
-        double ep, eq;
-        double pb = between(t[k].pg, t[k].pl, t[k + 1].pg, t[k + 1].pl, &ep);
-        double qb = between(t[k].qg, t[k].ql, t[k + 1].qg, t[k + 1].ql, &eq);
+        double ep, eq, ex = t[k].err + t[k + 1].err;
+        double pb = between(t[k].pg, t[k].pl, t[k + 1].pg, t[k + 1].pl, ex, &ep);
+        double qb = between(t[k].qg, t[k].ql, t[k + 1].qg, t[k + 1].ql, ex, &eq);
         if (pb == 0.0)
             continue;
         double hi;
         if (qb == 0.0) {
             hi = pb;
         } else {
-            double frac = log(pb) - log(qb) - grid_loss(bot + (long)k, d, off);
+            double frac = log(pb) - log(qb) - (grid_loss(bot + (long)k, d, off) - sl);
             frac += 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
-            frac = frac < 0.0 ? 0.0 : frac > d ? d : frac;
-            hi = pb * -expm1(-frac) * inv_norm;
+            frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
+            hi = pb * -expm1(-frac) * inv_w;
             if (hi > pb)
                 hi = pb;
         }
-        p[k + 1] += hi;
         p[k] += pb - hi;
+        if (sl > 0.0) {
+            /* hi sits at l_k+1 + sl: the share (1 - e^-sl)/(1 - e^-d) goes one point up */
+            double h2 = hi * up2 * (1.0 + 4.0 * U);
+            h2 = h2 > hi ? hi : h2;
+            if (k + 2 < n)
+                p[k + 2] += h2;
+            else
+                inf_extra += h2;
+            hi -= h2;
+        }
+        p[k + 1] += hi;
     }
-    out->pess_inf = exp(t[n - 1].pg);
+    out->pess_inf = exp(t[n - 1].pg) + inf_extra;
     if (want_opt) {
         /* boundaries b_k = l_k - d/2 + s_k, k = 0..n */
         for (size_t k = 0; k <= n; k++) {

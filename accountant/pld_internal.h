@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "dpzo/pld.h"
 #include "internal.h"
 
 /* One step's dominating pair (P, Q), described by its privacy loss L = log dP/dQ.
@@ -16,7 +17,7 @@
  *   WOR:    the symmetric pair whose loss distribution is REMOVE(q)'s on losses > 0,
  *           mirrored (omega(-l) = e^-l omega(l)) on losses < 0, plus an atom at 0
  *           (pld_source.c explains why it dominates sampling without replacement). */
-typedef enum { DPZO__PLD_GAUSSIAN, DPZO__PLD_LAPLACE } dpzo__pld_base;
+typedef enum { DPZO__PLD_GAUSSIAN, DPZO__PLD_LAPLACE, DPZO__PLD_CUSTOM } dpzo__pld_base;
 typedef enum { DPZO__PLD_REMOVE, DPZO__PLD_ADD, DPZO__PLD_WOR } dpzo__pld_pair;
 
 typedef struct {
@@ -24,11 +25,16 @@ typedef struct {
     dpzo__pld_pair pair;
     double scale; /* sigma or b, > 0 and finite */
     double q;     /* sampling rate in (0, 1] */
+    const dpzo_pld_noise *noise; /* CUSTOM: the noise's loss tails (scale unused) */
 } dpzo__pld_source;
 
-/* log P(L > l), log Q(L > l), log P(L <= l), log Q(L <= l). */
+/* log P(L > l), log Q(L > l), log P(L <= l), log Q(L <= l); err: a bound on the absolute
+ * error of each of these logs beyond the built-in rounding model (0 for built-in noises);
+ * slack: how far the true loss of an outcome counted in {L > l} may lie below l, or of
+ * one counted in {L <= l} above l (0 for built-in noises; see dpzo_pld_noise). */
 typedef struct {
     double pg, qg, pl, ql;
+    double err, slack;
 } dpzo__pld_tails;
 
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t);

@@ -8,6 +8,12 @@
  * L = -g(r) (add), both monotone, so {L > l} is a half-line in x and its P- and
  * Q-probabilities are mixtures of the noise's tails, evaluated in log space.
  *
+ * A custom noise (dpzo_pld_noise) reports the tails of r under P0 and P1 itself; the
+ * sampled pairs are built from them exactly as for the built-in noises. It also reports
+ * an error bound on its logs and a slack on its cell boundaries (pld_discretize.c widens
+ * the buckets by it). The WOR argument below uses only the symmetry of the noise
+ * (P1 reflected about 1/2 is P0, so r(1 - x) = -r(x)), which a custom noise must have.
+ *
  * Sampling without replacement (batch B of n, gamma = B/n, replace-one adjacency).
  * For eps >= 0, Balle, Barthe and Gaboardi (NeurIPS 2018, advanced joint convexity,
  * Thm 10) bound the sampled mechanism's hockey-stick divergence by
@@ -16,11 +22,14 @@
  * adjacency is symmetric, so for eps < 0 the mechanism's divergence is at most
  * 1 - e^eps (1 - delta(-eps)). The loss distribution omega with omega = omega_A on
  * (0, inf), omega(-l) = e^-l omega_A(l) on (-inf, 0) and the remaining mass at 0
- * (1 - P_A(L > 0) - Q_A(L > 0) >= 0: with t = 1/(2 sigma), Q_A(L > 0) = Phi(-t) and
- * P_A(L <= 0) = (1-gamma) Phi(t) + gamma Phi(-t) >= Phi(-t)) is the loss distribution of a symmetric pair (e^-l integrates to 1), its divergence
+ * (1 - P_A(L > 0) - Q_A(L > 0) >= 0: Q_A(L > 0) = P0(r > 0), and both P0(r <= 0) and
+ * P1(r <= 0) = P0(r >= 0) are at least P0(r > 0) for a symmetric noise, since
+ * P0(r > 0) <= P1(r > 0) = P0(r < 0); for the Gaussian, with t = 1/(2 sigma),
+ * Q_A(L > 0) = Phi(-t) and P_A(L <= 0) = (1-gamma) Phi(t) + gamma Phi(-t) >= Phi(-t)) is the loss distribution of a symmetric pair (e^-l integrates to 1), its divergence
  * equals A's for eps >= 0 and the symmetric extension for eps < 0: it dominates the
  * mechanism at every eps, so it may be composed. On l < 0 its tails are A's with P and
  * Q exchanged: P(L <= l) = Q_A(L_A >= -l), Q(L <= l) = P_A(L_A >= -l). */
+#include <float.h>
 #include <math.h>
 #include "pld_internal.h"
 
@@ -121,37 +130,58 @@ static double mix(double q, double a0, double a1)
     return q == 1.0 ? a1 : dpzo__log_add(log1p(-q) + a0, log(q) + a1);
 }
 
+/* g[j] = log P_j(r > rs), l[j] = log P_j(r <= rs) (lt = 0), or of r < rs and r >= rs
+ * (lt = 1); *err: the custom noise's error bound on these logs (0 for built-ins). */
+static void r_tails(const dpzo__pld_source *s, double rs, int lt, double g[2], double l[2],
+                    double *err)
+{
+    *err = 0.0;
+    if (s->base == DPZO__PLD_CUSTOM) {
+        if (rs == -INFINITY || rs == INFINITY) {
+            g[0] = g[1] = rs < 0.0 ? 0.0 : -INFINITY;
+            l[0] = l[1] = rs < 0.0 ? -INFINITY : 0.0;
+            return;
+        }
+        /* r has no atoms: {r < rs} and {r <= rs} have the same probabilities */
+        s->noise->tails(s->noise->data, rs, g, l, err);
+        return;
+    }
+    double x = lt ? threshold_lt(s, rs) : threshold(s, rs);
+    noise_tails(s->base, s->scale, 0.0, x, &g[0], &l[0]);
+    noise_tails(s->base, s->scale, 1.0, x, &g[1], &l[1]);
+}
+
 static void remove_tails(const dpzo__pld_source *s, double q, double l, dpzo__pld_tails *t)
 {
-    double x = threshold(s, ginv(q, l));
-    double g0, l0, g1, l1;
-    noise_tails(s->base, s->scale, 0.0, x, &g0, &l0);
-    noise_tails(s->base, s->scale, 1.0, x, &g1, &l1);
-    t->pg = mix(q, g0, g1);
-    t->pl = mix(q, l0, l1);
-    t->qg = g0;
-    t->ql = l0;
+    double g[2], ll[2];
+    r_tails(s, ginv(q, l), 0, g, ll, &t->err);
+    t->pg = mix(q, g[0], g[1]);
+    t->pl = mix(q, ll[0], ll[1]);
+    t->qg = g[0];
+    t->ql = ll[0];
 }
 
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
 {
+    /* L is a nondecreasing function of r with slope at most 1 (g' = q e^r / (1 - q + q e^r)
+     * <= 1), so a misassignment by at most loss_slack in r is one by at most that in L */
+    t->slack = s->base == DPZO__PLD_CUSTOM ? s->noise->loss_slack : 0.0;
     if (s->pair == DPZO__PLD_REMOVE) {
         remove_tails(s, s->q, l, t);
     } else if (s->pair == DPZO__PLD_ADD) {
         /* {L > l} = {g(r) < -l} = {X < x}: P = P0, Q = mixture */
-        double x = threshold_lt(s, ginv(s->q, -l));
-        double g0, l0, g1, l1;
-        noise_tails(s->base, s->scale, 0.0, x, &g0, &l0);
-        noise_tails(s->base, s->scale, 1.0, x, &g1, &l1);
-        t->pg = l0;
-        t->pl = g0;
-        t->qg = mix(s->q, l0, l1);
-        t->ql = mix(s->q, g0, g1);
+        double g[2], ll[2];
+        r_tails(s, ginv(s->q, -l), 1, g, ll, &t->err);
+        t->pg = ll[0];
+        t->pl = g[0];
+        t->qg = mix(s->q, ll[0], ll[1]);
+        t->ql = mix(s->q, g[0], g[1]);
     } else if (l >= 0.0) {
         remove_tails(s, s->q, l, t);
     } else {
         dpzo__pld_tails a;
         remove_tails(s, s->q, -l, &a);
+        t->err = a.err;
         t->pl = a.qg;
         t->pg = a.ql;
         t->ql = a.pg;
@@ -163,10 +193,17 @@ void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax)
 {
     double q = s->q;
     double g_lo = q == 1.0 ? -INFINITY : log1p(-q), g_hi = INFINITY;
-    if (s->base == DPZO__PLD_LAPLACE) {
-        double b = s->scale;
-        g_lo = q == 1.0 ? -1.0 / b : log1p(-q + q * exp(-1.0 / b));
-        g_hi = q == 1.0 ? 1.0 / b : log1p(q * expm1(1.0 / b));
+    if (s->base == DPZO__PLD_LAPLACE || s->base == DPZO__PLD_CUSTOM) {
+        double lo = -1.0 / s->scale, hi = 1.0 / s->scale;
+        if (s->base == DPZO__PLD_CUSTOM)
+            lo = s->noise->r_min, hi = s->noise->r_max;
+        /* rounded outward: the grid must cover the support */
+        g_lo = q == 1.0 ? lo : log1p(-q + q * exp(lo));
+        g_hi = q == 1.0 ? hi : log1p(q * expm1(hi));
+        if (s->base == DPZO__PLD_CUSTOM) {
+            g_lo = isfinite(g_lo) ? g_lo - 4.0 * DBL_EPSILON * (fabs(g_lo) + 1.0) : g_lo;
+            g_hi = isfinite(g_hi) ? g_hi + 4.0 * DBL_EPSILON * (fabs(g_hi) + 1.0) : g_hi;
+        }
     }
     switch (s->pair) {
     case DPZO__PLD_REMOVE:

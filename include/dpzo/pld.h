@@ -29,6 +29,7 @@
 #define DPZO_PLD_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "dpzo/convert.h"
 #include "dpzo/event.h"
 
@@ -66,6 +67,32 @@ typedef struct {
                             ran in parallel) */
     double tilt;         /* the exponential tilt lambda used */
 } dpzo_pld_result;
+
+/* A custom scalar noise for the PLD accountant (the LMO noise of noisesearch/ uses it):
+ * the pair P0 = noise, P1 = noise + shift, described through r = log dP1/dP0 (the privacy
+ * loss of the plain mechanism). r must have no atoms. `tails` reports, at a threshold s,
+ *   lg[j] = log P_j(r > s),  ll[j] = log P_j(r <= s)   (j = 0: P0, j = 1: P1)
+ * and *err, a bound on the absolute error of those four logs. Outcomes are assigned to
+ * {r > s} or {r <= s} by computed cell boundaries; loss_slack bounds how far an outcome's
+ * true r may lie on the wrong side of s (the accountant widens every loss bucket by it,
+ * which keeps the pessimistic distribution dominating). r_min, r_max enclose the
+ * essential range of r. The callback may run in two threads at once. */
+typedef struct dpzo_pld_noise {
+    void *data;
+    void (*tails)(void *data, double s, double lg[2], double ll[2], double *err);
+    double r_min, r_max;
+    double loss_slack;
+} dpzo_pld_noise;
+
+/* epsilon of `steps` releases of a custom noise, each on a batch drawn by Poisson
+ * sampling with rate q (q = 1: no sampling; add and remove adjacency are both accounted)
+ * or, with wor != 0, a fixed-size batch drawn without replacement at rate q (replace-one
+ * adjacency; the noise's shift must then be the replace-one sensitivity). Connect-the-dots
+ * only (opts->method must be DPZO_PLD_CONNECT_DOTS); there is no RDP fallback: the
+ * result's upper end is the tight accountant's pessimistic bound (fallback = 0). */
+dpzo_status dpzo_pld_noise_epsilon(dpzo_ctx *ctx, const dpzo_pld_noise *noise, double q, int wor,
+                                   uint64_t steps, double delta, const dpzo_pld_options *opts,
+                                   dpzo_pld_result *out);
 
 /* epsilon for a target delta in (0, 1); opts may be NULL (PLD defaults). */
 dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
