@@ -351,6 +351,7 @@ static const char *help_epsilon =
     "                        [--sampling-rate Q | --batch-size B --dataset-size N]\n"
     "                        [--bound mgf|exact|pure|best] [--sensitivity C]\n"
     "                        [--max-order L] [--clip scalar|l1]\n"
+    "                        [--accountant rdp|pld [--pld-grid G]]\n"
     "                        [--paper-step-epsilon E] [--json]\n"
     "\n"
     "Total epsilon at delta D of T steps (default 1), each releasing one scalar with LMO\n"
@@ -360,27 +361,43 @@ static const char *help_epsilon =
     "replace-one sensitivity, 2x the clipping bound of a clipped sum). Integer orders\n"
     "2..L (default 256). A proven upper bound. --bound picks the per-step curve; the\n"
     "amplified pure-DP curve and route are always taken as well. For comparison it prints\n"
-    "the paper's\n"
-    "numbers for the same noise: the released code's single-step epsilon and the\n"
+    "the paper's numbers for the same noise: the released code's single-step epsilon and the\n"
     "\"gaussian-equivalent total\" (neither is a guarantee; docs/lmo.md), computed from the\n"
     "code epsilon or from --paper-step-epsilon E (the nominal per-step epsilon the paper\n"
     "used, e.g. 0.3 for lmo_eps0.3).\n"
+    "--accountant pld also runs the PLD accountant on the noise's density (scalar queries;\n"
+    "loss grid G, default 1e-4; docs/lmo.md \"PLD\"): it prints its interval [lower, upper]\n"
+    "and epsilon becomes the smaller of the two proven upper bounds.\n"
     "JSON keys: epsilon, epsilon_estimate, order, route, eps0, delta, steps, sampling,\n"
     "sampling_rate, bound, clip, sensitivity, lmo, paper_step_epsilon,\n"
-    "paper_total_epsilon.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
+    "paper_total_epsilon, accountant; with pld also rdp_epsilon, pld_epsilon,\n"
+    "pld_epsilon_lower, pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
 
 static int lmo_epsilon(int argc, char **argv)
 {
     static const opt_spec specs[] = {LMO_PARAM_OPTS, SAMPLING_OPTS, {"delta", 1}, {"bound", 1},
                                      {"sensitivity", 1}, {"max-order", 1}, {"clip", 1},
-                                     {"paper-step-epsilon", 1}, {"json", 0}, {"help", 0},
-                                     {NULL, 0}};
+                                     {"paper-step-epsilon", 1}, {"accountant", 1},
+                                     {"pld-grid", 1}, {"json", 0}, {"help", 0}, {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
         return 2;
     if (args_has(&a, "help")) {
         fputs(help_epsilon, stdout);
         return 0;
+    }
+    const char *acct = args_get(&a, "accountant");
+    int use_pld = acct != NULL && strcmp(acct, "pld") == 0;
+    if (acct != NULL && !use_pld && strcmp(acct, "rdp") != 0)
+        return cli_usage_error("--accountant must be rdp or pld, got '%s'", acct);
+    double pld_grid = 1e-4;
+    if (args_has(&a, "pld-grid")) {
+        if (!use_pld)
+            return cli_usage_error("--pld-grid goes with --accountant pld");
+        if (parse_real("pld-grid", args_get(&a, "pld-grid"), &pld_grid))
+            return 2;
+        if (!(pld_grid > 0.0 && pld_grid <= 0.1))
+            return cli_usage_error("--pld-grid must be in (0, 0.1], got %g", pld_grid);
     }
     dpzo_lmo l;
     dpzo_lmo_account_options o = dpzo_lmo_account_options_default();
@@ -401,8 +418,21 @@ static int lmo_epsilon(int argc, char **argv)
     if (args_has(&a, "bound"))
         st = dpzo_lmo_bound_parse(ctx, args_get(&a, "bound"), &o.bound);
     dpzo_lmo_account_result r;
+    dpzo_pld_result pr;
+    double rdp_eps = NAN;
     if (st == DPZO_OK)
         st = dpzo_lmo_epsilon(ctx, &l, &o, &r);
+    if (st == DPZO_OK && use_pld) {
+        rdp_eps = r.epsilon;
+        st = dpzo_lmo_pld_epsilon(ctx, &l, &o, pld_grid, &pr);
+        if (st == DPZO_OK && pr.epsilon_upper < r.epsilon) {
+            r.epsilon = pr.epsilon_upper;
+            r.epsilon_estimate = pr.epsilon_estimate;
+            r.route = "pld";
+            r.order = 0.0;
+            r.order_at_edge = 0;
+        }
+    }
     if (st) {
         rc = report_failure(ctx, st);
         dpzo_ctx_free(ctx);
@@ -440,6 +470,13 @@ static int lmo_epsilon(int argc, char **argv)
         cJSON_AddStringToObject(j, "route", r.route);
         json_number(j, "eps0", r.eps0);
         json_number(j, "paper_step_epsilon", pe);
+        cJSON_AddStringToObject(j, "accountant", use_pld ? "pld" : "rdp");
+        if (use_pld) {
+            json_number(j, "rdp_epsilon", rdp_eps);
+            json_number(j, "pld_epsilon", pr.epsilon_upper);
+            json_number(j, "pld_epsilon_lower", pr.epsilon_lower);
+            json_number(j, "pld_grid", pld_grid);
+        }
         if (isnan(pt))
             cJSON_AddNullToObject(j, "paper_total_epsilon");
         else
@@ -457,6 +494,13 @@ static int lmo_epsilon(int argc, char **argv)
         if (r.order > 0)
             printf(", order %g", r.order);
         printf(")%s\n", r.order_at_edge ? "  [optimum at --max-order: raise it]" : "");
+        if (use_pld) {
+            char b3[32], b4[32];
+            printf("rdp          %s   proven upper bound (RDP accountant)\n",
+                   FMT_UP(b3, rdp_eps, 7));
+            printf("pld          %s   proven upper bound; lower bound %.7f (grid %g)\n",
+                   FMT_UP(b4, pr.epsilon_upper, 7), pr.epsilon_lower, pld_grid);
+        }
         printf("eps0         %s   per step, pure DP\n", FMT_UP(b2, r.eps0, 7));
         printf("paper        step %.9f @ order %g; \"total\" %.6f (gaussian-equivalent)\n"
                "             neither is a guarantee (docs/lmo.md)\n",
@@ -533,7 +577,7 @@ static int lmo_sample(int argc, char **argv)
 
 static const char *help_search =
     "usage: dpzo lmo search --epsilon E --delta D [--grid paper|paper-script|FILE]\n"
-    "                       [--accountant rdp|paper] [--objective usefulness|mean-abs|\n"
+    "                       [--accountant rdp|pld|paper] [--objective usefulness|mean-abs|\n"
     "                        variance|max-epsilon] [--usefulness-gamma G]\n"
     "                       [--steps T] [--sampling-rate Q | --batch-size B --dataset-size N]\n"
     "                       [--bound best|mgf|exact|pure] [--sensitivity C] [--max-order L]\n"
@@ -547,7 +591,11 @@ static const char *help_search =
     "      1; sampling as in `dpzo lmo epsilon`) must be <= E.\n"
     "  --accountant paper: the released code's single-step epsilon at D must be < E\n"
     "      (bug-compatible replica; NOT a guarantee; --steps and sampling are ignored).\n"
-    "  --accountant pld is not available for LMO noise yet.\n"
+    "  --accountant pld: as rdp, and a candidate is also feasible when the PLD accountant\n"
+    "      (built from the noise's density; scalar queries) proves it. Candidates RDP rules\n"
+    "      out are tried in objective order when their RDP lower bracket times the smallest\n"
+    "      PLD/RDP ratio seen is within the target; at most 1000 PLD evaluations (grid 1e-3,\n"
+    "      then 1e-4). Not with max-epsilon.\n"
     "Objectives (default usefulness): usefulness P(|X| <= G), G = 0.9; mean-abs E|X|;\n"
     "variance; max-epsilon (the released code's: the largest epsilon under the target).\n"
     "Grids: paper (183,708 points, contains the released profiles), paper-script (40,824),\n"
@@ -630,10 +678,12 @@ static int lmo_search_cmd(int argc, char **argv)
     else if (strcmp(acct, "paper") == 0)
         o.paper = 1;
     else if (strcmp(acct, "pld") == 0)
-        return cli_usage_error("--accountant pld is not implemented for LMO noise yet; use rdp "
-                               "(proven) or paper (the paper's replica)");
+        o.pld = 1;
     else
-        return cli_usage_error("--accountant must be rdp or paper, got '%s'", acct);
+        return cli_usage_error("--accountant must be rdp, pld or paper, got '%s'", acct);
+    if (o.pld && o.account.vector_l1)
+        return cli_usage_error("--accountant pld covers scalar queries only (--clip scalar); "
+                               "for --clip l1 use the rdp accountant");
     if (!o.paper && strcmp(clip, "l2-paper") == 0)
         return cli_usage_error("--clip l2-paper has no established guarantee: it is only "
                                "available with --accountant paper");
@@ -732,7 +782,7 @@ static int lmo_search_cmd(int argc, char **argv)
     p.sensitivity = o.account.sensitivity;
     snprintf(p.clip, sizeof p.clip, "%s", clip);
     p.queries_per_step = 1;
-    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : "rdp");
+    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : o.pld ? "pld" : "rdp");
     snprintf(p.bound, sizeof p.bound, "%s", dpzo_lmo_bound_name(o.account.bound));
     snprintf(p.sampling, sizeof p.sampling, "%s", o.paper ? "none" : sampling_name(o.account.sampling));
     p.sampling_rate = o.paper || o.account.sampling == DPZO_LMO_SAMPLING_NONE ? 1.0
@@ -779,9 +829,11 @@ static int lmo_search_cmd(int argc, char **argv)
     }
     if (st == DPZO_OK && !args_has(&a, "json")) {
         FILE *s = json ? stderr : stdout;
-        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified%s\n",
-                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact,
-                r.resumed ? " (resumed)" : "");
+        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified",
+                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact);
+        if (o.pld)
+            fprintf(s, ", %zu PLD evaluations", r.n_pld);
+        fprintf(s, "%s\n", r.resumed ? " (resumed)" : "");
         if (isatty(STDERR_FILENO)) /* timings vary: only on a terminal */
             fprintf(stderr, "search time %.2f s\n", r.seconds);
         fprintf(s, "chosen: grid index %zu (class of %zu equivalent points)\n", r.index,
@@ -797,7 +849,9 @@ static int lmo_search_cmd(int argc, char **argv)
                 "  epsilon %s (%s), usefulness(%g) %.9g, E|X| %.6g, Var X %.6g\n",
                 r.lmo.gamma_weight, r.lmo.gamma_shape, r.lmo.gamma_scale, r.lmo.exp_weight,
                 r.lmo.exp_rate, r.lmo.uniform_weight, r.lmo.uniform_low, r.lmo.uniform_high, eb,
-                o.paper ? "paper replica, NOT a guarantee" : "proven upper bound",
+                o.paper ? "paper replica, NOT a guarantee"
+                : r.by_pld ? "proven upper bound, PLD accountant"
+                           : "proven upper bound",
                 o.usefulness_gamma, r.usefulness, r.mean_abs, r.variance);
         if (out)
             fprintf(s, "profile written to %s\n", out);

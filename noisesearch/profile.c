@@ -24,9 +24,12 @@
 #define PROVEN "proven-upper"
 
 static const char *const ACCOUNTANTS_GAUSSIAN[] = {"rdp", "pld", "prv", NULL};
-static const char *const ACCOUNTANTS_LMO[] = {"rdp", "paper", NULL};
+static const char *const ACCOUNTANTS_LMO[] = {"rdp", "pld", "paper", NULL};
 static const char *const CLIPS_LMO[] = {"scalar", "l1", "l2-paper", NULL};
 static const char *const BOUNDS[] = {"best", "mgf", "exact", "pure", NULL};
+static const char *const LMO_KEYS[] = {"gamma_weight", "gamma_shape", "gamma_scale",
+                                       "exp_weight",   "exp_rate",    "uniform_weight",
+                                       "uniform_low",  "uniform_high", NULL};
 static const char *const SAMPLINGS[] = {"poisson", "wor", "none", NULL};
 static const char *const OBJECTIVES[] = {"usefulness", "mean-abs", "variance", "max-epsilon",
                                          NULL};
@@ -150,9 +153,7 @@ static int valid_timestamp(const char *s)
 
 static dpzo_status validate_lmo(dpzo_ctx *ctx, const dpzo_lmo *l)
 {
-    static const char *const names[8] = {"gamma_weight", "gamma_shape",    "gamma_scale",
-                                         "exp_weight",   "exp_rate",       "uniform_weight",
-                                         "uniform_low",  "uniform_high"};
+    const char *const *names = LMO_KEYS;
     const double v[8] = {l->gamma_weight, l->gamma_shape,    l->gamma_scale, l->exp_weight,
                          l->exp_rate,     l->uniform_weight, l->uniform_low, l->uniform_high};
     for (int i = 0; i < 8; i++)
@@ -477,6 +478,15 @@ static cJSON *add_obj(builder *b, cJSON *o, const char *key)
     return add_item(b, o, key, cJSON_CreateObject());
 }
 
+static void add_lmo(builder *b, cJSON *l, const dpzo_lmo *m)
+{
+    const double v[8] = {m->gamma_weight,   m->gamma_shape, m->gamma_scale,
+                         m->exp_weight,     m->exp_rate,    m->uniform_weight,
+                         m->uniform_low,    m->uniform_high};
+    for (int i = 0; i < 8; i++)
+        add_num(b, l, LMO_KEYS[i], v[i]);
+}
+
 /* The profile as a cJSON tree, without "sha256"; NULL when out of memory. Keys are in
  * reading order here; only the checksum sorts them. Empty strings are written as null
  * (validation has made sure that only nullable strings can be empty). */
@@ -492,21 +502,15 @@ static cJSON *build_tree(const dpzo_profile *p)
     int lmo = p->kind == DPZO_NOISE_LMO;
     add_str(&b, noise, "kind", lmo ? "lmo" : "gaussian");
     if (lmo) {
-        cJSON *l = add_obj(&b, noise, "lmo");
-        add_num(&b, l, "gamma_weight", p->lmo.gamma_weight);
-        add_num(&b, l, "gamma_shape", p->lmo.gamma_shape);
-        add_num(&b, l, "gamma_scale", p->lmo.gamma_scale);
-        add_num(&b, l, "exp_weight", p->lmo.exp_weight);
-        add_num(&b, l, "exp_rate", p->lmo.exp_rate);
-        add_num(&b, l, "uniform_weight", p->lmo.uniform_weight);
-        add_num(&b, l, "uniform_low", p->lmo.uniform_low);
-        add_num(&b, l, "uniform_high", p->lmo.uniform_high);
+        add_lmo(&b, add_obj(&b, noise, "lmo"), &p->lmo);
     } else {
         add_num(&b, add_obj(&b, noise, "gaussian"), "noise_multiplier", p->noise_multiplier);
     }
     add_num(&b, noise, "sensitivity", p->sensitivity);
     add_str(&b, noise, "clip", p->clip);
     add_num(&b, noise, "queries_per_step", p->queries_per_step);
+    if (lmo) /* the parameters again at the top level, where `dpzo lmo search` users look */
+        add_lmo(&b, add_obj(&b, root, "lmo"), &p->lmo);
     cJSON *a = add_obj(&b, root, "accounting");
     add_str(&b, a, "accountant", p->accountant);
     add_str(&b, a, "bound", p->bound);
@@ -793,15 +797,14 @@ static void read_noise(reader *r, const cJSON *root, dpzo_profile *p)
         if (check_keys(r, o, "noise.gaussian", gk))
             return;
         p->noise_multiplier = get_num(r, o, "noise.gaussian", "noise_multiplier", 0);
+        if (cJSON_GetObjectItemCaseSensitive(root, "lmo") != NULL)
+            rfail(r, DPZO_EPARSE, "a top-level lmo object belongs to lmo profiles only");
     } else {
-        static const char *const lk[] = {"gamma_weight", "gamma_shape",    "gamma_scale",
-                                         "exp_weight",   "exp_rate",       "uniform_weight",
-                                         "uniform_low",  "uniform_high",   NULL};
-        if (check_keys(r, o, "noise.lmo", lk))
+        if (check_keys(r, o, "noise.lmo", LMO_KEYS))
             return;
         double v[8];
         for (int i = 0; i < 8; i++)
-            v[i] = get_num(r, o, "noise.lmo", lk[i], 0);
+            v[i] = get_num(r, o, "noise.lmo", LMO_KEYS[i], 0);
         p->lmo = (dpzo_lmo){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
     }
     p->sensitivity = get_num(r, n, "noise", "sensitivity", 0);
@@ -947,8 +950,9 @@ dpzo_status dpzo_profile_from_json(dpzo_ctx *ctx, const char *json, dpzo_profile
         return dpzo__fail(ctx, DPZO_EPARSE, "profile: not valid JSON (error at line %ld)", line);
     }
     reader r = {ctx, DPZO_OK};
-    static const char *const keys[] = {"format",     "schema_version", "noise",  "accounting",
-                                       "objective",  "provenance",     "sha256", NULL};
+    static const char *const keys[] = {"format",     "schema_version", "noise", "lmo",
+                                       "accounting", "objective",      "provenance",
+                                       "sha256",     NULL};
     if (!cJSON_IsObject(root)) {
         rfail(&r, DPZO_EPARSE, "a noise profile is a JSON object, got %s", type_name(root));
     } else {
@@ -982,6 +986,17 @@ dpzo_status dpzo_profile_from_json(dpzo_ctx *ctx, const char *json, dpzo_profile
               stored);
     if (r.st == DPZO_OK)
         r.st = dpzo_profile_validate(ctx, out);
+    /* the optional top-level mirror of an lmo profile must say what noise.lmo says */
+    const cJSON *top = r.st == DPZO_OK ? cJSON_GetObjectItemCaseSensitive(root, "lmo") : NULL;
+    if (top != NULL && !check_keys(&r, top, "lmo", LMO_KEYS)) {
+        const double v[8] = {out->lmo.gamma_weight, out->lmo.gamma_shape, out->lmo.gamma_scale,
+                             out->lmo.exp_weight,   out->lmo.exp_rate,    out->lmo.uniform_weight,
+                             out->lmo.uniform_low,  out->lmo.uniform_high};
+        for (int i = 0; i < 8 && r.st == DPZO_OK; i++)
+            if (get_num(&r, top, "lmo", LMO_KEYS[i], 0) != v[i] && r.st == DPZO_OK)
+                rfail(&r, DPZO_EPARSE, "lmo.%s differs from noise.lmo.%s", LMO_KEYS[i],
+                      LMO_KEYS[i]);
+    }
     if (r.st == DPZO_OK) {
         char computed[65];
         r.st = tree_checksum(ctx, root, computed, NULL);
@@ -1201,6 +1216,17 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     dpzo_status st = dpzo_lmo_epsilon(ctx, &p->lmo, &o, &res);
     if (st != DPZO_OK)
         return st;
+    if (strcmp(p->accountant, "pld") == 0 && !within(res.epsilon, p->epsilon)) {
+        /* the search accepts a PLD bound from the coarse grid (1e-3) or the default one */
+        const double grids[2] = {1e-3, 1e-4};
+        for (int g = 0; g < 2 && !within(res.epsilon, p->epsilon); g++) {
+            dpzo_pld_result pr;
+            if ((st = dpzo_lmo_pld_epsilon(ctx, &p->lmo, &o, grids[g], &pr)) != DPZO_OK)
+                return st;
+            if (pr.epsilon_upper < res.epsilon)
+                res.epsilon = pr.epsilon_upper;
+        }
+    }
     out->epsilon_recomputed = res.epsilon;
     out->order = res.order > 1.0 ? res.order : NAN;
     int eps_ok = within(res.epsilon, p->epsilon);
@@ -1240,8 +1266,8 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
                  p->orders[bad], p->rdp[bad], bad_bound);
     else
         snprintf(out->detail, sizeof out->detail,
-                 "recomputed epsilon %.10g (LMO accountant, bound %s) <= stored %.10g%s",
-                 res.epsilon, p->bound, p->epsilon,
+                 "recomputed epsilon %.10g (LMO %s accountant, bound %s) <= stored %.10g%s",
+                 res.epsilon, p->accountant, p->bound, p->epsilon,
                  p->n_orders == 0     ? ""
                  : out->rdp_checked ? "; per-step RDP curve verified"
                  : vector           ? "; per-step RDP curve of l1 vectors not checked"

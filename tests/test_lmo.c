@@ -2,8 +2,9 @@
  * paper-mode replicas, grids and the search.
  *
  * Oracles: the LMO-DP spec's published/derived anchors (spec 2.1, 3.3, 5.8), 50-digit
- * mpmath values from tests/ref/make_lmo_account_reference.py, brute force over small
- * grids, and round trips (interrupt and resume). */
+ * mpmath values from tests/ref/make_lmo_account_reference.py and (one release, the PLD)
+ * tests/ref/make_lmo_pld_reference.py, the built-in Laplace PLD for an LMO that is
+ * almost Laplace, brute force over small grids, and round trips (interrupt and resume). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include "lmo_search.h"
 #include "ref/lmo_account_values.h"
 #include "ref/lmo_paper_values.h"
+#include "ref/lmo_pld_values.h"
+#include "dpzo/event.h"
 
 static dpzo_lmo mk(double wg, double k, double th, double we, double lam, double wu, double a,
                    double b)
@@ -611,6 +614,165 @@ static void test_search_sound_brute_force(void **state)
     dpzo_lmo_grid_free(g);
 }
 
+/* ---- the PLD of the LMO mechanism -------------------------------------------------- */
+
+static dpzo_lmo_account_options pld_opts(double c, double q, uint64_t steps, double delta)
+{
+    dpzo_lmo_account_options o = dpzo_lmo_account_options_default();
+    o.sensitivity = c;
+    o.delta = delta;
+    o.steps = steps;
+    if (q < 1.0) {
+        o.sampling = DPZO_LMO_SAMPLING_POISSON;
+        o.q = q;
+    }
+    return o;
+}
+
+/* One release: the interval contains the 40-digit hockey-stick solution and is narrow. */
+static void test_pld_against_mpmath(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t i = 0; i < LMO_PLD_REF_N; i++) {
+        const lmo_pld_ref *R = &LMO_PLD_REF[i];
+        dpzo_lmo l = mk(R->lmo[0], R->lmo[1], R->lmo[2], R->lmo[3], R->lmo[4], R->lmo[5],
+                        R->lmo[6], R->lmo[7]);
+        dpzo_lmo_account_options o = pld_opts(R->c, R->q, 1, R->delta);
+        dpzo_pld_result r;
+        assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r));
+        if (!(r.epsilon_lower <= R->epsilon && R->epsilon <= r.epsilon_upper &&
+              r.epsilon_upper - R->epsilon < 1e-5))
+            fail_msg("%s: [%.10g, %.10g] vs mpmath %.10g", R->name, r.epsilon_lower,
+                     r.epsilon_upper, R->epsilon);
+        assert_true(r.epsilon == r.epsilon_upper);
+    }
+}
+
+/* Y ~ U(1, 1 + 1e-7) is Laplace(1) up to 1e-7: T = 100 Poisson-sampled steps must agree with
+ * the accountant's own Laplace PLD (and with dp_accounting: 0.33047 pessimistic, 0.32977
+ * optimistic at grid 1e-5), within the discretisation. */
+static void test_pld_near_laplace(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = mk(0, 1, 1, 0, 1, 1, 1.0, 1.0000001);
+    dpzo_lmo_account_options o = pld_opts(1.0, 0.01, 100, 1e-5);
+    dpzo_pld_result r, lap;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 1e-4, &r));
+    dpzo_event *e = dpzo_event_self_composed(
+        ctx, dpzo_event_poisson_sampled(ctx, 0.01, dpzo_event_laplace(ctx, 1.0)), 100);
+    assert_non_null(e);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, NULL, &lap));
+    dpzo_event_free(e);
+    /* both upper bounds are above the true value, which is above both lower bounds */
+    assert_true(r.epsilon_upper >= lap.epsilon_lower);
+    assert_true(r.epsilon_lower <= lap.epsilon_upper);
+    assert_true(r.epsilon_upper - lap.epsilon_upper < 0.01);
+    assert_true(r.epsilon_upper > 0.3297); /* dp_accounting's optimistic value */
+    /* unsampled, T = 100: the loss is almost an atom at +-1 */
+    o = pld_opts(1.0, 1.0, 100, 1e-5);
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 1e-4, &r));
+    e = dpzo_event_self_composed(ctx, dpzo_event_laplace(ctx, 1.0), 100);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, NULL, &lap));
+    dpzo_event_free(e);
+    assert_true(r.epsilon_upper >= lap.epsilon_lower && r.epsilon_lower <= lap.epsilon_upper);
+    assert_true(r.epsilon_upper - lap.epsilon_upper < 0.01);
+}
+
+/* Properties: tighter than the RDP accountant on a mixture, monotone in T and in q, and
+ * without replacement at least as private as the one-step bound it generalises. */
+static void test_pld_properties(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = mk(1, 2, 0.5, 0.5, 2, 1, 1, 2);
+    dpzo_lmo_account_options o = pld_opts(1.0, 0.01, 1000, 1e-5);
+    dpzo_pld_result a, b, c;
+    dpzo_lmo_account_result rdp;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &a));
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+    assert_true(a.epsilon_lower <= a.epsilon_upper);
+    assert_true(a.epsilon_upper < 0.9 * rdp.epsilon); /* measured 3.962 vs 4.859 */
+    o.steps = 500;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &b));
+    assert_true(b.epsilon_upper < a.epsilon_lower);
+    o.steps = 1000;
+    o.q = 0.02;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &c));
+    assert_true(c.epsilon_lower > a.epsilon_upper);
+    /* fixed batches without replacement (replace-one sensitivity 2C), against the RDP
+     * accountant's WBK bound for the same run */
+    o = pld_opts(2.0, 1.0, 200, 1e-5);
+    o.sampling = DPZO_LMO_SAMPLING_WOR;
+    o.batch = 100;
+    o.n = 10000;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &a));
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+    assert_true(a.epsilon_lower <= a.epsilon_upper && a.epsilon_upper < rdp.epsilon);
+    /* a single step without sampling can spend no more than the pure-DP epsilon */
+    o = pld_opts(1.0, 1.0, 1, 1e-5);
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &a));
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+    assert_true(a.epsilon_upper <= rdp.eps0 + 1e-6);
+}
+
+static void test_pld_rejects(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = TASK1_03;
+    dpzo_pld_result r;
+    dpzo_lmo_account_options o = pld_opts(1.0, 1.0, 10, 1e-5);
+    o.vector_l1 = 1;
+    assert_int_equal(dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r), DPZO_EUNSUPPORTED);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "scalar"));
+    o = pld_opts(1.0, 1.0, 0, 1e-5);
+    assert_int_equal(dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
+    o = pld_opts(0.0, 1.0, 10, 1e-5);
+    assert_int_equal(dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
+    o = pld_opts(1.0, 1.0, 10, 1.5);
+    assert_int_equal(dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
+    l.gamma_shape = -1;
+    o = pld_opts(1.0, 1.0, 10, 1e-5);
+    assert_int_equal(dpzo_lmo_pld_epsilon(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
+}
+
+/* The pld search: its winner is proven feasible (re-checked here), at least as useful as
+ * the RDP search's, and strictly more useful on this run. */
+static void test_search_pld(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const char *json = "{\"gamma_weight\": [0.1, 0.3, 1], \"exp_weight\": [0.1, 0.4],"
+                       " \"uniform_weight\": [0.1, 0.4, 0.6], \"gamma\": [[0.5, 1], [1, 2]],"
+                       " \"exp_rate\": [5], \"uniform\": [[1, 2]]}";
+    dpzo_lmo_grid *g;
+    assert_ok(ctx, dpzo_lmo_grid_from_json(ctx, json, &g));
+    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
+    o.account.delta = 1e-10;
+    o.account.sampling = DPZO_LMO_SAMPLING_POISSON;
+    o.account.q = 0.030408314773570897;
+    o.account.steps = 192;
+    o.epsilon = 3.0;
+    dpzo_lmo_search_result rr, rp;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rr));
+    o.pld = 1;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rp));
+    assert_true(rp.n_pld > 0 && rp.by_pld);
+    assert_true(rp.epsilon <= 3.0);
+    assert_true(rp.usefulness > rr.usefulness);
+    dpzo_pld_result check;
+    double best = INFINITY;
+    for (int k = 0; k < 2; k++) {
+        assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &rp.lmo, &o.account, k ? 1e-4 : 1e-3, &check));
+        best = fmin(best, check.epsilon_upper);
+    }
+    assert_true(best == rp.epsilon);
+    /* max-epsilon and L1 vectors are refused */
+    o.objective = DPZO_LMO_OBJ_MAX_EPSILON;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EINVAL);
+    o.objective = DPZO_LMO_OBJ_USEFULNESS;
+    o.account.vector_l1 = 1;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EUNSUPPORTED);
+    dpzo_lmo_grid_free(g);
+}
+
 static volatile int stop_flag;
 static int calls;
 static void stop_after_first(void *user, const char *phase, double frac, double eta)
@@ -682,6 +844,11 @@ int main(void)
         cmocka_unit_test(test_search_paper_reproductions),
         cmocka_unit_test(test_search_sound_brute_force),
         cmocka_unit_test(test_search_interrupt_resume),
+        cmocka_unit_test(test_pld_against_mpmath),
+        cmocka_unit_test(test_pld_near_laplace),
+        cmocka_unit_test(test_pld_properties),
+        cmocka_unit_test(test_pld_rejects),
+        cmocka_unit_test(test_search_pld),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

@@ -17,6 +17,7 @@
 #define DPZO_LMO_H
 
 #include <stdint.h>
+#include "dpzo/pld.h"
 #include "dpzo/status.h"
 
 #ifdef __cplusplus
@@ -146,6 +147,16 @@ dpzo_status dpzo_lmo_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                              const dpzo_lmo_account_options *opts,
                              dpzo_lmo_account_result *out);
 
+/* Tight accounting of the same run by the PLD accountant (dpzo/pld.h), built from the
+ * density of X (noisesearch/lmo_pld.c, docs/lmo.md "PLD"). Scalar queries only
+ * (vector_l1 is refused); sensitivity, sampling, q / batch / n, steps and delta come from
+ * opts, bound and max_order are ignored. grid: the loss discretisation (0: 1e-4).
+ * out->epsilon is a proven upper bound under the error model of docs/lmo.md;
+ * out->epsilon_lower a lower bound on the true epsilon. */
+dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                 const dpzo_lmo_account_options *opts, double grid,
+                                 dpzo_pld_result *out);
+
 /* ---- The offline search ------------------------------------------------------- */
 
 /* A grid of LMO parameters: the Cartesian product of eight lists, enumerated as an
@@ -182,6 +193,11 @@ typedef struct {
                                            account.delta) against the target, with its
                                            pre-filter and strict "<" (bug-compatible) */
     dpzo_lmo_account_options account;   /* sound mode: the run being accounted */
+    int pld;                            /* sound mode, 1: a candidate is also feasible when
+                                           the PLD accountant (dpzo_lmo_pld_epsilon) proves
+                                           it; see docs/lmo.md "Search" for which candidates
+                                           are tried. Not with objective max-epsilon. */
+    unsigned pld_max;                   /* at most this many PLD evaluations (default 1000) */
     unsigned threads;                   /* 0: all cores */
     const char *checkpoint;             /* file to save progress to / resume from, or NULL */
     /* called now and then from the calling thread: phase name, fraction done, and the
@@ -207,6 +223,8 @@ typedef struct {
                                               the exact integral for bounds exact/best) */
     double seconds;
     int resumed;             /* progress was loaded from the checkpoint */
+    int by_pld;              /* epsilon is the PLD accountant's bound (it was smaller) */
+    size_t n_pld;            /* PLD evaluations made */
 } dpzo_lmo_search_result;
 
 /* DPZO_EINFEASIBLE when no grid point meets the target; DPZO_EINTERRUPTED when

@@ -52,6 +52,17 @@ FIXTURE = {
     },
     "format": "dpzo-noise-profile",
     "schema_version": 1,
+    # the top-level mirror of noise.lmo that LMO profiles carry (must be equal)
+    "lmo": {
+        "gamma_weight": 0.5,
+        "gamma_shape": 2.0,
+        "gamma_scale": 1.0 / 3.0,
+        "exp_weight": 0.3,
+        "exp_rate": 2.5,
+        "uniform_weight": 0.2,
+        "uniform_low": 5.0,
+        "uniform_high": 6.0,
+    },
     "noise": {
         "lmo": {
             "uniform_high": 6.0,

@@ -6,7 +6,7 @@
 /* A valid LMO profile as Python's json module prints it (keys out of order). */
 static const char PROFILE_REF_JSON[] =
     "{\n"
-    "  \"sha256\": \"7704f5e87b645d9467bdcd3f3befbfcea24bdfcaa2f8e8065f15496dcc76a49c\",\n"
+    "  \"sha256\": \"ad378f7daa787c3e9e70f022e227f9d239bb90f5b279b04d653a395a3acb6a59\",\n"
     "  \"provenance\": {\n"
     "    \"created\": \"2026-11-21T12:00:00Z\",\n"
     "    \"dpzo_version\": \"0.1.0\",\n"
@@ -24,6 +24,16 @@ static const char PROFILE_REF_JSON[] =
     "  },\n"
     "  \"format\": \"dpzo-noise-profile\",\n"
     "  \"schema_version\": 1,\n"
+    "  \"lmo\": {\n"
+    "    \"gamma_weight\": 0.5,\n"
+    "    \"gamma_shape\": 2.0,\n"
+    "    \"gamma_scale\": 0.3333333333333333,\n"
+    "    \"exp_weight\": 0.3,\n"
+    "    \"exp_rate\": 2.5,\n"
+    "    \"uniform_weight\": 0.2,\n"
+    "    \"uniform_low\": 5.0,\n"
+    "    \"uniform_high\": 6.0\n"
+    "  },\n"
     "  \"noise\": {\n"
     "    \"lmo\": {\n"
     "      \"uniform_high\": 6.0,\n"
@@ -75,9 +85,9 @@ static const char PROFILE_REF_JSON[] =
 
 /* Its canonical text (the checksummed bytes). */
 static const char PROFILE_REF_CANONICAL[] =
-    "{\"accounting\":{\"accountant\":\"rdp\",\"adjacency\":\"replace-one\",\"batch_size\":2048,\"bound\":\"best\",\"dataset_size\":67349,\"delta\":1e-10,\"eps0\":0.2347,\"epsilon\":0.7071067811865476,\"epsilon_bound\":\"proven-upper\",\"order\":17.5,\"rdp\":{\"orders\":[1.5,2,64,1000,1000000],\"per_step\":[1e-300,0.1,5e-324,\"inf\",1.2345678901234568e+17]},\"sampling\":\"wor\",\"sampling_rate\":0.030408766277153335,\"steps\":192},\"format\":\"dpzo-noise-profile\",\"noise\":{\"clip\":\"scalar\",\"kind\":\"lmo\",\"lmo\":{\"exp_rate\":2.5,\"exp_weight\":0.3,\"gamma_scale\":0.3333333333333333,\"gamma_shape\":2,\"gamma_weight\":0.5,\"uniform_high\":6,\"uniform_low\":5,\"uniform_weight\":0.2},\"queries_per_step\":1,\"sensitivity\":0.1},\"objective\":{\"grid\":\"paper\",\"grid_index\":123456,\"mean_abs\":1.2345678901234567,\"name\":\"usefulness\",\"usefulness\":0.951229424500714,\"usefulness_gamma\":0.9,\"value\":0.951229424500714,\"variance\":\"inf\"},\"provenance\":{\"command\":\"make_profile_reference.py \\\"quoted\\\" back\\\\slash\\ttab \\u0001 \303\251t\303\251 \316\265\",\"created\":\"2026-11-21T12:00:00Z\",\"dpzo_version\":\"0.1.0\"},\"schema_version\":1}";
+    "{\"accounting\":{\"accountant\":\"rdp\",\"adjacency\":\"replace-one\",\"batch_size\":2048,\"bound\":\"best\",\"dataset_size\":67349,\"delta\":1e-10,\"eps0\":0.2347,\"epsilon\":0.7071067811865476,\"epsilon_bound\":\"proven-upper\",\"order\":17.5,\"rdp\":{\"orders\":[1.5,2,64,1000,1000000],\"per_step\":[1e-300,0.1,5e-324,\"inf\",1.2345678901234568e+17]},\"sampling\":\"wor\",\"sampling_rate\":0.030408766277153335,\"steps\":192},\"format\":\"dpzo-noise-profile\",\"lmo\":{\"exp_rate\":2.5,\"exp_weight\":0.3,\"gamma_scale\":0.3333333333333333,\"gamma_shape\":2,\"gamma_weight\":0.5,\"uniform_high\":6,\"uniform_low\":5,\"uniform_weight\":0.2},\"noise\":{\"clip\":\"scalar\",\"kind\":\"lmo\",\"lmo\":{\"exp_rate\":2.5,\"exp_weight\":0.3,\"gamma_scale\":0.3333333333333333,\"gamma_shape\":2,\"gamma_weight\":0.5,\"uniform_high\":6,\"uniform_low\":5,\"uniform_weight\":0.2},\"queries_per_step\":1,\"sensitivity\":0.1},\"objective\":{\"grid\":\"paper\",\"grid_index\":123456,\"mean_abs\":1.2345678901234567,\"name\":\"usefulness\",\"usefulness\":0.951229424500714,\"usefulness_gamma\":0.9,\"value\":0.951229424500714,\"variance\":\"inf\"},\"provenance\":{\"command\":\"make_profile_reference.py \\\"quoted\\\" back\\\\slash\\ttab \\u0001 \303\251t\303\251 \316\265\",\"created\":\"2026-11-21T12:00:00Z\",\"dpzo_version\":\"0.1.0\"},\"schema_version\":1}";
 
-static const char PROFILE_REF_SHA256[] = "7704f5e87b645d9467bdcd3f3befbfcea24bdfcaa2f8e8065f15496dcc76a49c";
+static const char PROFILE_REF_SHA256[] = "ad378f7daa787c3e9e70f022e227f9d239bb90f5b279b04d653a395a3acb6a59";
 
 /* SHA-256 (hashlib) of n bytes 'a': lengths around the padding boundaries. */
 static const struct {

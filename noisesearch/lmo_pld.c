@@ -1,0 +1,352 @@
+/* noisesearch/lmo_pld.c: the privacy loss distribution of the LMO mechanism, for the PLD
+ * accountant (dpzo_pld_noise_epsilon in accountant/pld.c).
+ *
+ * The pair is P0 = X, P1 = X + c (c the sensitivity) with r(x) = log p(x - c) - log p(x).
+ * log p(u) = phi(|u|) with phi convex and decreasing on [0, inf) (p is a mixture of
+ * exponentials in |u|, so log-convex there). Hence, with E = phi(0) - phi(c) and
+ * ymin = ess inf Y (phi'(u) -> -ymin):
+ *   on (-inf, 0]: r(x) = phi(u + c) - phi(u), u = -x, is nonincreasing in x, from
+ *                 -c ymin (x -> -inf) down to -E;
+ *   on [0, c]:    r(x) = phi(c - x) - phi(x) increases from -E to E;
+ *   on [c, inf):  r decreases from E to c ymin;
+ * and r(c - x) = -r(x). So {r > s} = (-inf, y1) u (y2, y3) with y1 <= 0 <= y2 <= c <= y3,
+ * one root per monotone piece, and its P0- and P1-probabilities come from the CDF of X
+ * (P(X > x) = M_Y(-x) / 2 for x >= 0).
+ *
+ * Roots are bracketed by a safeguarded regula falsi (Illinois) on each piece (the
+ * unbounded pieces parametrised by x = -expm1(t), x = c + expm1(t)) until the computed r
+ * differs by at most 1e-12 across the bracket. With r evaluated to within e(x), an
+ * outcome assigned to {r > s} has true r > s - slack_root and one assigned to {r <= s}
+ * has true r <= s + slack_root, slack_root = |r~(xa) - r~(xb)| + 2 (e(xa) + e(xb)); the
+ * accountant widens every loss bucket by LOSS_SLACK (1e-8), and a root whose slack exceeds it
+ * is reported (the query fails) unless the density there is below e^-8000 (see below).
+ *
+ * Error model (docs/lmo.md, "PLD"): every log value v computed in double (log density,
+ * log tail) is taken to be within 512 u (2 + |v| + |log p(0)|) of the exact value at the
+ * exact argument (u = 2^-53), which covers the few roundings of log_mgf/dlog_mgf with
+ * exp/log/log1p/expm1 accurate to a few ulps (the same assumption as the exact RDP
+ * enclosure) and the rounding of x - c (phi convex: |phi'(u)| u <= 2 (phi(u/2) - phi(u))).
+ * Differences of tails carry their cancellation factor. Outcomes where the density is
+ * below e^-8000 may be misassigned by more than the slack; changing the pair there moves
+ * each step by a total variation below e^-7000, which changes the composed delta by at
+ * most K e^-7000 (1 + e^eps), far below the smallest positive double for eps <= 6000. */
+#include <float.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dpzo/lmo.h"
+#include "dpzo/pld.h"
+#include "lmo_internal.h"
+#include "internal.h"
+
+#define U DBL_EPSILON
+#define LOSS_SLACK 1e-8
+#define R_TOL 1e-12
+#define TMAX 709.0
+#define NEGLIGIBLE_LOG_PDF (-8000.0)
+
+typedef struct {
+    dpzo_lmo lmo;
+    double c;          /* the shift */
+    double lp0;        /* log p(0) */
+    double E;          /* r~(c) = log p(0) - log p(c) */
+    double r_lo_inf;   /* r(-inf) = -c ymin */
+    atomic_int bad;    /* a root whose slack exceeded LOSS_SLACK where it matters */
+    unsigned long id;  /* this query (for the warm start) */
+    struct lmo_pt {
+        double t, r, e, lp;
+    } end[3][2];       /* each piece's ends, t = 0 and t = t1 */
+} lmo_pld;
+
+static double err_of(const lmo_pld *d, double v)
+{
+    return isfinite(v) ? 512.0 * U * (2.0 + fabs(v) + fabs(d->lp0)) : INFINITY;
+}
+
+/* r~(x) and its error bound; *lpx: log p(x) (for the negligibility test) */
+static double r_at(const lmo_pld *d, double x, double *e, double *lpx)
+{
+    double a = dpzo_lmo_log_pdf(&d->lmo, x - d->c), b = dpzo_lmo_log_pdf(&d->lmo, x);
+    *e = err_of(d, a) + err_of(d, b);
+    if (lpx)
+        *lpx = b > a ? b : a;
+    return a - b;
+}
+
+/* piece 0: x = -expm1(t); 1: x = t; 2: x = c + expm1(t) */
+static double x_of(const lmo_pld *d, int piece, double t)
+{
+    return piece == 0 ? -expm1(t) : piece == 1 ? t : d->c + expm1(t);
+}
+
+/* Marks the query bad when an assignment's slack exceeds LOSS_SLACK where the density
+ * is not negligible. */
+static void check_slack(lmo_pld *d, double slack, double lp)
+{
+    if (slack > LOSS_SLACK && !(lp < NEGLIGIBLE_LOG_PDF))
+        atomic_store(&d->bad, 1);
+}
+
+/* One evaluation point of a piece: t, r~, its error bound, log p */
+typedef struct lmo_pt pt;
+
+static pt eval_pt(const lmo_pld *d, int piece, double t)
+{
+    pt p;
+    p.t = t;
+    p.r = r_at(d, x_of(d, piece, t), &p.e, &p.lp);
+    return p;
+}
+
+/* Warm start: the last two roots found on each piece by this thread for this query (the
+ * discretiser asks for neighbouring levels one after the other). */
+static _Thread_local struct {
+    unsigned long query;
+    int n;
+    double s[2], t[2];
+} warm[3];
+
+/* The boundary of {r > s} on one piece, t in [0, t1]:
+ *   piece 0 (x <= 0, r~ increasing in t): set = {x < y1}; y1 = 0: all, -inf: none
+ *   piece 1 (0 <= x <= c, increasing):    set = {x > y2}; y2 = 0: all, c: none
+ *   piece 2 (x >= c, decreasing in t):    set = {x < y3}; y3 = +inf: all, c: none
+ * Beyond x(t1) (pieces 0 and 2) r continues monotonically to its limit lim = -+c ymin. */
+static double root(lmo_pld *d, int piece, double s)
+{
+    int inc = piece != 2;
+    const pt *p0 = &d->end[piece][0], *p1 = &d->end[piece][1];
+    double lim = piece == 0 ? d->r_lo_inf : -d->r_lo_inf;
+    int in0 = p0->r > s, in1 = p1->r > s;
+    if (inc ? in0 : in1) {
+        /* all: every point has r >= r(x0) (inc) or >= min(r(x1), lim) (dec) */
+        if (inc)
+            check_slack(d, p0->e, p0->lp);
+        else
+            check_slack(d, fmax(p1->e, s - lim), p1->lp);
+        return piece == 2 ? INFINITY : 0.0;
+    }
+    if (inc ? !in1 : !in0) {
+        /* none: every point has r <= max(r(x1), lim) (inc) or <= r(x0) (dec) */
+        if (inc)
+            check_slack(d, piece == 0 ? fmax(p1->e, lim - s) : p1->e, p1->lp);
+        else
+            check_slack(d, p0->e, p0->lp);
+        return piece == 0 ? -INFINITY : d->c;
+    }
+    /* bracket: a with pred true, b with pred false */
+    pt a = inc ? *p1 : *p0, b = inc ? *p0 : *p1;
+    if (warm[piece].query == d->id && warm[piece].n > 0) {
+        /* predict the root from the last two (secant in s), then grow a bracket around it */
+        double tp = warm[piece].t[0], step;
+        if (warm[piece].n > 1 && warm[piece].s[0] != warm[piece].s[1]) {
+            double slope = (warm[piece].t[0] - warm[piece].t[1]) / (warm[piece].s[0] - warm[piece].s[1]);
+            step = slope * (s - warm[piece].s[0]);
+            tp += step;
+            step = fabs(step) * 0.05;
+        } else {
+            step = 1e-6 * (fabs(tp) + 1e-3);
+        }
+        double lo = fmin(a.t, b.t), hi = fmax(a.t, b.t);
+        if (!(step > 0.0))
+            step = 1e-9 * (fabs(tp) + 1e-3);
+        if (tp > lo && tp < hi) {
+            pt m = eval_pt(d, piece, tp);
+            int in_m = m.r > s;
+            /* moving toward the false end (in_m) or the true end (!in_m) */
+            double dir = (in_m ? b.t : a.t) > tp ? 1.0 : -1.0;
+            if (in_m)
+                a = m;
+            else
+                b = m;
+            for (int k = 0; k < 60; k++) {
+                double tn = m.t + dir * step;
+                if (!(tn > lo && tn < hi))
+                    break;
+                pt n = eval_pt(d, piece, tn);
+                if ((n.r > s) != in_m) {
+                    if (in_m)
+                        b = n;
+                    else
+                        a = n;
+                    break;
+                }
+                if (in_m)
+                    a = n;
+                else
+                    b = n;
+                m = n;
+                step *= 4.0;
+            }
+        }
+    }
+    int side = 0;
+    for (int it = 0; it < 400 && a.r - b.r > R_TOL; it++) {
+        double tm;
+        if (it % 4 == 3) {
+            tm = 0.5 * (a.t + b.t); /* a bisection now and then keeps the bracket shrinking */
+        } else {
+            /* Illinois: halve the value at the end that stayed twice */
+            double fa = (a.r - s) * (side == 1 ? 0.5 : 1.0), fb = (b.r - s) * (side == -1 ? 0.5 : 1.0);
+            tm = b.t + (a.t - b.t) * (-fb) / (fa - fb);
+        }
+        if (!(tm > fmin(a.t, b.t) && tm < fmax(a.t, b.t)))
+            tm = 0.5 * (a.t + b.t);
+        if (tm == a.t || tm == b.t)
+            break;
+        pt m = eval_pt(d, piece, tm);
+        if (m.r > s) {
+            a = m;
+            side = -1; /* the false end stayed */
+        } else {
+            b = m;
+            side = 1;
+        }
+    }
+    if (warm[piece].query != d->id)
+        warm[piece].query = d->id, warm[piece].n = 0;
+    warm[piece].s[1] = warm[piece].s[0];
+    warm[piece].t[1] = warm[piece].t[0];
+    warm[piece].s[0] = s;
+    warm[piece].t[0] = b.t;
+    warm[piece].n = warm[piece].n < 2 ? warm[piece].n + 1 : 2;
+    /* the points between x(a) and x(b) go into the set: their r is >= r(x(b)) >
+     * r~(x(a)) - |r~(x(a)) - r~(x(b))| - e(b) > s - slack */
+    check_slack(d, fabs(a.r - b.r) + 2.0 * (a.e + b.e), fmax(a.lp, b.lp));
+    return x_of(d, piece, b.t);
+}
+
+/* log P(X < y) and log P(X > y) for X ~ LMO (continuous), with error bounds */
+static void log_cdf_sf(const lmo_pld *d, double y, double *lf, double *ls, double *ef, double *es)
+{
+    if (y == -INFINITY || y == INFINITY) {
+        *lf = y < 0.0 ? -INFINITY : 0.0;
+        *ls = y < 0.0 ? 0.0 : -INFINITY;
+        *ef = *es = 0.0;
+        return;
+    }
+    double small = -M_LN2 + dpzo_lmo_log_mgf(&d->lmo, -fabs(y)); /* the tail beyond |y| */
+    double large = log1p(-0.5 * exp(dpzo_lmo_log_mgf(&d->lmo, -fabs(y))));
+    /* d log1p(-z) / d log z = -z / (1 - z), z <= 1/2 */
+    double es_ = err_of(d, small), el = 2.0 * es_ * exp(small) + 4.0 * U;
+    *lf = y < 0.0 ? small : large;
+    *ls = y < 0.0 ? large : small;
+    *ef = y < 0.0 ? es_ : el;
+    *es = y < 0.0 ? el : es_;
+}
+
+/* log P(a < X < b), a < b, and its error bound */
+static double log_between(const lmo_pld *d, double a, double b, double *err)
+{
+    double fa, sa, efa, esa, fb, sb, efb, esb;
+    if (!(a < b)) {
+        *err = 0.0;
+        return -INFINITY;
+    }
+    log_cdf_sf(d, a, &fa, &sa, &efa, &esa);
+    log_cdf_sf(d, b, &fb, &sb, &efb, &esb);
+    if (b <= 0.0 || a >= 0.0) {
+        /* both on one side: the difference of the small tails */
+        double hi = b <= 0.0 ? fb : sa, lo = b <= 0.0 ? fa : sb;
+        double ehi = b <= 0.0 ? efb : esa, elo = b <= 0.0 ? efa : esb;
+        if (hi == -INFINITY) {
+            *err = 0.0;
+            return -INFINITY;
+        }
+        double diff = lo - hi; /* <= 0 */
+        double m = -expm1(diff);
+        if (!(m > 0.0)) {
+            *err = INFINITY;
+            return -INFINITY;
+        }
+        *err = ehi + (ehi + elo) * (lo == -INFINITY ? 0.0 : exp(diff) / m) + 4.0 * U;
+        return hi + log(m);
+    }
+    /* 0 in (a, b): one minus both small tails */
+    double z = exp(fa) + exp(sb);
+    *err = (efa + esb) * z / (1.0 - z) + 8.0 * U;
+    return log1p(-z);
+}
+
+static double lse(double a, double b) { return dpzo__log_add(a, b); }
+
+static void tails(void *data, double s, double lg[2], double ll[2], double *err)
+{
+    lmo_pld *d = data;
+    double y1 = root(d, 0, s);
+    double y2 = root(d, 1, s);
+    double y3 = root(d, 2, s);
+    double e = 0.0;
+    for (int j = 0; j < 2; j++) {
+        double sh = j == 0 ? 0.0 : d->c; /* P1(A) = P0(A - c) */
+        double e1, e2, e3, e4;
+        /* {r > s} = (-inf, y1) u (y2, y3); {r <= s} = [y1, y2] u [y3, inf) */
+        double g1 = log_between(d, -INFINITY, y1 - sh, &e1);
+        double g2 = log_between(d, y2 - sh, y3 - sh, &e2);
+        double l1 = log_between(d, y1 - sh, y2 - sh, &e3);
+        double l2 = log_between(d, y3 - sh, INFINITY, &e4);
+        lg[j] = lse(g1, g2);
+        ll[j] = lse(l1, l2);
+        double eg = fmax(e1, e2), el = fmax(e3, e4);
+        e = fmax(e, fmax(eg, el));
+    }
+    *err = e;
+}
+
+dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                 const dpzo_lmo_account_options *o, double grid,
+                                 dpzo_pld_result *out)
+{
+    dpzo_status st;
+    if ((st = dpzo_lmo_validate(ctx, lmo)))
+        return st;
+    if (o->vector_l1)
+        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                          "the PLD of LMO noise covers scalar queries only (vector_l1 is not "
+                          "supported; use the RDP accountant)");
+    if (!(o->sensitivity > 0.0 && isfinite(o->sensitivity)))
+        return dpzo__fail(ctx, DPZO_EINVAL, "sensitivity must be finite and > 0, got %g",
+                          o->sensitivity);
+    if (o->steps < 1)
+        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1");
+    double q = 1.0;
+    int wor = 0;
+    if (o->sampling == DPZO_LMO_SAMPLING_POISSON) {
+        if (!(o->q > 0.0 && o->q <= 1.0))
+            return dpzo__fail(ctx, DPZO_EINVAL, "sampling rate must be in (0, 1], got %g", o->q);
+        q = o->q;
+    } else if (o->sampling == DPZO_LMO_SAMPLING_WOR) {
+        if (!(o->batch >= 1 && o->n >= o->batch))
+            return dpzo__fail(ctx, DPZO_EINVAL, "without replacement needs 1 <= batch <= n");
+        q = (double)o->batch / (double)o->n;
+        wor = 1;
+    }
+    lmo_pld *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
+    d->lmo = *lmo;
+    d->c = o->sensitivity;
+    d->lp0 = dpzo_lmo_log_pdf(lmo, 0.0);
+    d->E = d->lp0 - dpzo_lmo_log_pdf(lmo, d->c);
+    d->r_lo_inf = -d->c * dpzo__lmo_ymin(lmo);
+    atomic_init(&d->bad, 0);
+    static atomic_ulong next_id = 1;
+    d->id = atomic_fetch_add(&next_id, 1);
+    for (int piece = 0; piece < 3; piece++) {
+        d->end[piece][0] = eval_pt(d, piece, 0.0);
+        d->end[piece][1] = eval_pt(d, piece, piece == 1 ? d->c : TMAX);
+    }
+    double emax = d->E + 2.0 * err_of(d, d->lp0) + LOSS_SLACK;
+    dpzo_pld_noise noise = {d, tails, -emax, emax, LOSS_SLACK};
+    dpzo_pld_options po;
+    dpzo_pld_options_default(&po);
+    if (grid > 0.0)
+        po.grid = grid;
+    st = dpzo_pld_noise_epsilon(ctx, &noise, q, wor, o->steps, o->delta, &po, out);
+    if (st == DPZO_OK && atomic_load(&d->bad))
+        st = dpzo__fail(ctx, DPZO_ENOCONV,
+                        "LMO PLD: a loss-bucket boundary could not be located to within %g; "
+                        "use the RDP accountant for these parameters", LOSS_SLACK);
+    free(d);
+    return st;
+}
