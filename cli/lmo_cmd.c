@@ -595,7 +595,7 @@ static const char *help_search =
     "      (built from the noise's density; scalar queries) proves it. Candidates RDP rules\n"
     "      out are tried in objective order when their RDP lower bracket times the smallest\n"
     "      PLD/RDP ratio seen is within the target; at most 1000 PLD evaluations (grid 1e-3,\n"
-    "      then 1e-4). Not with max-epsilon.\n"
+    "      then 1e-4). With max-epsilon: the largest epsilon <= E proven by either.\n"
     "Objectives (default usefulness): usefulness P(|X| <= G), G = 0.9; mean-abs E|X|;\n"
     "variance; max-epsilon (the released code's: the largest epsilon under the target).\n"
     "Grids: paper (183,708 points, contains the released profiles), paper-script (40,824),\n"

@@ -603,11 +603,8 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
     if (!(isfinite(o->usefulness_gamma) && o->usefulness_gamma > 0.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "usefulness gamma must be finite and > 0, got %g",
                           o->usefulness_gamma);
-    if (o->pld && (o->paper || o->objective == DPZO_LMO_OBJ_MAX_EPSILON))
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "the PLD accountant works with the sound search and the objectives "
-                          "usefulness, mean-abs and variance (max-epsilon is the released "
-                          "code's objective; use it with the rdp or paper accountant)");
+    if (o->pld && o->paper)
+        return dpzo__fail(ctx, DPZO_EINVAL, "the PLD accountant and paper mode exclude each other");
     if (o->pld && o->account.vector_l1)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "the PLD of LMO noise covers scalar queries only (clip l1 is not "
@@ -619,6 +616,52 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
         return DPZO_OK;
     }
     return dpzo__lmo_check_options(ctx, &o->account);
+}
+
+/* max-epsilon with the PLD: after the RDP walk (best so far `best`), candidates whose
+ * predicted PLD epsilon rho * eps_low (rho as in the lazy walk) lies in (best, target / 0.95]
+ * and whose RDP upper bracket exceeds best are tried, largest prediction first, within
+ * pld_max runs; the largest PLD-proven epsilon <= target wins. key: scratch (n doubles). */
+static dpzo_status max_epsilon_pld(dpzo_ctx *ctx, search *S, double *key, double best,
+                                   long *win, double *win_eps, double *win_order)
+{
+    const double target = S->o->epsilon;
+    for (size_t i = 0; i < S->n; i++) {
+        double low = S->arr[ARR_LOW][i], up = S->arr[ARR_EPS][i];
+        key[i] = -INFINITY;
+        if (isnan(low) || !(up > best) || (low <= target && up <= target && up <= best))
+            continue;
+        key[i] = low / PLD_SCREEN; /* the prediction before any ratio is known */
+    }
+    size_t *ix = sorted_slots(S, key);
+    if (ix == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
+    dpzo_status st = DPZO_OK;
+    for (size_t k = 0; k < S->n && S->n_pld + 2 <= S->o->pld_max; k++) {
+        size_t i = ix[k];
+        if (key[i] == -INFINITY)
+            break;
+        double rho = isinf(S->pld_ratio) ? 1.0 / PLD_SCREEN : S->pld_ratio;
+        double pred = rho * S->arr[ARR_LOW][i];
+        if (0.95 * pred > target || pred < best)
+            continue;
+        double e;
+        if ((st = pld_try(ctx, S, i, &e)))
+            break;
+        if (e <= target && e > best) {
+            best = e;
+            *win = (long)i;
+            *win_eps = e;
+            *win_order = 0.0;
+            S->by_pld = 1;
+        }
+        if (S->o->interrupt && *S->o->interrupt) {
+            st = DPZO_EINTERRUPTED;
+            break;
+        }
+    }
+    free(ix);
+    return st;
 }
 
 static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, double *win_order)
@@ -763,6 +806,8 @@ static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, do
         }
     }
     free(ix);
+    if (st == DPZO_OK && o->pld)
+        st = max_epsilon_pld(ctx, S, key, best, win, win_eps, win_order);
     free(key);
     return st;
 }

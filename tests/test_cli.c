@@ -359,8 +359,6 @@ static void test_lmo_commands(void **state)
     expect_error("lmo epsilon " T1_03, "--delta");
     expect_error("lmo epsilon " T1_03 " --delta 1e-5 --clip l2-paper", "L2");
     expect_error("lmo sample " T1_03, "-n");
-    expect_error("lmo search --epsilon 1 --delta 1e-5 --accountant pld --objective max-epsilon",
-                 "max-epsilon");
     expect_error("lmo search --epsilon 1 --delta 1e-5 --accountant pld --clip l1", "scalar");
     expect_error("lmo epsilon " T1_03 " --delta 1e-5 --accountant prv", "rdp or pld");
     expect_error("lmo epsilon " T1_03 " --delta 1e-5 --pld-grid 1e-3", "--accountant pld");

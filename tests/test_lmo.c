@@ -764,9 +764,27 @@ static void test_search_pld(void **state)
         best = fmin(best, check.epsilon_upper);
     }
     assert_true(best == rp.epsilon);
-    /* max-epsilon and L1 vectors are refused */
+    /* max-epsilon: a proven epsilon <= target, at least the RDP search's */
     o.objective = DPZO_LMO_OBJ_MAX_EPSILON;
+    o.pld = 0;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rr));
+    o.pld = 1;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rp));
+    assert_true(rp.epsilon <= 3.0 && rp.epsilon >= rr.epsilon);
+    if (rp.by_pld) {
+        best = INFINITY;
+        for (int k = 0; k < 2; k++) {
+            assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &rp.lmo, &o.account, k ? 1e-4 : 1e-3, &check));
+            best = fmin(best, check.epsilon_upper);
+            if (best <= 3.0)
+                break;
+        }
+        assert_true(best == rp.epsilon);
+    }
+    /* paper mode and L1 vectors are refused */
+    o.paper = 1;
     assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EINVAL);
+    o.paper = 0;
     o.objective = DPZO_LMO_OBJ_USEFULNESS;
     o.account.vector_l1 = 1;
     assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EUNSUPPORTED);

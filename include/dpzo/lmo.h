@@ -196,7 +196,8 @@ typedef struct {
     int pld;                            /* sound mode, 1: a candidate is also feasible when
                                            the PLD accountant (dpzo_lmo_pld_epsilon) proves
                                            it; see docs/lmo.md "Search" for which candidates
-                                           are tried. Not with objective max-epsilon. */
+                                           are tried (max-epsilon: the largest epsilon
+                                           <= target proven by RDP or PLD). */
     unsigned pld_max;                   /* at most this many PLD evaluations (default 1000) */
     unsigned threads;                   /* 0: all cores */
     const char *checkpoint;             /* file to save progress to / resume from, or NULL */
