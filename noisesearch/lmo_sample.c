@@ -43,6 +43,7 @@ struct dpzo_lmo_sampler {
     dpzo_lmo lmo;
     gsl_rng rng; /* rng.state allocated here (not by gsl_rng_alloc, which may abort) */
     int secure;
+    int gaussian; /* 1: standard normal draws instead of LMO (dpzo_gaussian_sampler_*) */
 };
 
 static ssize_t os_getrandom(void *buf, size_t len, unsigned flags)
@@ -126,8 +127,6 @@ static const gsl_rng_type secure_type = {
 static dpzo_lmo_sampler *sampler_new(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                      const gsl_rng_type *type, int secure)
 {
-    if (dpzo_lmo_validate(ctx, lmo) != DPZO_OK)
-        return NULL;
     dpzo_lmo_sampler *s = calloc(1, sizeof *s);
     void *state = s ? calloc(1, type->size) : NULL;
     if (state == NULL) {
@@ -135,14 +134,17 @@ static dpzo_lmo_sampler *sampler_new(dpzo_ctx *ctx, const dpzo_lmo *lmo,
         dpzo__fail(ctx, DPZO_ENOMEM, "out of memory (LMO sampler)");
         return NULL;
     }
-    s->lmo = *lmo;
+    if (lmo != NULL)
+        s->lmo = *lmo;
+    s->gaussian = lmo == NULL;
     s->rng.type = type;
     s->rng.state = state;
     s->secure = secure;
     return s;
 }
 
-dpzo_lmo_sampler *dpzo_lmo_sampler_seeded(dpzo_ctx *ctx, const dpzo_lmo *lmo, uint64_t seed)
+/* lmo NULL: a standard normal sampler */
+static dpzo_lmo_sampler *make_seeded(dpzo_ctx *ctx, const dpzo_lmo *lmo, uint64_t seed)
 {
     dpzo_lmo_sampler *s = sampler_new(ctx, lmo, gsl_rng_mt19937, 0);
     if (s)
@@ -150,7 +152,30 @@ dpzo_lmo_sampler *dpzo_lmo_sampler_seeded(dpzo_ctx *ctx, const dpzo_lmo *lmo, ui
     return s;
 }
 
+static dpzo_lmo_sampler *make_secure(dpzo_ctx *ctx, const dpzo_lmo *lmo);
+
+dpzo_lmo_sampler *dpzo_lmo_sampler_seeded(dpzo_ctx *ctx, const dpzo_lmo *lmo, uint64_t seed)
+{
+    if (dpzo_lmo_validate(ctx, lmo) != DPZO_OK)
+        return NULL;
+    return make_seeded(ctx, lmo, seed);
+}
+
+dpzo_lmo_sampler *dpzo_gaussian_sampler_seeded(dpzo_ctx *ctx, uint64_t seed)
+{
+    return make_seeded(ctx, NULL, seed);
+}
+
+dpzo_lmo_sampler *dpzo_gaussian_sampler_secure(dpzo_ctx *ctx) { return make_secure(ctx, NULL); }
+
 dpzo_lmo_sampler *dpzo_lmo_sampler_secure(dpzo_ctx *ctx, const dpzo_lmo *lmo)
+{
+    if (dpzo_lmo_validate(ctx, lmo) != DPZO_OK)
+        return NULL;
+    return make_secure(ctx, lmo);
+}
+
+static dpzo_lmo_sampler *make_secure(dpzo_ctx *ctx, const dpzo_lmo *lmo)
 {
     dpzo_lmo_sampler *s = sampler_new(ctx, lmo, &secure_type, 1);
     if (s == NULL)
@@ -207,7 +232,7 @@ dpzo_status dpzo_lmo_sample(dpzo_ctx *ctx, dpzo_lmo_sampler *s, double *out, siz
     if (st && st->failed)
         return csprng_failed(ctx, st);
     for (size_t i = 0; i < n; i++)
-        out[i] = draw(&s->lmo, &s->rng);
+        out[i] = s->gaussian ? gsl_ran_gaussian_ziggurat(&s->rng, 1.0) : draw(&s->lmo, &s->rng);
     if (st && st->failed) {
         for (size_t i = 0; i < n; i++)
             out[i] = NAN;

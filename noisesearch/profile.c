@@ -1190,18 +1190,10 @@ static dpzo_lmo_bound_kind bound_kind(const char *name)
                                         : DPZO_LMO_BOUND_BEST;
 }
 
-static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile_check *out)
+dpzo_lmo_account_options dpzo_profile_lmo_options(const dpzo_profile *p)
 {
-    if (strcmp(p->accountant, "paper") == 0) {
-        out->ok = 0;
-        snprintf(out->detail, sizeof out->detail,
-                 "paper mode: guarantee not established (the stored epsilon %.10g is the "
-                 "paper's claim, not a proven bound)", p->epsilon);
-        return DPZO_OK;
-    }
-    int vector = strcmp(p->clip, "l1") == 0;
     dpzo_lmo_account_options o = dpzo_lmo_account_options_default();
-    o.vector_l1 = vector; /* MGF and vector pure-DP bounds only (docs/lmo.md) */
+    o.vector_l1 = strcmp(p->clip, "l1") == 0; /* MGF and vector pure-DP bounds only */
     o.sensitivity = p->sensitivity;
     o.bound = bound_kind(p->bound);
     o.sampling = strcmp(p->sampling, "poisson") == 0 ? DPZO_LMO_SAMPLING_POISSON
@@ -1212,6 +1204,20 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     o.n = p->dataset_size;
     o.steps = p->steps;
     o.delta = p->delta;
+    return o;
+}
+
+static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile_check *out)
+{
+    if (strcmp(p->accountant, "paper") == 0) {
+        out->ok = 0;
+        snprintf(out->detail, sizeof out->detail,
+                 "paper mode: guarantee not established (the stored epsilon %.10g is the "
+                 "paper's claim, not a proven bound)", p->epsilon);
+        return DPZO_OK;
+    }
+    int vector = strcmp(p->clip, "l1") == 0;
+    dpzo_lmo_account_options o = dpzo_profile_lmo_options(p);
     dpzo_lmo_account_result res;
     dpzo_status st = dpzo_lmo_epsilon(ctx, &p->lmo, &o, &res);
     if (st != DPZO_OK)

@@ -3,7 +3,8 @@
 # Runs as root (the project's machines do); uses sudo otherwise when available.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
-          libcmocka-dev python3-mpmath)
+          libcmocka-dev python3-mpmath zlib1g-dev
+          dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

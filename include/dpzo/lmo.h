@@ -78,6 +78,10 @@ dpzo_lmo_sampler *dpzo_lmo_sampler_secure(dpzo_ctx *ctx, const dpzo_lmo *lmo);
 /* n draws of X (multiply by C for sensitivity C). Fails only if the CSPRNG fails. */
 dpzo_status dpzo_lmo_sample(dpzo_ctx *ctx, dpzo_lmo_sampler *s, double *out, size_t n);
 void dpzo_lmo_sampler_free(dpzo_lmo_sampler *s);
+/* The same samplers drawing N(0, 1) instead (GSL's ziggurat on the same generators): the
+ * trainer's Gaussian noise. Use dpzo_lmo_sample / dpzo_lmo_sampler_free with them. */
+dpzo_lmo_sampler *dpzo_gaussian_sampler_seeded(dpzo_ctx *ctx, uint64_t seed);
+dpzo_lmo_sampler *dpzo_gaussian_sampler_secure(dpzo_ctx *ctx);
 
 /* ---- Per-step RDP -------------------------------------------------------------- */
 

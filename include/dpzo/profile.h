@@ -39,7 +39,7 @@ typedef struct {
                                   "l2-paper" (lmo, accountant "paper" only) */
     unsigned queries_per_step; /* 1 (schema version 1) */
     /* ---- accounting */
-    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "paper" */
+    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "pld", "paper" */
     char bound[16];            /* lmo: "best", "mgf", "exact", "pure"; gaussian: "" */
     char sampling[16];         /* "poisson", "wor", "none" */
     double sampling_rate;      /* q (wor: batch/dataset; none: 1) */
@@ -128,6 +128,8 @@ typedef struct {
  *  - accountant "paper": nothing is proven; ok = 0.
  * A profile that does not verify is not an error: the status is DPZO_OK and out->ok 0. */
 dpzo_status dpzo_profile_verify(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile_check *out);
+/* An lmo profile's accounting context as options of dpzo_lmo_epsilon (all its steps). */
+dpzo_lmo_account_options dpzo_profile_lmo_options(const dpzo_profile *p);
 
 /* ---- Gaussian profiles ------------------------------------------------------------ */
 

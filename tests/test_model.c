@@ -1,0 +1,670 @@
+/* tests/test_model.c: the built-in models (MLP, CNN): specs and layout, init, losses,
+ * perturbed (zeroth-order) evaluation, gradients, accuracy, and a short SGD run.
+ *
+ * Oracles:
+ *   - a double-precision shadow written here (straight loops from the documented layout,
+ *     no code shared with trainer/model.c): the model's losses must match it, and the
+ *     model's gradients must match central differences of the shadow's mean loss (step
+ *     1e-6 in double), parameter by parameter;
+ *   - exact identities: lambda = 0 perturbation, the perturbed loss against an explicitly
+ *     materialised theta + lambda u (same rounding formula), per-example gradients of a
+ *     one-row batch, all-zero parameters (loss log K), hand-computed logits. */
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "dpzo/model.h"
+#include "dpzo/zo_dir.h"
+
+static uint64_t rng_state;
+static double urand(void) /* uniform [0, 1), a 64-bit LCG's top 53 bits */
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(rng_state >> 11) * 0x1p-53;
+}
+
+/* n random images rows x cols (about a third of the pixels 0, the others uniform in
+ * [-0.5, 1.5): negative inputs must count too), labels uniform in [0, K). */
+static dpzo_dataset random_data(size_t n, size_t rows, size_t cols, int K, uint64_t seed)
+{
+    rng_state = seed;
+    size_t dim = rows * cols;
+    dpzo_dataset ds = {n, dim, rows, cols, K, malloc(n * dim * sizeof(float)),
+                       malloc(n * sizeof(int32_t))};
+    for (size_t i = 0; i < n * dim; i++) {
+        double u = urand();
+        ds.x[i] = u < 0.33 ? 0.0f : (float)(2 * urand() - 0.5);
+    }
+    for (size_t i = 0; i < n; i++)
+        ds.y[i] = (int32_t)(urand() * K);
+    return ds;
+}
+
+/* ---- the double shadow ------------------------------------------------------------------ */
+
+typedef struct {
+    int cnn;
+    size_t sizes[8], n_layers; /* MLP: sizes[0] = input ... sizes[n_layers] = classes */
+    size_t c1, c2, rows, cols, K;
+} shadow;
+
+static double lse_loss(const double *z, size_t K, int y)
+{
+    double mx = z[0], s = 0;
+    for (size_t k = 1; k < K; k++)
+        mx = z[k] > mx ? z[k] : mx;
+    for (size_t k = 0; k < K; k++)
+        s += exp(z[k] - mx);
+    return mx + log(s) - z[y];
+}
+
+/* 3x3 conv, pad 1, ReLU, then 2x2 max-pool (floor) of in (c x h x w); theta at *off. */
+static void shadow_conv_pool(const double *th, size_t *off, const double *in, size_t cin,
+                             size_t cout, size_t h, size_t w, double *out)
+{
+    const double *W = th + *off, *b = W + cout * cin * 9;
+    *off += cout * cin * 9 + cout;
+    double *conv = malloc(cout * h * w * sizeof *conv);
+    for (size_t co = 0; co < cout; co++)
+        for (size_t y = 0; y < h; y++)
+            for (size_t x = 0; x < w; x++) {
+                double s = b[co];
+                for (size_t ci = 0; ci < cin; ci++)
+                    for (int ky = -1; ky <= 1; ky++)
+                        for (int kx = -1; kx <= 1; kx++) {
+                            long yy = (long)y + ky, xx = (long)x + kx;
+                            if (yy < 0 || xx < 0 || yy >= (long)h || xx >= (long)w)
+                                continue;
+                            size_t tap = (size_t)(ky + 1) * 3 + (size_t)(kx + 1);
+                            s += W[(co * cin + ci) * 9 + tap] *
+                                 in[(ci * h + (size_t)yy) * w + (size_t)xx];
+                        }
+                conv[(co * h + y) * w + x] = s > 0 ? s : 0;
+            }
+    size_t oh = h / 2, ow = w / 2;
+    for (size_t c = 0; c < cout; c++)
+        for (size_t y = 0; y < oh; y++)
+            for (size_t x = 0; x < ow; x++) {
+                double v = -INFINITY;
+                for (size_t dy = 0; dy < 2; dy++)
+                    for (size_t dx = 0; dx < 2; dx++) {
+                        double t = conv[(c * h + 2 * y + dy) * w + 2 * x + dx];
+                        v = t > v ? t : v;
+                    }
+                out[(c * oh + y) * ow + x] = v;
+            }
+    free(conv);
+}
+
+/* linear layer out = W h + b (W[out][in]) with optional ReLU; theta at *off. */
+static void shadow_linear(const double *th, size_t *off, const double *h, size_t nin,
+                          size_t nout, int relu, double *out)
+{
+    const double *W = th + *off, *b = W + nout * nin;
+    *off += nout * nin + nout;
+    for (size_t o = 0; o < nout; o++) {
+        double s = b[o];
+        for (size_t i = 0; i < nin; i++)
+            s += W[o * nin + i] * h[i];
+        out[o] = relu && s < 0 ? 0 : s;
+    }
+}
+
+static double shadow_loss(const shadow *sh, const double *th, const float *xf, int y)
+{
+    double a[4096], bb[4096];
+    size_t off = 0, dim = sh->cnn ? sh->rows * sh->cols : sh->sizes[0];
+    for (size_t i = 0; i < dim; i++)
+        a[i] = xf[i];
+    if (sh->cnn) {
+        size_t h = sh->rows, w = sh->cols;
+        shadow_conv_pool(th, &off, a, 1, sh->c1, h, w, bb);
+        h /= 2;
+        w /= 2;
+        shadow_conv_pool(th, &off, bb, sh->c1, sh->c2, h, w, a);
+        h /= 2;
+        w /= 2;
+        shadow_linear(th, &off, a, sh->c2 * h * w, sh->K, 0, bb);
+        return lse_loss(bb, sh->K, y);
+    }
+    double *cur = a, *nxt = bb;
+    for (size_t l = 0; l < sh->n_layers; l++) {
+        int last = l + 1 == sh->n_layers;
+        shadow_linear(th, &off, cur, sh->sizes[l], sh->sizes[l + 1], !last, nxt);
+        double *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    return lse_loss(cur, sh->K, y);
+}
+
+static double shadow_mean(const shadow *sh, const double *th, const dpzo_dataset *ds,
+                          const size_t *idx, size_t batch)
+{
+    double s = 0;
+    for (size_t b = 0; b < batch; b++)
+        s += shadow_loss(sh, th, ds->x + idx[b] * ds->dim, ds->y[idx[b]]);
+    return s / (double)batch;
+}
+
+/* ---- specs, layout, init ---------------------------------------------------------------- */
+
+static void test_create_and_layout(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_model *m;
+    assert_ok(ctx, dpzo_model_create(ctx, "mlp:128", 784, 28, 28, 10, &m));
+    assert_int_equal(dpzo_model_n_params(m), 784 * 128 + 128 + 128 * 10 + 10);
+    const char *d = dpzo_model_describe(m);
+    assert_non_null(strstr(d, "mlp:128 (784-128-10)"));
+    assert_non_null(strstr(d, "fc1.weight [128 x 784] (out, in) at 0\n"));
+    assert_non_null(strstr(d, "fc1.bias [128] at 100352\n"));
+    assert_non_null(strstr(d, "fc2.weight [10 x 128] (out, in) at 100480\n"));
+    assert_non_null(strstr(d, "fc2.bias [10] at 101760\n"));
+    dpzo_model_free(m);
+
+    assert_ok(ctx, dpzo_model_create(ctx, "mlp:", 784, 28, 28, 10, &m)); /* logistic */
+    assert_int_equal(dpzo_model_n_params(m), 7850);
+    dpzo_model_free(m);
+    assert_ok(ctx, dpzo_model_create(ctx, "mlp:7-5", 16, 0, 0, 3, &m));
+    assert_int_equal(dpzo_model_n_params(m), 16 * 7 + 7 + 7 * 5 + 5 + 5 * 3 + 3);
+    dpzo_model_free(m);
+
+    const char *cnns[] = {"cnn", "cnn:fmnist", "cnn:8-16"};
+    for (int k = 0; k < 3; k++) {
+        assert_ok(ctx, dpzo_model_create(ctx, cnns[k], 784, 28, 28, 10, &m));
+        assert_int_equal(dpzo_model_n_params(m), (8 * 9 + 8) + (16 * 8 * 9 + 16) + (10 * 784 + 10));
+        d = dpzo_model_describe(m);
+        assert_non_null(strstr(d, "cnn:8-16"));
+        assert_non_null(strstr(d, "conv1.weight [8 x 1 x 3 x 3] (out, in, ky, kx) at 0;"));
+        assert_non_null(strstr(d, "conv2.weight [16 x 8 x 3 x 3] (out, in, ky, kx) at 80;"));
+        assert_non_null(strstr(d, "conv2.bias [16] at 1232\n"));
+        assert_non_null(strstr(d, "fc.weight [10 x 784] (out, in) at 1248\n"));
+        dpzo_model_free(m);
+    }
+    /* odd sides are floored by the pools: 9x7 -> 4x3 -> 2x1 */
+    assert_ok(ctx, dpzo_model_create(ctx, "cnn:2-3", 63, 9, 7, 4, &m));
+    assert_int_equal(dpzo_model_n_params(m), (2 * 9 + 2) + (3 * 2 * 9 + 3) + (4 * 6 + 4));
+    dpzo_model_free(m);
+
+    struct {
+        const char *spec;
+        size_t dim, rows, cols;
+        int K;
+        const char *msg;
+    } bad[] = {
+        {"mlp:0", 16, 4, 4, 3, "hidden widths"},   {"mlp:12-", 16, 4, 4, 3, "hidden widths"},
+        {"mlp:-3", 16, 4, 4, 3, "hidden widths"},  {"mlp:3x", 16, 4, 4, 3, "hidden widths"},
+        {"mlp12", 16, 4, 4, 3, "unknown"},          {"resnet", 16, 4, 4, 3, "unknown"},
+        {"cnn:8", 16, 4, 4, 3, "cnn:C1-C2"},        {"cnn:8-16-32", 16, 4, 4, 3, "cnn:C1-C2"},
+        {"cnn", 16, 4, 3, 3, "rows * cols"},        {"cnn", 9, 3, 3, 3, "at least 4x4"},
+        {"mlp:4", 16, 4, 4, 1, "at least 2 classes"}, {"mlp:4", 0, 0, 0, 3, "input dimension"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        m = (dpzo_model *)1;
+        dpzo_status st = dpzo_model_create(ctx, bad[k].spec, bad[k].dim, bad[k].rows,
+                                           bad[k].cols, bad[k].K, &m);
+        if (st != DPZO_EINVAL || m != NULL || strstr(dpzo_ctx_errmsg(ctx), bad[k].msg) == NULL)
+            fail_msg("spec '%s': status %d, message \"%s\" (want \"%s\")", bad[k].spec, st,
+                     dpzo_ctx_errmsg(ctx), bad[k].msg);
+    }
+}
+
+static void test_init(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_model *m;
+    assert_ok(ctx, dpzo_model_create(ctx, "cnn", 784, 28, 28, 10, &m));
+    size_t P = dpzo_model_n_params(m);
+    float *a = malloc(P * sizeof *a), *b = malloc(P * sizeof *b);
+    dpzo_model_init(m, 5, a);
+    dpzo_model_init(m, 5, b);
+    assert_memory_equal(a, b, P * sizeof *a);
+    dpzo_model_init(m, 6, b);
+    size_t same = 0;
+    for (size_t j = 0; j < P; j++)
+        same += a[j] == b[j];
+    assert_true(same < P / 10 + 20); /* the biases (40) coincide, little else */
+    /* per tensor: |w| <= sqrt(6 / fan_in), variance 2 / fan_in, biases 0 */
+    struct {
+        size_t off, n, fan_in;
+        int bias;
+    } t[] = {{0, 72, 9, 0},       {72, 8, 0, 1},    {80, 1152, 72, 0},
+             {1232, 16, 0, 1},    {1248, 7840, 784, 0}, {9088, 10, 0, 1}};
+    for (int k = 0; k < 6; k++) {
+        double s2 = 0;
+        for (size_t j = t[k].off; j < t[k].off + t[k].n; j++) {
+            if (t[k].bias) {
+                assert_true(a[j] == 0.0f);
+                continue;
+            }
+            double bound = sqrt(6.0 / (double)t[k].fan_in);
+            assert_true(fabs(a[j]) <= bound && a[j] != 0.0f);
+            s2 += (double)a[j] * a[j];
+        }
+        if (!t[k].bias) {
+            double var = s2 / (double)t[k].n, want = 2.0 / (double)t[k].fan_in;
+            double se = want * sqrt(0.8 / (double)t[k].n); /* sd of the sample variance */
+            if (fabs(var - want) > 5 * se)
+                fail_msg("tensor %d: variance %g, He-uniform gives %g", k, var, want);
+        }
+    }
+    free(a);
+    free(b);
+    dpzo_model_free(m);
+}
+
+/* ---- losses ----------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *spec;
+    size_t rows, cols;
+    int K;
+    shadow sh;
+} tiny_case;
+
+static tiny_case tiny_cases[] = {
+    {"mlp:5", 4, 4, 3, {0, {16, 5, 3}, 2, 0, 0, 0, 0, 3}},
+    {"mlp:6-4", 4, 4, 3, {0, {16, 6, 4, 3}, 3, 0, 0, 0, 0, 3}},
+    {"mlp:", 4, 4, 3, {0, {16, 3}, 1, 0, 0, 0, 0, 3}},
+    {"cnn:2-3", 8, 8, 3, {1, {0}, 0, 2, 3, 8, 8, 3}},
+    {"cnn:2-3", 9, 7, 4, {1, {0}, 0, 2, 3, 9, 7, 4}},
+};
+#define N_TINY (sizeof tiny_cases / sizeof tiny_cases[0])
+
+static dpzo_model *tiny_model(dpzo_ctx *ctx, const tiny_case *c, float **theta, uint64_t seed)
+{
+    dpzo_model *m;
+    assert_ok(ctx, dpzo_model_create(ctx, c->spec, c->rows * c->cols, c->rows, c->cols, c->K, &m));
+    size_t P = dpzo_model_n_params(m);
+    *theta = malloc(P * sizeof **theta);
+    dpzo_model_init(m, seed, *theta);
+    /* non-zero biases, so their use is checked too */
+    rng_state = seed ^ 0xabcdef;
+    for (size_t j = 0; j < P; j++)
+        if ((*theta)[j] == 0.0f)
+            (*theta)[j] = (float)(0.2 * urand() - 0.05);
+    return m;
+}
+
+static void test_losses_match_shadow(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t c = 0; c < N_TINY; c++) {
+        const tiny_case *tc = &tiny_cases[c];
+        float *theta;
+        dpzo_model *m = tiny_model(ctx, tc, &theta, 100 + c);
+        size_t P = dpzo_model_n_params(m);
+        double *th = malloc(P * sizeof *th);
+        for (size_t j = 0; j < P; j++)
+            th[j] = theta[j];
+        dpzo_dataset ds = random_data(37, tc->rows, tc->cols, tc->K, 7 + c);
+        size_t idx[37];
+        for (size_t i = 0; i < 37; i++)
+            idx[i] = (i * 11) % 37;
+        double loss[37];
+        assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx, 37, loss));
+        for (size_t b = 0; b < 37; b++) {
+            double want = shadow_loss(&tc->sh, th, ds.x + idx[b] * ds.dim, ds.y[idx[b]]);
+            /* float activations against double ones */
+            if (!(fabs(loss[b] - want) <= 1e-6 * (1 + fabs(want))))
+                fail_msg("%s: row %zu loss %.17g, shadow %.17g", tc->spec, idx[b], loss[b],
+                         want);
+        }
+        /* rows in another order (other blocks of the kernel): the same values, exactly */
+        size_t idx2[37];
+        double loss2[37];
+        for (size_t i = 0; i < 37; i++)
+            idx2[i] = idx[36 - i];
+        assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx2, 37, loss2));
+        for (size_t i = 0; i < 37; i++)
+            assert_true(loss2[i] == loss[36 - i]);
+        /* accuracy's mean loss over all rows equals the mean of the losses */
+        double acc, ml, s = 0;
+        assert_ok(ctx, dpzo_model_accuracy(m, theta, &ds, &acc, &ml));
+        for (size_t i = 0; i < 37; i++)
+            s += loss[i];
+        assert_rel(ml, s / 37, 1e-14);
+        free(th);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
+static void test_zero_params(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const char *specs[] = {"mlp:5", "mlp:", "cnn:2-3"};
+    for (int k = 0; k < 3; k++) {
+        dpzo_model *m;
+        assert_ok(ctx, dpzo_model_create(ctx, specs[k], 64, 8, 8, 7, &m));
+        size_t P = dpzo_model_n_params(m);
+        float *theta = calloc(P, sizeof *theta);
+        dpzo_dataset ds = random_data(20, 8, 8, 7, 3);
+        size_t idx[20];
+        double loss[20];
+        for (size_t i = 0; i < 20; i++)
+            idx[i] = i;
+        assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx, 20, loss));
+        for (size_t i = 0; i < 20; i++)
+            assert_true(fabs(loss[i] - log(7.0)) <= 1e-12);
+        /* all logits tie: argmax is class 0 */
+        double acc;
+        size_t zeros = 0;
+        for (size_t i = 0; i < 20; i++)
+            zeros += ds.y[i] == 0;
+        assert_ok(ctx, dpzo_model_accuracy(m, theta, &ds, &acc, NULL));
+        assert_true(acc == (double)zeros / 20);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
+/* Logistic regression by hand: 2 features, 3 classes, W = [[2,0],[0,2],[-1,-1]],
+ * b = [0, 0.5, 1]; logits z = W x + b. */
+static void test_accuracy_by_hand(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_model *m;
+    assert_ok(ctx, dpzo_model_create(ctx, "mlp:", 2, 0, 0, 3, &m));
+    assert_int_equal(dpzo_model_n_params(m), 9);
+    const float theta[9] = {2, 0, 0, 2, -1, -1, 0, 0.5f, 1};
+    float x[8][2] = {{1, 0}, {0, 1}, {0, 0}, {1, 0.25f}, {0.25f, 1}, {0.5f, 0.5f},
+                     {0.75f, 0}, {0, 0.125f}};
+    /* predictions: 0, 1, 2, 0, 1, 1, 0, 2; two labels disagree -> 6/8 */
+    int32_t y[8] = {0, 1, 2, 0, 1, 0, 0, 1};
+    dpzo_dataset ds = {8, 2, 0, 0, 3, &x[0][0], y};
+    double acc, ml, want = 0;
+    assert_ok(ctx, dpzo_model_accuracy(m, theta, &ds, &acc, &ml));
+    assert_true(acc == 0.75);
+    for (int i = 0; i < 8; i++) {
+        double z[3] = {2.0 * x[i][0], 2.0 * x[i][1] + 0.5, 1.0 - x[i][0] - x[i][1]};
+        double mx = fmax(z[0], fmax(z[1], z[2]));
+        want += mx + log(exp(z[0] - mx) + exp(z[1] - mx) + exp(z[2] - mx)) - z[y[i]];
+    }
+    assert_rel(ml, want / 8, 1e-14);
+    /* errors: a label outside the model's classes, a row outside the data, dims */
+    y[3] = 3;
+    assert_int_equal(dpzo_model_accuracy(m, theta, &ds, &acc, &ml), DPZO_EINVAL);
+    size_t idx[2] = {0, 3};
+    double loss[2];
+    assert_int_equal(dpzo_model_losses(m, theta, NULL, &ds, idx, 2, loss), DPZO_EINVAL);
+    y[3] = 0;
+    idx[1] = 8;
+    assert_int_equal(dpzo_model_losses(m, theta, NULL, &ds, idx, 2, loss), DPZO_EINVAL);
+    idx[1] = 7;
+    assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx, 2, loss));
+    ds.dim = 3;
+    assert_int_equal(dpzo_model_losses(m, theta, NULL, &ds, idx, 2, loss), DPZO_EINVAL);
+    dpzo_model_free(m);
+}
+
+/* ---- perturbed evaluation --------------------------------------------------------------- */
+
+static void test_perturbed(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t c = 0; c < N_TINY; c++) {
+        const tiny_case *tc = &tiny_cases[c];
+        float *theta;
+        dpzo_model *m = tiny_model(ctx, tc, &theta, 200 + c);
+        size_t P = dpzo_model_n_params(m);
+        float *copy = malloc(P * sizeof *copy), *mat = malloc(P * sizeof *mat);
+        memcpy(copy, theta, P * sizeof *copy);
+        dpzo_dataset ds = random_data(23, tc->rows, tc->cols, tc->K, 9 + c);
+        size_t idx[23];
+        for (size_t i = 0; i < 23; i++)
+            idx[i] = (i * 5 + 3) % 23;
+        double l0[23], lp[23], lm[23], lref[23];
+        assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx, 23, l0));
+        for (int kind = 0; kind < 3; kind++) {
+            dpzo_dir dir;
+            assert_ok(ctx, dpzo_dir_init(ctx, &dir, (dpzo_dir_kind)kind, 77 + c, 3, 1, P, 2.0));
+            /* lambda = 0: exactly the unperturbed losses, both signs */
+            dpzo_perturb p0 = {&dir, 0.0, 1};
+            assert_ok(ctx, dpzo_model_losses(m, theta, &p0, &ds, idx, 23, lp));
+            assert_memory_equal(lp, l0, sizeof lp);
+            p0.sign = -1;
+            assert_ok(ctx, dpzo_model_losses(m, theta, &p0, &ds, idx, 23, lp));
+            assert_memory_equal(lp, l0, sizeof lp);
+            for (int sign = -1; sign <= 1; sign += 2) {
+                const double lambda = 1e-2;
+                dpzo_perturb pert = {&dir, lambda, sign};
+                assert_ok(ctx, dpzo_model_losses(m, theta, &pert, &ds, idx, 23,
+                                                 sign > 0 ? lp : lm));
+                /* theta + sign lambda u materialised by hand from dpzo_dir_at */
+                for (size_t j = 0; j < P; j++) {
+                    float u = (float)dpzo_dir_at(&dir, j);
+                    mat[j] = (float)((double)theta[j] + sign * lambda * (double)u);
+                }
+                assert_ok(ctx, dpzo_model_losses(m, mat, NULL, &ds, idx, 23, lref));
+                assert_memory_equal(sign > 0 ? lp : lm, lref, sizeof lref);
+                /* and by dpzo_dir_axpy (the trainer's update) */
+                memcpy(mat, theta, P * sizeof *mat);
+                dpzo_dir_axpy(&dir, 0, P, sign * lambda, mat);
+                assert_ok(ctx, dpzo_model_losses(m, mat, NULL, &ds, idx, 23, lref));
+                assert_memory_equal(sign > 0 ? lp : lm, lref, sizeof lref);
+            }
+            /* the perturbation does something: (L+ - L-) / 2 lambda is the directional
+             * derivative, nonzero for a generic direction */
+            double diff = 0;
+            for (size_t i = 0; i < 23; i++)
+                diff += fabs(lp[i] - lm[i]);
+            assert_true(diff > 1e-6);
+        }
+        /* theta was never written */
+        assert_memory_equal(theta, copy, P * sizeof *copy);
+        /* a perturbation of the wrong dimension, a bad sign */
+        dpzo_dir dir;
+        assert_ok(ctx, dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, 0, 0, P + 1, 1.0));
+        dpzo_perturb bad = {&dir, 1e-3, 1};
+        assert_int_equal(dpzo_model_losses(m, theta, &bad, &ds, idx, 23, lp), DPZO_EINVAL);
+        dir.dim = P;
+        bad.sign = 0;
+        assert_int_equal(dpzo_model_losses(m, theta, &bad, &ds, idx, 23, lp), DPZO_EINVAL);
+        free(copy);
+        free(mat);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
+/* ---- gradients -------------------------------------------------------------------------- */
+
+/* dpzo_model_grad against central differences of the double shadow's mean loss. The model
+ * computes with float activations, so it is compared at relative error 1e-3 (entries where
+ * both are below 1e-5 in magnitude: absolute 1e-7). */
+static void test_grad_finite_differences(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t c = 0; c < N_TINY; c++) {
+        const tiny_case *tc = &tiny_cases[c];
+        float *theta;
+        dpzo_model *m = tiny_model(ctx, tc, &theta, 300 + c);
+        size_t P = dpzo_model_n_params(m);
+        dpzo_dataset ds = random_data(6, tc->rows, tc->cols, tc->K, 11 + c);
+        const size_t idx[5] = {4, 0, 2, 5, 1};
+        float *grad = malloc(P * sizeof *grad);
+        double ml;
+        assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, 5, grad, NULL, &ml));
+        double *th = malloc(P * sizeof *th);
+        for (size_t j = 0; j < P; j++)
+            th[j] = theta[j];
+        assert_true(fabs(ml - shadow_mean(&tc->sh, th, &ds, idx, 5)) < 1e-6);
+        const double h = 1e-6;
+        size_t significant = 0;
+        double worst = 0;
+        for (size_t j = 0; j < P; j++) {
+            double t = th[j];
+            th[j] = t + h;
+            double lp = shadow_mean(&tc->sh, th, &ds, idx, 5);
+            th[j] = t - h;
+            double lm = shadow_mean(&tc->sh, th, &ds, idx, 5);
+            th[j] = t;
+            double fd = (lp - lm) / (2 * h), g = grad[j];
+            double scale = fmax(fabs(fd), fabs(g));
+            if (scale > 1e-5) {
+                significant++;
+                double rel = fabs(g - fd) / scale;
+                worst = fmax(worst, rel);
+                if (!(rel < 1e-3))
+                    fail_msg("%s (%zux%zu): d loss / d theta[%zu] = %.9g, finite difference %.9g",
+                             tc->spec, tc->rows, tc->cols, j, g, fd);
+            } else if (!(fabs(g - fd) < 1e-7)) {
+                fail_msg("%s: theta[%zu]: %.3g vs %.3g", tc->spec, j, g, fd);
+            }
+        }
+        print_message("%s on %zux%zu: %zu parameters, %zu with gradient > 1e-5, worst relative "
+                      "error %.2g\n",
+                      tc->spec, tc->rows, tc->cols, P, significant, worst);
+        assert_true(significant >= P * 6 / 10); /* the check is not vacuous */
+        free(th);
+        free(grad);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
+static void test_per_example(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t c = 0; c < N_TINY; c++) {
+        const tiny_case *tc = &tiny_cases[c];
+        float *theta;
+        dpzo_model *m = tiny_model(ctx, tc, &theta, 400 + c);
+        size_t P = dpzo_model_n_params(m);
+        dpzo_dataset ds = random_data(9, tc->rows, tc->cols, tc->K, 13 + c);
+        const size_t idx[7] = {8, 3, 3, 0, 6, 1, 2};
+        float *grad = malloc(P * sizeof *grad), *pe = malloc(7 * P * sizeof *pe);
+        float *one = malloc(P * sizeof *one), *g2 = malloc(P * sizeof *g2);
+        double ml, ml2, losses[7];
+        assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, 7, grad, pe, &ml));
+        /* the per-example rows average to the batch gradient */
+        double gmax = 0;
+        for (size_t j = 0; j < P; j++)
+            gmax = fmax(gmax, fabs(grad[j]));
+        assert_true(gmax > 1e-3);
+        for (size_t j = 0; j < P; j++) {
+            double s = 0;
+            for (size_t b = 0; b < 7; b++)
+                s += pe[b * P + j];
+            if (!(fabs(s / 7 - grad[j]) <= 1e-6 * gmax))
+                fail_msg("%s: theta[%zu]: mean of per-example %.9g, batch %.9g", tc->spec, j,
+                         s / 7, (double)grad[j]);
+        }
+        /* each row is that example's own gradient, exactly (== : a zero's sign may differ,
+         * the one-row batch gradient is 0 + g) */
+        for (size_t b = 0; b < 7; b++) {
+            assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx + b, 1, one, NULL, NULL));
+            for (size_t j = 0; j < P; j++)
+                if (!(one[j] == pe[b * P + j]))
+                    fail_msg("%s: row %zu, theta[%zu]: %.9g alone, %.9g in the batch", tc->spec,
+                             b, j, (double)one[j], (double)pe[b * P + j]);
+        }
+        assert_memory_equal(pe + 1 * P, pe + 2 * P, P * sizeof *pe); /* row 3 twice */
+        /* without per-example output: the same gradient; mean loss = mean of losses */
+        assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, 7, g2, NULL, &ml2));
+        assert_memory_equal(grad, g2, P * sizeof *g2);
+        assert_true(ml == ml2);
+        assert_ok(ctx, dpzo_model_losses(m, theta, NULL, &ds, idx, 7, losses));
+        double s = 0;
+        for (int b = 0; b < 7; b++)
+            s += losses[b];
+        assert_true(fabs(ml - s / 7) <= 1e-15 * s);
+        free(grad);
+        free(pe);
+        free(one);
+        free(g2);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
+/* ---- a short SGD run -------------------------------------------------------------------- */
+
+/* 4 classes in 16 dimensions, linearly separable with a margin:
+ * label = argmax_k (V (x - 1/2))_k. */
+static void test_sgd_learns(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const size_t n = 2000, dim = 16, K = 4;
+    dpzo_dataset ds = random_data(n, 4, 4, (int)K, 21);
+    double V[4][16];
+    for (size_t k = 0; k < K; k++)
+        for (size_t i = 0; i < dim; i++)
+            V[k][i] = 2 * urand() - 1;
+    size_t hist[4] = {0};
+    for (size_t r = 0; r < n; r++) {
+        float *x = ds.x + r * dim;
+        int best;
+        double bz, second;
+        do { /* with a margin: the best class leads the others by 0.25 */
+            for (size_t i = 0; i < dim; i++)
+                x[i] = (float)urand();
+            best = 0;
+            bz = second = -INFINITY;
+            for (size_t k = 0; k < K; k++) {
+                double z = 0;
+                for (size_t i = 0; i < dim; i++)
+                    z += V[k][i] * (x[i] - 0.5);
+                if (z > bz) {
+                    second = bz;
+                    bz = z;
+                    best = (int)k;
+                } else if (z > second) {
+                    second = z;
+                }
+            }
+        } while (bz - second < 0.25);
+        ds.y[r] = best;
+        hist[best]++;
+    }
+    for (size_t k = 0; k < K; k++)
+        assert_true(hist[k] > n / 10); /* every class is present */
+    dpzo_model *m;
+    assert_ok(ctx, dpzo_model_create(ctx, "mlp:32", dim, 4, 4, (int)K, &m));
+    size_t P = dpzo_model_n_params(m);
+    float *theta = malloc(P * sizeof *theta), *grad = malloc(P * sizeof *grad);
+    dpzo_model_init(m, 1, theta);
+    double acc0, loss0, acc, loss;
+    assert_ok(ctx, dpzo_model_accuracy(m, theta, &ds, &acc0, &loss0));
+    size_t idx[64];
+    const float LR = 0.5f;
+    rng_state = 99;
+    for (int step = 0; step < 200; step++) {
+        for (size_t b = 0; b < 64; b++)
+            idx[b] = (size_t)(urand() * n);
+        assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, 64, grad, NULL, NULL));
+        for (size_t j = 0; j < P; j++)
+            theta[j] -= LR * grad[j];
+    }
+    assert_ok(ctx, dpzo_model_accuracy(m, theta, &ds, &acc, &loss));
+    print_message("mlp:32 SGD: accuracy %.3f -> %.3f, loss %.3f -> %.3f\n", acc0, acc, loss0,
+                  loss);
+    assert_true(acc > 0.9);
+    assert_true(loss < loss0);
+    free(theta);
+    free(grad);
+    dpzo_dataset_free(&ds);
+    dpzo_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_and_layout),
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_losses_match_shadow),
+        cmocka_unit_test(test_zero_params),
+        cmocka_unit_test(test_accuracy_by_hand),
+        cmocka_unit_test(test_perturbed),
+        cmocka_unit_test(test_grad_finite_differences),
+        cmocka_unit_test(test_per_example),
+        cmocka_unit_test(test_sgd_learns),
+    };
+    return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
+}
