@@ -10,5 +10,6 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_lmo(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 
 #endif

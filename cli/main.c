@@ -19,6 +19,7 @@ static const char *usage =
     "  demo       calibration and epsilon report for a typical DP fine-tuning run\n"
     "  profile    noise profiles: calibrate a Gaussian one, show or verify a profile file\n"
     "  lmo        LMO-DP noise: info, RDP, run epsilon, sampling, and the offline search\n"
+    "  train      DP zeroth-order training (DPZero) and baselines (MeZO, DP-SGD, SGD)\n"
     "\n"
     "Every epsilon reported as a guarantee is a proven upper bound (certified MPFR path).\n"
     "Exit status: 0 success, 2 bad input, 1 other failure.\n";
@@ -39,7 +40,8 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } cmds[] = {{"epsilon", cmd_epsilon},     {"delta", cmd_delta}, {"rdp", cmd_rdp},
                 {"calibrate", cmd_calibrate}, {"demo", cmd_demo},
-                {"profile", cmd_profile},     {"lmo", cmd_lmo}};
+                {"profile", cmd_profile},     {"lmo", cmd_lmo},
+                {"train", cmd_train}};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         if (strcmp(argv[1], cmds[i].name) == 0)
             return cmds[i].run(argc - 2, argv + 2);

@@ -229,6 +229,10 @@ static void test_clip_and_noise_gaussian(void **state)
     assert_true(fabs(v[0] - 0.6) < 1e-11 && fabs(v[1] - 0.8) < 1e-11);
     double w[2] = {0.3, -0.4};
     assert_true(dpzo_privacy_clip(pv, w, 2) == 1.0 && w[0] == 0.3 && w[1] == -0.4);
+    double bad[2] = {NAN, 1.0};
+    assert_true(dpzo_privacy_clip(pv, bad, 2) == 0.0 && bad[0] == 0.0 && bad[1] == 0.0);
+    float badf[2] = {INFINITY, 1.0f};
+    assert_true(dpzo_privacy_clip_float(pv, badf, 2) == 0.0 && badf[0] == 0.0f);
     float g[3] = {30.0f, 40.0f, 0.0f};
     dpzo_privacy_clip_float(pv, g, 3);
     assert_true(sqrt((double)g[0] * g[0] + (double)g[1] * g[1]) <= 1.0);

@@ -239,6 +239,10 @@ double dpzo_privacy_clip(const dpzo_privacy *p, double *v, size_t n)
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
         s += l1 ? fabs(v[i]) : v[i] * v[i];
+    if (!isfinite(s)) { /* NaN or overflow: the example contributes nothing */
+        memset(v, 0, n * sizeof *v);
+        return 0.0;
+    }
     double f = clip_factor(p, l1 ? s : sqrt(s));
     if (f < 1.0) {
         f *= 1.0 - 1e-12; /* the rounded products' norm stays at most C */
@@ -254,6 +258,10 @@ double dpzo_privacy_clip_float(const dpzo_privacy *p, float *v, size_t n)
     double s = 0.0;
     for (size_t i = 0; i < n; i++)
         s += l1 ? fabs((double)v[i]) : (double)v[i] * (double)v[i];
+    if (!isfinite(s)) { /* NaN or overflow: the example contributes nothing */
+        memset(v, 0, n * sizeof *v);
+        return 0.0;
+    }
     /* float rounding of the scaled values may leave the norm a hair above C: scale to
      * C (1 - 1e-6) so that the clipped vector's norm is at most C */
     double f = clip_factor(p, l1 ? s : sqrt(s));

@@ -69,13 +69,156 @@ double dpzo_privacy_delta(const dpzo_privacy *p);
 double dpzo_privacy_epsilon_after(const dpzo_privacy *p, uint64_t t);
 /* Clips one example's n values in place to the run's C (n = Q for ZO queries, the gradient
  * length for DP-SGD; L2 for gaussian, L1 for lmo; a scalar to [-C, C]). Returns the factor
- * applied (1 when not clipped). float version for gradients. */
+ * applied (1 when not clipped). A vector with a NaN or infinite entry is set to zero (factor
+ * 0): it can then not break the sensitivity. float version for gradients. */
 double dpzo_privacy_clip(const dpzo_privacy *p, double *values, size_t n);
 double dpzo_privacy_clip_float(const dpzo_privacy *p, float *values, size_t n);
 /* n noise draws for n coordinates, already scaled (sigma C or C X), from the CSPRNG.
  * Fails only when the CSPRNG fails. */
 dpzo_status dpzo_privacy_noise(dpzo_ctx *ctx, dpzo_privacy *p, double *out, size_t n);
 
+
+/* ---- training runs (trainer/config.c, sampler.c, step.c, train.c, resume.c, checkpoint.c) *
+ *
+ * A run is described by a JSON configuration (docs/trainer.md lists every key). The
+ * trainer owns theta (float32, the model's layout), draws its batches, computes one step
+ * of the chosen algorithm, keeps the privacy ledger through the privacy object above,
+ * writes metrics (JSON lines) and checkpoints, and resumes from a checkpoint exactly (the
+ * same batches, directions and learning rates; a private run draws fresh CSPRNG noise).
+ *
+ *   dpzero  zeroth-order: per-example central differences along directions regenerated
+ *           from (seed, step, query); each example's Q-vector clipped, summed, noised once
+ *           per query (the privacy object), divided by the expected batch size B;
+ *   mezo    the same without clipping and noise (non-private);
+ *   dpsgd   first order: per-example gradients clipped in L2 to C, summed, Gaussian noise
+ *           (sigma C per coordinate), divided by B;
+ *   sgd     first order, the mean gradient of the batch (non-private). */
+
+typedef enum {
+    DPZO_ALG_DPZERO = 0,
+    DPZO_ALG_MEZO = 1,
+    DPZO_ALG_DPSGD = 2,
+    DPZO_ALG_SGD = 3
+} dpzo_algorithm;
+
+typedef enum { DPZO_LR_CONSTANT = 0, DPZO_LR_LINEAR = 1, DPZO_LR_COSINE = 2 } dpzo_lr_schedule;
+
+/* The sphere direction's radius: sqrt(d), d^(1/4), or a fixed number. */
+typedef enum {
+    DPZO_RADIUS_SQRT_D = 0,
+    DPZO_RADIUS_D_QUARTER = 1,
+    DPZO_RADIUS_FIXED = 2
+} dpzo_radius_kind;
+
+#define DPZO_TRAIN_PATH_MAX 1024
+
+typedef struct {
+    dpzo_algorithm algorithm;
+    char model[64];                        /* dpzo_model_create spec: "mlp:128", "cnn:8-16" */
+    char data_dir[DPZO_TRAIN_PATH_MAX];    /* Fashion-MNIST directory; "" = dpzo_fmnist_find */
+    uint64_t train_subset;                 /* use the first N training rows (0: all) */
+    uint64_t public_size;                  /* rows held out as public data (0: none) */
+    char profile[DPZO_TRAIN_PATH_MAX];     /* noise profile (dpzero, dpsgd); "" otherwise */
+    uint64_t steps;                        /* T: planned steps, 1 .. 2^32 - 1 */
+    double batch_size;                     /* B: expected (poisson) or exact (shuffle) */
+    dpzo_batching batching;
+    double lr;                             /* base learning rate */
+    dpzo_lr_schedule lr_schedule;
+    double lambda;                         /* ZO perturbation size */
+    dpzo_dir_kind direction;
+    dpzo_radius_kind radius_kind;          /* sphere only */
+    double radius;                         /* DPZO_RADIUS_FIXED: the radius */
+    unsigned queries;                      /* Q directions per step (ZO) */
+    double clip;                           /* C (dpzero, dpsgd); NaN otherwise */
+    uint64_t seed;                         /* directions, initial theta, public split */
+    uint64_t eval_every;                   /* evaluate every k steps (0: start and end only) */
+    char metrics[DPZO_TRAIN_PATH_MAX];     /* JSON-lines file; "" = none */
+    char checkpoint[DPZO_TRAIN_PATH_MAX];  /* checkpoint file; "" = none */
+    uint64_t checkpoint_every;             /* also every k steps (0: only when a run stops) */
+} dpzo_train_config;
+
+/* Defaults: batching poisson, lr_schedule constant, lambda 1e-3, direction gaussian,
+ * radius sqrt_d, queries 1, seed 0, no metrics or checkpoint; the required fields
+ * (algorithm -1, model "", steps 0, batch_size NaN, lr NaN, clip NaN) unset. */
+void dpzo_train_config_init(dpzo_train_config *c);
+/* Parses a configuration (JSON object text). Unknown, duplicated or mistyped keys, values
+ * out of range and keys that do not apply to the algorithm are DPZO_EPARSE / DPZO_EINVAL
+ * with a message naming the key. Relative paths are resolved against base_dir (the
+ * configuration file's directory; NULL or "" = as given). */
+dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                    dpzo_train_config *out);
+/* Reads FILE and parses it with base_dir = FILE's directory. */
+dpzo_status dpzo_train_config_read_file(dpzo_ctx *ctx, const char *path,
+                                        dpzo_train_config *out);
+/* The value checks of the parser, on a struct (after command-line overrides). */
+dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c);
+const char *dpzo_algorithm_name(dpzo_algorithm a);
+const char *dpzo_lr_schedule_name(dpzo_lr_schedule s);
+/* 1 for dpzero and dpsgd. */
+int dpzo_algorithm_is_private(dpzo_algorithm a);
+/* The learning rate of step t (0-based) of T: constant lr; linear lr (1 - t/T); cosine
+ * lr (1 + cos(pi t / T)) / 2. */
+double dpzo_lr_at(dpzo_lr_schedule s, double lr, uint64_t t, uint64_t T);
+
+typedef struct dpzo_trainer dpzo_trainer;
+
+/* What the trainer reports after each step (and once before the first step of a fresh
+ * run, step 0). */
+typedef struct {
+    uint64_t step, steps;    /* steps done, of T */
+    int evaluated;           /* 1: a test evaluation was made at this step (a metrics line) */
+    double train_loss;       /* mean over the examples of the steps since the previous
+                                evaluation (ZO: (f(theta + lambda u_0) + f(theta - lambda u_0))/2,
+                                first order: f(theta)); NaN when there were none */
+    double test_accuracy;    /* of the latest evaluation (NaN before the first) */
+    double test_loss;
+    double epsilon_spent;    /* proven upper bound after `step` steps; +inf: non-private */
+    double lr;               /* the learning rate of the latest step */
+    double seconds;          /* training wall time so far, over all resumed sessions */
+} dpzo_train_report;
+
+/* Called after each step; a non-zero return stops the run cleanly (DPZO_EINTERRUPTED). */
+typedef int (*dpzo_train_callback)(void *user, const dpzo_train_report *r);
+
+/* Sets up a run: loads the data (train and test NULL: Fashion-MNIST as the configuration
+ * says; otherwise the caller's data sets, which must outlive the trainer), takes the first
+ * train_subset rows, holds out public_size rows (dpzo_dataset_split with the seed), builds
+ * the model, initialises theta from the seed, opens the privacy object (dpzero, dpsgd: a
+ * plan beyond the profile is refused with DPZO_EINFEASIBLE) and draws the sampling seed
+ * from getrandom. */
+dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
+                                const dpzo_dataset *train, const dpzo_dataset *test,
+                                dpzo_trainer **out);
+void dpzo_trainer_free(dpzo_trainer *tr);
+/* Restores a checkpoint written by a run of the same configuration (the fingerprint covers
+ * everything that shapes the trajectory: algorithm, model, data, steps, batching, learning
+ * rate and schedule, ZO settings, clip, seed and the profile's checksum). Must come before
+ * the first step. The metrics file, if any, is cut back to what it held at the checkpoint. */
+dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path);
+/* Runs steps until `until` steps are done (0 or > T: T). Evaluates at step 0 of a fresh
+ * run, every eval_every steps and at step T, writing one metrics line each time; writes
+ * the checkpoint every checkpoint_every steps and when it stops. Returns DPZO_OK when done,
+ * DPZO_EINTERRUPTED when the callback stopped it, DPZO_EINFEASIBLE when the next step would
+ * spend more than the profile's budget (the run stops before it). */
+dpzo_status dpzo_trainer_run(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until,
+                             dpzo_train_callback cb, void *user);
+/* Writes a checkpoint of the current state (atomically: PATH.tmp, fsync, rename). */
+dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path);
+/* Test accuracy and mean loss at the current theta (no metrics line). */
+dpzo_status dpzo_trainer_evaluate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
+                                  double *loss);
+void dpzo_trainer_report_now(const dpzo_trainer *tr, dpzo_train_report *r);
+const float *dpzo_trainer_theta(const dpzo_trainer *tr);
+size_t dpzo_trainer_n_params(const dpzo_trainer *tr);
+const dpzo_train_config *dpzo_trainer_config(const dpzo_trainer *tr);
+/* NULL for mezo and sgd. */
+const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr);
+/* Rows of the private training set, of the public hold-out, of the test set. */
+size_t dpzo_trainer_n_train(const dpzo_trainer *tr);
+size_t dpzo_trainer_n_public(const dpzo_trainer *tr);
+size_t dpzo_trainer_n_test(const dpzo_trainer *tr);
+/* The configuration fingerprint (64 hex digits). */
+const char *dpzo_trainer_fingerprint(const dpzo_trainer *tr);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,476 @@
+/* trainer/config.c: the training run's JSON configuration (docs/trainer.md, section 3):
+ * strict parsing (unknown, duplicated or mistyped keys are errors that name the key),
+ * value checks, and the fingerprint that ties a checkpoint to the run that wrote it. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cjson/cJSON.h>
+#include "internal.h"
+#include "sha256.h"
+#include "train_internal.h"
+
+static const char *const algorithm_names[] = {"dpzero", "mezo", "dpsgd", "sgd"};
+static const char *const schedule_names[] = {"constant", "linear", "cosine"};
+static const char *const batching_names[] = {"poisson", "shuffle"};
+static const char *const direction_names[] = {"gaussian", "sphere", "rademacher"};
+static const char *const radius_names[] = {"sqrt_d", "d_quarter"};
+#define COUNT(a) (int)(sizeof a / sizeof *a)
+
+const char *dpzo_algorithm_name(dpzo_algorithm a)
+{
+    return (unsigned)a < (unsigned)COUNT(algorithm_names) ? algorithm_names[a] : "?";
+}
+
+const char *dpzo_lr_schedule_name(dpzo_lr_schedule s)
+{
+    return (unsigned)s < (unsigned)COUNT(schedule_names) ? schedule_names[s] : "?";
+}
+
+int dpzo_algorithm_is_private(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_DPZERO || a == DPZO_ALG_DPSGD;
+}
+
+static int is_zeroth_order(dpzo_algorithm a) { return a == DPZO_ALG_DPZERO || a == DPZO_ALG_MEZO; }
+
+double dpzo_lr_at(dpzo_lr_schedule s, double lr, uint64_t t, uint64_t T)
+{
+    double x = T > 0 ? (double)t / (double)T : 0.0;
+    switch (s) {
+    case DPZO_LR_LINEAR:
+        return lr * (1.0 - x);
+    case DPZO_LR_COSINE:
+        return lr * 0.5 * (1.0 + cos(M_PI * x));
+    default:
+        return lr;
+    }
+}
+
+void dpzo_train_config_init(dpzo_train_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->algorithm = (dpzo_algorithm)-1;
+    c->batch_size = NAN;
+    c->batching = DPZO_BATCH_POISSON;
+    c->lr = NAN;
+    c->lr_schedule = DPZO_LR_CONSTANT;
+    c->lambda = 1e-3;
+    c->direction = DPZO_DIR_GAUSSIAN;
+    c->radius_kind = DPZO_RADIUS_SQRT_D;
+    c->radius = NAN;
+    c->queries = 1;
+    c->clip = NAN;
+}
+
+/* ---- value checks ------------------------------------------------------------------ */
+
+#define STEPS_MAX 4294967295ull /* the direction's counter holds 32 bits of the step */
+#define QUERIES_MAX 4096u
+
+static int positive(double x) { return x > 0.0 && isfinite(x); }
+
+dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c)
+{
+    if ((unsigned)c->algorithm >= (unsigned)COUNT(algorithm_names))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'algorithm' is required: dpzero, mezo, dpsgd or sgd");
+    if (c->model[0] == '\0')
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'model' is required (e.g. \"mlp:128\" or \"cnn:8-16\")");
+    if (c->steps < 1 || c->steps > STEPS_MAX)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'steps' is required, an integer in [1, 2^32 - 1], got %llu",
+                          (unsigned long long)c->steps);
+    if (!positive(c->batch_size))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'batch_size' is required, > 0, got %g",
+                          c->batch_size);
+    if (c->batching == DPZO_BATCH_SHUFFLE && c->batch_size != floor(c->batch_size))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'batch_size' must be an integer with batching \"shuffle\", "
+                          "got %g",
+                          c->batch_size);
+    if (!positive(c->lr))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'lr' is required, > 0 and finite, got %g",
+                          c->lr);
+    if (!positive(c->lambda))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'lambda' must be > 0 and finite, got %g",
+                          c->lambda);
+    if (c->queries < 1 || c->queries > QUERIES_MAX)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'queries' must be in [1, %u], got %u",
+                          QUERIES_MAX, c->queries);
+    if (c->radius_kind == DPZO_RADIUS_FIXED && !positive(c->radius))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'radius' must be > 0 and finite, got %g",
+                          c->radius);
+    if (dpzo_algorithm_is_private(c->algorithm)) {
+        if (c->profile[0] == '\0')
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: algorithm %s needs 'profile' (a noise profile file, "
+                              "see `dpzo profile gaussian --help`)",
+                              dpzo_algorithm_name(c->algorithm));
+        if (isnan(c->clip))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: algorithm %s needs 'clip' (the clipping bound C, the "
+                              "profile's sensitivity)",
+                              dpzo_algorithm_name(c->algorithm));
+        if (!positive(c->clip))
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'clip' must be > 0 and finite, got %g",
+                              c->clip);
+    }
+    if (c->checkpoint_every > 0 && c->checkpoint[0] == '\0')
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'checkpoint_every' needs 'checkpoint'");
+    return DPZO_OK;
+}
+
+/* ---- typed getters: each names the key in its message ------------------------------ */
+
+static dpzo_status get_string(dpzo_ctx *ctx, const cJSON *v, const char *key, char *out,
+                              size_t size)
+{
+    if (!cJSON_IsString(v))
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be a string", key);
+    if (strlen(v->valuestring) >= size)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: '%s' is too long (at most %zu bytes)", key,
+                          size - 1);
+    memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+    return DPZO_OK;
+}
+
+static dpzo_status get_real(dpzo_ctx *ctx, const cJSON *v, const char *key, double *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be a number", key);
+    *out = v->valuedouble;
+    return DPZO_OK;
+}
+
+/* A non-negative integer up to 2^53 (JSON numbers are doubles). */
+static dpzo_status get_count(dpzo_ctx *ctx, const cJSON *v, const char *key, uint64_t *out)
+{
+    double x = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+    if (x != floor(x) || x < 0.0 || x > 0x1p53)
+        return dpzo__fail(ctx, DPZO_EPARSE,
+                          "config: '%s' must be a non-negative integer (at most 2^53)", key);
+    *out = (uint64_t)x;
+    return DPZO_OK;
+}
+
+static dpzo_status get_choice(dpzo_ctx *ctx, const cJSON *v, const char *key,
+                              const char *const *names, int n, int *out)
+{
+    if (cJSON_IsString(v))
+        for (int k = 0; k < n; k++)
+            if (strcmp(v->valuestring, names[k]) == 0) {
+                *out = k;
+                return DPZO_OK;
+            }
+    char list[128] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"",
+                 k == 0 ? "" : k == n - 1 ? " or " : ", ", names[k]);
+    if (cJSON_IsString(v))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: '%s' must be %s, got \"%s\"", key, list,
+                          v->valuestring);
+    return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be %s", key, list);
+}
+
+/* The seed: an integer up to 2^53, or a string of decimal digits for any uint64. */
+static dpzo_status get_seed(dpzo_ctx *ctx, const cJSON *v, uint64_t *out)
+{
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
+    if (cJSON_IsNumber(v) && d == floor(d) && d >= 0.0 && d <= 0x1p53) {
+        *out = (uint64_t)d;
+        return DPZO_OK;
+    }
+    const char *s = cJSON_IsString(v) ? v->valuestring : "";
+    errno = 0;
+    unsigned long long x = strtoull(s, NULL, 10);
+    if (*s == '\0' || strspn(s, "0123456789") != strlen(s) || errno == ERANGE)
+        return dpzo__fail(ctx, DPZO_EPARSE,
+                          "config: 'seed' must be an integer in [0, 2^53], or a string of "
+                          "decimal digits up to 2^64 - 1");
+    *out = (uint64_t)x;
+    return DPZO_OK;
+}
+
+/* A path, resolved against base_dir when relative. */
+static dpzo_status get_path(dpzo_ctx *ctx, const cJSON *v, const char *key,
+                            const char *base_dir, char *out)
+{
+    char raw[DPZO_TRAIN_PATH_MAX];
+    dpzo_status st = get_string(ctx, v, key, raw, sizeof raw);
+    if (st != DPZO_OK)
+        return st;
+    if (raw[0] == '\0')
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: '%s' is an empty path", key);
+    int n = raw[0] == '/' || base_dir == NULL || base_dir[0] == '\0'
+                ? snprintf(out, DPZO_TRAIN_PATH_MAX, "%s", raw)
+                : snprintf(out, DPZO_TRAIN_PATH_MAX, "%s/%s", base_dir, raw);
+    if (n < 0 || n >= DPZO_TRAIN_PATH_MAX)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: '%s' is too long once resolved", key);
+    return DPZO_OK;
+}
+
+/* ---- the keys ---------------------------------------------------------------------- */
+
+enum {
+    K_ALGORITHM, K_MODEL, K_DATA, K_PROFILE, K_STEPS, K_BATCH_SIZE, K_BATCHING, K_LR,
+    K_LR_SCHEDULE, K_LAMBDA, K_DIRECTION, K_RADIUS, K_QUERIES, K_CLIP, K_SEED, K_EVAL_EVERY,
+    K_METRICS, K_CHECKPOINT, K_CHECKPOINT_EVERY, K_COUNT
+};
+static const char *const keys[K_COUNT] = {
+    "algorithm", "model",  "data",     "profile", "steps",     "batch_size", "batching",
+    "lr",        "lr_schedule", "lambda", "direction", "radius", "queries", "clip",
+    "seed",      "eval_every", "metrics", "checkpoint", "checkpoint_every"};
+static const char *const data_keys[] = {"dir", "train_subset", "public_size"};
+
+static int key_index(const char *const *names, int n, const char *key)
+{
+    for (int k = 0; k < n; k++)
+        if (strcmp(names[k], key) == 0)
+            return k;
+    return -1;
+}
+
+static dpzo_status unknown_key(dpzo_ctx *ctx, const char *prefix, const char *key,
+                               const char *const *names, int n)
+{
+    char list[512] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? ", " : "",
+                 names[k]);
+    return dpzo__fail(ctx, DPZO_EPARSE, "config: unknown key '%s%s' (known: %s)", prefix, key,
+                      list);
+}
+
+static dpzo_status parse_data(dpzo_ctx *ctx, const cJSON *v, const char *base_dir,
+                              dpzo_train_config *c)
+{
+    if (!cJSON_IsObject(v))
+        return dpzo__fail(ctx, DPZO_EPARSE,
+                          "config: 'data' must be an object {\"dir\", \"train_subset\", "
+                          "\"public_size\"}");
+    unsigned seen = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v)
+    {
+        int k = key_index(data_keys, COUNT(data_keys), it->string);
+        if (k < 0)
+            return unknown_key(ctx, "data.", it->string, data_keys, COUNT(data_keys));
+        if (seen & (1u << k))
+            return dpzo__fail(ctx, DPZO_EPARSE, "config: key 'data.%s' appears twice", it->string);
+        seen |= 1u << k;
+        dpzo_status st = k == 0   ? get_path(ctx, it, "data.dir", base_dir, c->data_dir)
+                         : k == 1 ? get_count(ctx, it, "data.train_subset", &c->train_subset)
+                                  : get_count(ctx, it, "data.public_size", &c->public_size);
+        if (st != DPZO_OK)
+            return st;
+    }
+    return DPZO_OK;
+}
+
+static dpzo_status parse_radius(dpzo_ctx *ctx, const cJSON *v, dpzo_train_config *c)
+{
+    if (cJSON_IsNumber(v)) {
+        c->radius_kind = DPZO_RADIUS_FIXED;
+        return get_real(ctx, v, "radius", &c->radius);
+    }
+    int k;
+    dpzo_status st = get_choice(ctx, v, "radius", radius_names, COUNT(radius_names), &k);
+    if (st == DPZO_OK)
+        c->radius_kind = (dpzo_radius_kind)k;
+    else
+        dpzo__fail(ctx, st, "config: 'radius' must be \"sqrt_d\", \"d_quarter\" or a number");
+    return st;
+}
+
+static dpzo_status parse_key(dpzo_ctx *ctx, int k, const cJSON *v, const char *base_dir,
+                             dpzo_train_config *c)
+{
+    const char *key = keys[k];
+    int choice = 0;
+    uint64_t count = 0;
+    dpzo_status st = DPZO_OK;
+    switch (k) {
+    case K_ALGORITHM:
+        st = get_choice(ctx, v, key, algorithm_names, COUNT(algorithm_names), &choice);
+        c->algorithm = (dpzo_algorithm)choice;
+        return st;
+    case K_MODEL: return get_string(ctx, v, key, c->model, sizeof c->model);
+    case K_DATA: return parse_data(ctx, v, base_dir, c);
+    case K_PROFILE: return get_path(ctx, v, key, base_dir, c->profile);
+    case K_STEPS: return get_count(ctx, v, key, &c->steps);
+    case K_BATCH_SIZE: return get_real(ctx, v, key, &c->batch_size);
+    case K_BATCHING:
+        st = get_choice(ctx, v, key, batching_names, COUNT(batching_names), &choice);
+        c->batching = (dpzo_batching)choice;
+        return st;
+    case K_LR: return get_real(ctx, v, key, &c->lr);
+    case K_LR_SCHEDULE:
+        st = get_choice(ctx, v, key, schedule_names, COUNT(schedule_names), &choice);
+        c->lr_schedule = (dpzo_lr_schedule)choice;
+        return st;
+    case K_LAMBDA: return get_real(ctx, v, key, &c->lambda);
+    case K_DIRECTION:
+        st = get_choice(ctx, v, key, direction_names, COUNT(direction_names), &choice);
+        c->direction = (dpzo_dir_kind)choice;
+        return st;
+    case K_RADIUS: return parse_radius(ctx, v, c);
+    case K_QUERIES:
+        st = get_count(ctx, v, key, &count);
+        c->queries = count > QUERIES_MAX ? QUERIES_MAX + 1 : (unsigned)count;
+        return st;
+    case K_CLIP: return get_real(ctx, v, key, &c->clip);
+    case K_SEED: return get_seed(ctx, v, &c->seed);
+    case K_EVAL_EVERY: return get_count(ctx, v, key, &c->eval_every);
+    case K_METRICS: return get_path(ctx, v, key, base_dir, c->metrics);
+    case K_CHECKPOINT: return get_path(ctx, v, key, base_dir, c->checkpoint);
+    default: return get_count(ctx, v, key, &c->checkpoint_every);
+    }
+}
+
+/* Keys that do not apply to the algorithm (or direction) are errors, not silently ignored. */
+static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned seen)
+{
+    static const int zo_only[] = {K_LAMBDA, K_DIRECTION, K_RADIUS, K_QUERIES};
+    static const int private_only[] = {K_PROFILE, K_CLIP};
+    const char *alg = dpzo_algorithm_name(c->algorithm);
+    if (!is_zeroth_order(c->algorithm))
+        for (int i = 0; i < COUNT(zo_only); i++)
+            if (seen & (1u << zo_only[i]))
+                return dpzo__fail(ctx, DPZO_EINVAL,
+                                  "config: '%s' applies to the zeroth-order algorithms (dpzero, "
+                                  "mezo), not to %s",
+                                  keys[zo_only[i]], alg);
+    if (!dpzo_algorithm_is_private(c->algorithm))
+        for (int i = 0; i < COUNT(private_only); i++)
+            if (seen & (1u << private_only[i]))
+                return dpzo__fail(ctx, DPZO_EINVAL,
+                                  "config: '%s' applies to the private algorithms (dpzero, "
+                                  "dpsgd), not to %s",
+                                  keys[private_only[i]], alg);
+    if ((seen & (1u << K_RADIUS)) && c->direction != DPZO_DIR_SPHERE)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'radius' applies to direction \"sphere\" only");
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                    dpzo_train_config *out)
+{
+    dpzo_train_config_init(out);
+    if (json == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: no text");
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    if (root == NULL)
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: not valid JSON (near byte %ld)",
+                          end != NULL ? (long)(end - json) : 0L);
+    dpzo_status st = DPZO_OK;
+    unsigned seen = 0;
+    if (!cJSON_IsObject(root))
+        st = dpzo__fail(ctx, DPZO_EPARSE, "config: the top level must be a JSON object");
+    const cJSON *it = cJSON_IsObject(root) ? root->child : NULL;
+    for (; it != NULL && st == DPZO_OK; it = it->next) {
+        int k = key_index(keys, K_COUNT, it->string);
+        if (k < 0)
+            st = unknown_key(ctx, "", it->string, keys, K_COUNT);
+        else if (seen & (1u << k))
+            st = dpzo__fail(ctx, DPZO_EPARSE, "config: key '%s' appears twice", it->string);
+        else
+            st = parse_key(ctx, k, it, base_dir, out);
+        if (k >= 0)
+            seen |= 1u << k;
+    }
+    cJSON_Delete(root);
+    if (st == DPZO_OK)
+        st = dpzo_train_config_validate(ctx, out);
+    if (st == DPZO_OK)
+        st = check_applicable(ctx, out, seen);
+    return st;
+}
+
+dpzo_status dpzo_train_config_read_file(dpzo_ctx *ctx, const char *path, dpzo_train_config *out)
+{
+    dpzo_train_config_init(out);
+    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
+    if (f == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: cannot open '%s': %s", path ? path : "(null)",
+                          strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size >= 0 && size < (1L << 24) && fseek(f, 0, SEEK_SET) == 0 &&
+        (text = malloc((size_t)size + 1)) != NULL)
+        len = fread(text, 1, (size_t)size, f);
+    int bad = size < 0 || size >= (1L << 24) || text == NULL || len != (size_t)size;
+    fclose(f);
+    if (bad) {
+        free(text);
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: cannot read '%s' (at most 16 MiB)", path);
+    }
+    text[len] = '\0';
+    char base[DPZO_TRAIN_PATH_MAX] = "";
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL)
+        snprintf(base, sizeof base, "%.*s", (int)(slash - path) + (slash == path), path);
+    dpzo_status st = dpzo_train_config_parse(ctx, text, base, out);
+    free(text);
+    return st;
+}
+
+/* ---- fingerprint ------------------------------------------------------------------- */
+
+/* A fast 64-bit hash of the data set's bytes (not cryptographic: it only tells data sets
+ * apart in the fingerprint). */
+static uint64_t data_hash(const dpzo_dataset *ds)
+{
+    uint64_t h = 0x6a09e667f3bcc908ull ^ ds->n;
+    const size_t nx = ds->n * ds->dim;
+    for (size_t i = 0; i < nx; i++) {
+        uint32_t w;
+        memcpy(&w, &ds->x[i], sizeof w);
+        h = (h ^ w) * 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    for (size_t i = 0; i < ds->n; i++)
+        h = ((h ^ (uint32_t)ds->y[i]) * 0x9e3779b97f4a7c15ull) ^ (h >> 31);
+    return h;
+}
+
+void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha256,
+                             const dpzo_dataset *train, char hex[65])
+{
+    char text[2048];
+    char radius[40];
+    if (c->radius_kind == DPZO_RADIUS_FIXED)
+        snprintf(radius, sizeof radius, "%.17g", c->radius);
+    else
+        snprintf(radius, sizeof radius, "%s", radius_names[c->radius_kind]);
+    int n = snprintf(
+        text, sizeof text,
+        "dpzo-train-fingerprint 1\nalgorithm %s\nmodel %s\ntrain_subset %llu\npublic_size %llu\n"
+        "steps %llu\nbatch_size %.17g\nbatching %s\nlr %.17g\nlr_schedule %s\nlambda %.17g\n"
+        "direction %s\nradius %s\nqueries %u\nclip %.17g\nseed %llu\nprofile %s\n"
+        "data %zu %zu %d %016llx\n",
+        dpzo_algorithm_name(c->algorithm), c->model, (unsigned long long)c->train_subset,
+        (unsigned long long)c->public_size, (unsigned long long)c->steps, c->batch_size,
+        batching_names[c->batching], c->lr, schedule_names[c->lr_schedule], c->lambda,
+        direction_names[c->direction], radius, c->queries, c->clip,
+        (unsigned long long)c->seed, profile_sha256 ? profile_sha256 : "none", train->n,
+        train->dim, train->n_classes, (unsigned long long)data_hash(train));
+    dpzo__sha256_hex(text, n > 0 ? (size_t)n : 0, hex);
+}
+
+double dpzo__train_radius(const dpzo_train_config *c, size_t d)
+{
+    switch (c->radius_kind) {
+    case DPZO_RADIUS_SQRT_D:
+        return sqrt((double)d);
+    case DPZO_RADIUS_D_QUARTER:
+        return sqrt(sqrt((double)d));
+    default:
+        return c->radius;
+    }
+}

@@ -1,0 +1,138 @@
+/* trainer/resume.c: a trainer's state to and from a checkpoint (the file format is
+ * trainer/checkpoint.c's): saving, and resuming with the checks that the checkpoint
+ * belongs to this run (fingerprint, ledger, sampler position) and the metrics file cut
+ * back to what it held at the checkpoint. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+#include "train_internal.h"
+
+static void hex_to_bytes(const char *hex, unsigned char *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned v = 0;
+        sscanf(hex + 2 * i, "%2x", &v);
+        out[i] = (unsigned char)v;
+    }
+}
+
+static void state_of(const dpzo_trainer *tr, dpzo__ckpt_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->algorithm = (uint32_t)tr->cfg.algorithm;
+    hex_to_bytes(tr->fingerprint, s->fingerprint, 32);
+    s->n_params = tr->P;
+    s->step = tr->step;
+    s->steps = tr->cfg.steps;
+    s->dir_seed = tr->cfg.seed;
+    s->sampling_seed = tr->sampling_seed;
+    s->batching = (uint32_t)tr->cfg.batching;
+    dpzo__sampler_position(&tr->sampler, tr->step, &s->epoch, &s->epoch_pos);
+    s->lr = tr->cfg.lr;
+    s->lr_last = tr->lr_last;
+    s->lr_schedule = (uint32_t)tr->cfg.lr_schedule;
+    s->ledger_steps = tr->step;
+    s->epsilon_spent = dpzo__trainer_epsilon_after(tr, tr->step);
+    s->metrics_offset = tr->metrics_offset;
+    s->loss_sum = tr->loss_sum;
+    s->loss_count = tr->loss_count;
+    s->test_acc = tr->test_acc;
+    s->test_loss = tr->test_loss;
+    s->seconds = dpzo__trainer_seconds(tr);
+}
+
+dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
+{
+    dpzo__ckpt_state s;
+    state_of(tr, &s);
+    return dpzo__ckpt_write(ctx, path, &s, tr->theta);
+}
+
+/* The checkpoint's state against this run: same fingerprint, and a consistent ledger and
+ * sampler position. */
+static dpzo_status check_state(dpzo_ctx *ctx, const dpzo_trainer *tr, const char *path,
+                               const dpzo__ckpt_state *s)
+{
+    unsigned char fp[32];
+    hex_to_bytes(tr->fingerprint, fp, 32);
+    if (memcmp(fp, s->fingerprint, 32) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "checkpoint %s was written by a run with another configuration "
+                          "(algorithm, model, data, steps, batching, lr, ZO settings, clip, "
+                          "seed or profile differ): refusing to resume",
+                          path);
+    if (s->step > tr->cfg.steps || s->ledger_steps != s->step || s->steps != tr->cfg.steps)
+        return dpzo__fail(ctx, DPZO_EPARSE, "checkpoint %s: inconsistent step counts", path);
+    double eps = dpzo__trainer_epsilon_after(tr, s->step);
+    if (!(eps == s->epsilon_spent || (isinf(eps) && isinf(s->epsilon_spent))))
+        return dpzo__fail(ctx, DPZO_EPARSE,
+                          "checkpoint %s: its ledger says epsilon %.17g after %llu steps, the "
+                          "profile gives %.17g",
+                          path, s->epsilon_spent, (unsigned long long)s->step, eps);
+    uint64_t epoch, pos;
+    dpzo__sampler_position(&tr->sampler, s->step, &epoch, &pos);
+    if (epoch != s->epoch || pos != s->epoch_pos)
+        return dpzo__fail(ctx, DPZO_EPARSE, "checkpoint %s: inconsistent sampler position", path);
+    return DPZO_OK;
+}
+
+/* Cuts the metrics file back to the length it had at the checkpoint (lines written after
+ * it belong to steps that will be redone). A missing file restarts empty; a shorter one
+ * is not this run's. */
+static dpzo_status metrics_rewind(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t offset)
+{
+    tr->metrics_offset = 0;
+    if (tr->cfg.metrics[0] == '\0')
+        return DPZO_OK;
+    struct stat sb;
+    if (stat(tr->cfg.metrics, &sb) != 0)
+        return DPZO_OK;
+    if ((uint64_t)sb.st_size < offset)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "metrics file %s has %lld bytes, the checkpoint recorded %llu: it is "
+                          "not this run's (move it away to start a new one)",
+                          tr->cfg.metrics, (long long)sb.st_size, (unsigned long long)offset);
+    if (truncate(tr->cfg.metrics, (off_t)offset) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot truncate %s: %s", tr->cfg.metrics,
+                          strerror(errno));
+    tr->metrics_offset = offset;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
+{
+    if (tr->step != 0 || tr->resumed || !isnan(tr->test_acc))
+        return dpzo__fail(ctx, DPZO_EINVAL, "resume: only before the first step of a trainer");
+    float *theta = malloc(tr->P * sizeof *theta);
+    if (theta == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "resume: out of memory");
+    dpzo__ckpt_state s;
+    const uint64_t own_seed = tr->sampling_seed;
+    dpzo_status st = dpzo__ckpt_read(ctx, path, tr->P, &s, theta);
+    if (st == DPZO_OK)
+        st = dpzo__trainer_set_sampling_seed(ctx, tr, s.sampling_seed);
+    if (st == DPZO_OK)
+        st = check_state(ctx, tr, path, &s);
+    if (st == DPZO_OK)
+        st = metrics_rewind(ctx, tr, s.metrics_offset);
+    if (st != DPZO_OK && tr->sampling_seed != own_seed) /* leave the trainer as it was */
+        dpzo__trainer_set_sampling_seed(NULL, tr, own_seed); /* NULL: keep ctx's message */
+    if (st == DPZO_OK) {
+        memcpy(tr->theta, theta, tr->P * sizeof *theta);
+        tr->step = s.step;
+        tr->lr_last = s.lr_last;
+        tr->loss_sum = s.loss_sum;
+        tr->loss_count = s.loss_count;
+        tr->test_acc = s.test_acc;
+        tr->test_loss = s.test_loss;
+        tr->seconds = s.seconds;
+        tr->resumed = 1;
+    }
+    free(theta);
+    return st;
+}

@@ -1,0 +1,189 @@
+/* trainer/step.c: one training step of each algorithm (docs/trainer.md, section 2).
+ *
+ * Zeroth order (dpzero, mezo), step t with batch S, Q queries, perturbation lambda:
+ *   u_k   = the direction (seed, t, k), k < Q, regenerated, never stored;
+ *   d_ik  = (f(theta + lambda u_k; x_i) - f(theta - lambda u_k; x_i)) / (2 lambda), evaluated
+ *           with on-the-fly perturbation (theta is not written);
+ *   dpzero: each example's Q-vector clipped by the privacy object (L2 to C for a Gaussian
+ *           profile); g_k = (sum_i d_ik + z_k) / B, z_k one noise draw per query per step,
+ *           also for an empty batch; mezo: g_k = sum_i d_ik / B;
+ *   theta <- theta - (eta_t / Q) g_k u_k for each k (the mean of the Q one-direction
+ *           updates), each one fused pass dpzo_dir_axpy.
+ * First order, dpsgd: per-example gradients (in chunks of at most 64 MiB) clipped in L2 to
+ * C, summed, plus N(0, (sigma C)^2) per coordinate, divided by B; sgd: the batch's mean
+ * gradient. B is the expected batch size (Poisson) or the batch size (shuffle): dividing
+ * by the realised size would make the update depend on it without accounting for that. */
+#include <math.h>
+#include <string.h>
+#include "internal.h"
+#include "train_internal.h"
+
+static dpzo_status model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
+{
+    return dpzo__fail(ctx, st, "%s failed: %s", what, dpzo_status_name(st));
+}
+
+dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                 double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                 size_t b, double *lp, double *lm, double *d, size_t stride)
+{
+    const dpzo_perturb plus = {dir, lambda, +1}, minus = {dir, lambda, -1};
+    dpzo_status st = dpzo_model_losses(m, theta, &plus, ds, idx, b, lp);
+    if (st == DPZO_OK)
+        st = dpzo_model_losses(m, theta, &minus, ds, idx, b, lm);
+    if (st != DPZO_OK)
+        return st;
+    for (size_t i = 0; i < b; i++)
+        d[i * stride] = (lp[i] - lm[i]) / (2.0 * lambda);
+    return DPZO_OK;
+}
+
+size_t dpzo__pe_chunk(size_t P, double batch)
+{
+    size_t cap = ((size_t)64 << 20) / (P * sizeof(float));
+    size_t want = (size_t)ceil(batch);
+    size_t c = want < cap ? want : cap;
+    return c > 0 ? c : 1;
+}
+
+/* The noise of step t's release: n draws into out, counted. */
+static dpzo_status draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
+                              size_t n)
+{
+    dpzo_status st = DPZO_OK;
+    if (tr->noise_hook != NULL)
+        tr->noise_hook(tr->noise_user, t, out, n);
+    else
+        st = dpzo_privacy_noise(ctx, tr->privacy, out, n);
+    if (st == DPZO_OK)
+        tr->noise_draws += n;
+    return st;
+}
+
+/* An example whose differences are not all finite (an overflowed loss) contributes the
+ * zero vector: a fixed value, so one example still moves the sum by at most C, and a NaN
+ * never reaches the release. */
+static void zero_if_not_finite(double *v, unsigned Q)
+{
+    for (unsigned k = 0; k < Q; k++)
+        if (!isfinite(v[k])) {
+            memset(v, 0, Q * sizeof *v);
+            return;
+        }
+}
+
+/* qsum[k] = sum_i (clipped) d_ik, plus one noise draw per query when private. */
+static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b)
+{
+    const unsigned Q = tr->cfg.queries;
+    for (unsigned k = 0; k < Q; k++)
+        tr->qsum[k] = 0.0;
+    for (size_t i = 0; i < b; i++) {
+        double *v = tr->vals + i * Q;
+        if (tr->privacy != NULL) {
+            zero_if_not_finite(v, Q);
+            dpzo_privacy_clip(tr->privacy, v, Q);
+        }
+        for (unsigned k = 0; k < Q; k++)
+            tr->qsum[k] += v[k];
+    }
+    memcpy(tr->last_clean, tr->qsum, Q * sizeof *tr->qsum);
+    if (tr->privacy != NULL) {
+        dpzo_status st = draw_noise(ctx, tr, t, tr->qnoise, Q);
+        if (st != DPZO_OK)
+            return st;
+        for (unsigned k = 0; k < Q; k++)
+            tr->qsum[k] += tr->qnoise[k];
+    }
+    memcpy(tr->last_noisy, tr->qsum, Q * sizeof *tr->qsum);
+    return DPZO_OK;
+}
+
+static dpzo_status zo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    const unsigned Q = c->queries;
+    for (unsigned k = 0; k < Q; k++) {
+        dpzo_status st = dpzo_dir_init(ctx, &tr->dirs[k], c->direction, c->seed, t, k, tr->P,
+                                       tr->radius);
+        if (st != DPZO_OK)
+            return st;
+        if (b == 0)
+            continue;
+        st = dpzo__zo_differences(tr->model, tr->theta, &tr->dirs[k], c->lambda, &tr->priv,
+                                  tr->idx, b, tr->lp, tr->lm, tr->vals + k, Q);
+        if (st != DPZO_OK)
+            return model_failed(ctx, st, "zeroth-order evaluation");
+        if (k == 0) /* (f(+) + f(-)) / 2 = f(theta) + O(lambda^2): the loss for free */
+            for (size_t i = 0; i < b; i++)
+                tr->loss_sum += 0.5 * (tr->lp[i] + tr->lm[i]);
+    }
+    tr->loss_count += b;
+    dpzo_status st = zo_release(ctx, tr, t, b);
+    if (st != DPZO_OK)
+        return st;
+    for (unsigned k = 0; k < Q; k++) {
+        double g = tr->qsum[k] / tr->B;
+        dpzo_dir_axpy(&tr->dirs[k], 0, tr->P, -lr * g / (double)Q, tr->theta);
+    }
+    return DPZO_OK;
+}
+
+static dpzo_status dpsgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
+{
+    const size_t P = tr->P;
+    memset(tr->gsum, 0, P * sizeof *tr->gsum);
+    for (size_t c0 = 0; c0 < b; c0 += tr->pe_chunk) {
+        size_t cb = b - c0 < tr->pe_chunk ? b - c0 : tr->pe_chunk;
+        double mean = 0.0;
+        dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->priv, tr->idx + c0, cb,
+                                         tr->grad, tr->per_ex, &mean);
+        if (st != DPZO_OK)
+            return model_failed(ctx, st, "per-example gradients");
+        tr->loss_sum += mean * (double)cb;
+        for (size_t e = 0; e < cb; e++) {
+            float *g = tr->per_ex + e * P;
+            dpzo_privacy_clip_float(tr->privacy, g, P);
+            for (size_t j = 0; j < P; j++)
+                tr->gsum[j] += (double)g[j];
+        }
+    }
+    tr->loss_count += b;
+    dpzo_status st = draw_noise(ctx, tr, t, tr->gnoise, P);
+    if (st != DPZO_OK)
+        return st;
+    for (size_t j = 0; j < P; j++)
+        tr->theta[j] = (float)((double)tr->theta[j] - lr * ((tr->gsum[j] + tr->gnoise[j]) / tr->B));
+    return DPZO_OK;
+}
+
+static dpzo_status sgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr)
+{
+    if (b == 0)
+        return DPZO_OK;
+    double mean = 0.0;
+    dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->priv, tr->idx, b, tr->grad, NULL,
+                                     &mean);
+    if (st != DPZO_OK)
+        return model_failed(ctx, st, "gradient");
+    tr->loss_sum += mean * (double)b;
+    tr->loss_count += b;
+    for (size_t j = 0; j < tr->P; j++)
+        tr->theta[j] = (float)((double)tr->theta[j] - lr * (double)tr->grad[j]);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b)
+{
+    double lr = dpzo_lr_at(tr->cfg.lr_schedule, tr->cfg.lr, t, tr->cfg.steps);
+    tr->lr_last = lr;
+    switch (tr->cfg.algorithm) {
+    case DPZO_ALG_DPZERO:
+    case DPZO_ALG_MEZO:
+        return zo_step(ctx, tr, t, b, lr);
+    case DPZO_ALG_DPSGD:
+        return dpsgd_step(ctx, tr, t, b, lr);
+    default:
+        return sgd_step(ctx, tr, b, lr);
+    }
+}

@@ -1,0 +1,422 @@
+/* trainer/train.c: the trainer object: data, model, privacy ledger, the run loop with its
+ * evaluations, metrics lines and checkpoints, and resuming (docs/trainer.md).
+ *
+ * The ledger: a private run opens the privacy object first (a plan beyond the profile is
+ * refused before any step), reports epsilon_after(t) after step t, and before each step
+ * checks that the step stays within the budget (it stops cleanly, before the step, if
+ * not). The state that a resumed run needs is the step count (batches and directions are
+ * functions of the seeds and the step), theta, the seeds, the learning-rate schedule's
+ * inputs, the ledger, the loss accumulators and the metrics file's length: all in the
+ * checkpoint, so N steps + resume + N steps equals 2N steps bit for bit. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "internal.h"
+#include "train_internal.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- set-up -------------------------------------------------------------------------- */
+
+/* The private training rows: the caller's or Fashion-MNIST's, the first train_subset of
+ * them, minus the public hold-out. */
+static dpzo_status setup_data(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo_dataset *train,
+                              const dpzo_dataset *test)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    if ((train == NULL) != (test == NULL))
+        return dpzo__fail(ctx, DPZO_EINVAL, "trainer: give both data sets or neither");
+    if (train == NULL) {
+        char dir[DPZO_TRAIN_PATH_MAX];
+        dpzo_status st = dpzo_fmnist_find(ctx, c->data_dir[0] ? c->data_dir : NULL, dir,
+                                          sizeof dir);
+        if (st == DPZO_OK)
+            st = dpzo_fmnist_load(ctx, dir, "train", &tr->loaded);
+        if (st == DPZO_OK)
+            st = dpzo_fmnist_load(ctx, dir, "test", &tr->test_loaded);
+        if (st != DPZO_OK)
+            return st;
+        train = &tr->loaded;
+        test = &tr->test_loaded;
+    }
+    if (test->dim != train->dim || test->n_classes != train->n_classes)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "trainer: test rows have %zu features and %d classes, training rows "
+                          "%zu and %d",
+                          test->dim, test->n_classes, train->dim, train->n_classes);
+    dpzo_dataset rows = *train; /* a view: the first train_subset rows share the arrays */
+    if (c->train_subset > 0) {
+        if (c->train_subset > train->n)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: data.train_subset %llu exceeds the %zu training rows",
+                              (unsigned long long)c->train_subset, train->n);
+        rows.n = (size_t)c->train_subset;
+    }
+    tr->test = test;
+    if (c->public_size == 0) {
+        tr->priv = rows;
+        return DPZO_OK;
+    }
+    if (c->public_size >= rows.n)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: data.public_size %llu leaves no private rows (of %zu)",
+                          (unsigned long long)c->public_size, rows.n);
+    dpzo_status st = dpzo_dataset_split(ctx, &rows, (size_t)c->public_size, c->seed, &tr->pub,
+                                        &tr->priv);
+    if (st != DPZO_OK)
+        return st;
+    tr->priv_owned = 1;
+    dpzo_dataset_free(&tr->loaded); /* the split holds copies */
+    return DPZO_OK;
+}
+
+static dpzo_status setup_model(dpzo_ctx *ctx, dpzo_trainer *tr)
+{
+    const dpzo_dataset *d = &tr->priv;
+    dpzo_status st = dpzo_model_create(ctx, tr->cfg.model, d->dim, d->rows, d->cols,
+                                       d->n_classes, &tr->model);
+    if (st != DPZO_OK)
+        return st;
+    tr->P = dpzo_model_n_params(tr->model);
+    tr->theta = malloc(tr->P * sizeof *tr->theta);
+    if (tr->theta == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory (%zu parameters)", tr->P);
+    dpzo_model_init(tr->model, tr->cfg.seed, tr->theta);
+    tr->radius = dpzo__train_radius(&tr->cfg, tr->P);
+    return DPZO_OK;
+}
+
+static dpzo_status setup_privacy(dpzo_ctx *ctx, dpzo_trainer *tr)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    if (!dpzo_algorithm_is_private(c->algorithm))
+        return DPZO_OK;
+    int vector = c->algorithm == DPZO_ALG_DPSGD;
+    dpzo_privacy_plan plan = {.batching = c->batching,
+                              .batch_size = c->batch_size,
+                              .n = tr->priv.n,
+                              .steps = c->steps,
+                              .queries = vector ? 1 : c->queries,
+                              .clip = c->clip,
+                              .vector = vector};
+    return dpzo_privacy_open(ctx, c->profile, &plan, &tr->privacy);
+}
+
+/* ptr = an array of count elements (at least one); 1 when out of memory. */
+#define ALLOC(ptr, count) (((ptr) = malloc(((count) > 0 ? (count) : 1) * sizeof *(ptr))) == NULL)
+
+static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
+{
+    const size_t n = tr->priv.n, P = tr->P, Q = tr->cfg.queries;
+    const dpzo_algorithm a = tr->cfg.algorithm;
+    int bad = ALLOC(tr->idx, n);
+    if (a == DPZO_ALG_DPZERO || a == DPZO_ALG_MEZO)
+        bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->vals, n * Q) |
+               ALLOC(tr->qsum, Q) | ALLOC(tr->qnoise, Q) | ALLOC(tr->dirs, Q) |
+               ALLOC(tr->last_clean, Q) | ALLOC(tr->last_noisy, Q);
+    else
+        bad |= ALLOC(tr->grad, P);
+    if (a == DPZO_ALG_DPSGD) {
+        tr->pe_chunk = dpzo__pe_chunk(P, tr->cfg.batch_size);
+        bad |= ALLOC(tr->gsum, P) | ALLOC(tr->gnoise, P) | ALLOC(tr->per_ex, tr->pe_chunk * P);
+    }
+    if (bad)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory for the work buffers");
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed)
+{
+    dpzo__sampler_free(&tr->sampler);
+    tr->sampling_seed = seed;
+    return dpzo__sampler_init(ctx, &tr->sampler, tr->cfg.batching, seed, tr->priv.n,
+                              tr->cfg.batch_size, dpzo_algorithm_is_private(tr->cfg.algorithm));
+}
+
+dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
+                                const dpzo_dataset *train, const dpzo_dataset *test,
+                                dpzo_trainer **out)
+{
+    if (cfg == NULL || out == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "trainer: NULL configuration or output");
+    *out = NULL;
+    dpzo_status st = dpzo_train_config_validate(ctx, cfg);
+    if (st != DPZO_OK)
+        return st;
+    dpzo_trainer *tr = calloc(1, sizeof *tr);
+    if (tr == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory");
+    tr->cfg = *cfg;
+    tr->test_acc = tr->test_loss = NAN;
+    tr->session_start = -1.0;
+    tr->B = cfg->batch_size; /* expected (poisson) or exact (shuffle) */
+    tr->lr_last = dpzo_lr_at(cfg->lr_schedule, cfg->lr, 0, cfg->steps);
+    uint64_t seed = 0;
+    if ((st = setup_data(ctx, tr, train, test)) == DPZO_OK &&
+        (st = setup_model(ctx, tr)) == DPZO_OK && (st = setup_privacy(ctx, tr)) == DPZO_OK &&
+        (st = dpzo__random_seed(ctx, &seed)) == DPZO_OK &&
+        (st = dpzo__trainer_set_sampling_seed(ctx, tr, seed)) == DPZO_OK)
+        st = setup_buffers(ctx, tr);
+    if (st != DPZO_OK) {
+        dpzo_trainer_free(tr);
+        return st;
+    }
+    const dpzo_profile *prof = tr->privacy ? dpzo_privacy_profile(tr->privacy) : NULL;
+    dpzo__train_fingerprint(&tr->cfg, prof ? prof->sha256 : NULL, &tr->priv, tr->fingerprint);
+    *out = tr;
+    return DPZO_OK;
+}
+
+void dpzo_trainer_free(dpzo_trainer *tr)
+{
+    if (tr == NULL)
+        return;
+    dpzo_dataset_free(&tr->loaded);
+    dpzo_dataset_free(&tr->test_loaded);
+    dpzo_dataset_free(&tr->pub);
+    if (tr->priv_owned)
+        dpzo_dataset_free(&tr->priv);
+    dpzo_model_free(tr->model);
+    dpzo_privacy_free(tr->privacy);
+    dpzo__sampler_free(&tr->sampler);
+    void *bufs[] = {tr->theta, tr->idx,   tr->lp,         tr->lm,        tr->vals,
+                    tr->qsum,  tr->qnoise, tr->dirs,      tr->gsum,      tr->gnoise,
+                    tr->grad,  tr->per_ex, tr->last_clean, tr->last_noisy};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        free(bufs[i]);
+    free(tr);
+}
+
+/* ---- accessors ----------------------------------------------------------------------- */
+
+const float *dpzo_trainer_theta(const dpzo_trainer *tr) { return tr->theta; }
+size_t dpzo_trainer_n_params(const dpzo_trainer *tr) { return tr->P; }
+const dpzo_train_config *dpzo_trainer_config(const dpzo_trainer *tr) { return &tr->cfg; }
+const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr) { return tr->privacy; }
+size_t dpzo_trainer_n_train(const dpzo_trainer *tr) { return tr->priv.n; }
+size_t dpzo_trainer_n_public(const dpzo_trainer *tr) { return tr->pub.n; }
+size_t dpzo_trainer_n_test(const dpzo_trainer *tr) { return tr->test->n; }
+const char *dpzo_trainer_fingerprint(const dpzo_trainer *tr) { return tr->fingerprint; }
+
+double dpzo__trainer_epsilon_after(const dpzo_trainer *tr, uint64_t t)
+{
+    return tr->privacy ? dpzo_privacy_epsilon_after(tr->privacy, t) : INFINITY;
+}
+
+double dpzo__trainer_seconds(const dpzo_trainer *tr)
+{
+    return tr->seconds + (tr->session_start >= 0.0 ? now_seconds() - tr->session_start : 0.0);
+}
+
+void dpzo_trainer_report_now(const dpzo_trainer *tr, dpzo_train_report *r)
+{
+    r->step = tr->step;
+    r->steps = tr->cfg.steps;
+    r->evaluated = 0;
+    r->train_loss = tr->loss_count > 0 ? tr->loss_sum / (double)tr->loss_count : NAN;
+    r->test_accuracy = tr->test_acc;
+    r->test_loss = tr->test_loss;
+    r->epsilon_spent = dpzo__trainer_epsilon_after(tr, tr->step);
+    r->lr = tr->lr_last;
+    r->seconds = dpzo__trainer_seconds(tr);
+}
+
+dpzo_status dpzo_trainer_evaluate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
+                                  double *loss)
+{
+    dpzo_status st = dpzo_model_accuracy(tr->model, tr->theta, tr->test, accuracy, loss);
+    if (st != DPZO_OK)
+        return dpzo__fail(ctx, st, "test evaluation failed: %s", dpzo_status_name(st));
+    return DPZO_OK;
+}
+
+/* ---- metrics ------------------------------------------------------------------------- */
+
+/* x as JSON: the shortest text that reads back as x; NaN null, infinities "inf". */
+static const char *json_num(char *buf, size_t size, double x)
+{
+    if (isnan(x))
+        return "null";
+    if (isinf(x))
+        return x > 0 ? "\"inf\"" : "\"-inf\"";
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    return buf;
+}
+
+static dpzo_status metrics_open(dpzo_ctx *ctx, dpzo_trainer *tr, FILE **out)
+{
+    *out = NULL;
+    if (tr->cfg.metrics[0] == '\0')
+        return DPZO_OK;
+    FILE *f = fopen(tr->cfg.metrics, tr->metrics_offset == 0 ? "w" : "a");
+    if (f == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot open %s: %s", tr->cfg.metrics,
+                          strerror(errno));
+    *out = f;
+    return DPZO_OK;
+}
+
+/* One JSON line per evaluation. The line's train_loss covers the steps since the previous
+ * line; the accumulators restart. */
+static dpzo_status metrics_line(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const char *stopped)
+{
+    dpzo_train_report r;
+    dpzo_trainer_report_now(tr, &r);
+    tr->loss_sum = 0.0;
+    tr->loss_count = 0;
+    if (f == NULL)
+        return DPZO_OK;
+    char b[5][40];
+    int n = fprintf(f,
+                    "{\"step\": %llu, \"train_loss\": %s, \"test_accuracy\": %s, "
+                    "\"test_loss\": %s, \"epsilon_spent\": %s, \"lr\": %s, "
+                    "\"seconds\": %.3f%s%s%s}\n",
+                    (unsigned long long)r.step, json_num(b[0], 40, r.train_loss),
+                    json_num(b[1], 40, r.test_accuracy), json_num(b[2], 40, r.test_loss),
+                    json_num(b[3], 40, r.epsilon_spent), json_num(b[4], 40, r.lr), r.seconds,
+                    stopped ? ", \"stopped\": \"" : "", stopped ? stopped : "",
+                    stopped ? "\"" : "");
+    if (n < 0 || fflush(f) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot write %s: %s", tr->cfg.metrics,
+                          strerror(errno));
+    tr->metrics_offset += (uint64_t)n;
+    return DPZO_OK;
+}
+
+/* Evaluates on the test set and logs it. */
+static dpzo_status eval_and_log(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const char *stopped,
+                                dpzo_train_report *r)
+{
+    dpzo_status st = dpzo_trainer_evaluate(ctx, tr, &tr->test_acc, &tr->test_loss);
+    if (st != DPZO_OK)
+        return st;
+    dpzo_trainer_report_now(tr, r); /* train_loss before the accumulators restart */
+    r->evaluated = 1;
+    return metrics_line(ctx, tr, f, stopped);
+}
+
+/* ---- the run ------------------------------------------------------------------------- */
+
+/* DPZO_OK when step t + 1 stays within the budget, else a clean stop's message. */
+static dpzo_status budget_check(dpzo_ctx *ctx, const dpzo_trainer *tr)
+{
+    if (tr->privacy == NULL)
+        return DPZO_OK;
+    double next = dpzo_privacy_epsilon_after(tr->privacy, tr->step + 1);
+    double budget = dpzo_privacy_budget(tr->privacy);
+    if (next <= budget)
+        return DPZO_OK;
+    return dpzo__fail(ctx, DPZO_EINFEASIBLE,
+                      "privacy budget: step %llu would spend epsilon %g, beyond the profile's "
+                      "%g at delta %g; stopped after %llu steps (epsilon spent %.10g)",
+                      (unsigned long long)(tr->step + 1), next, budget,
+                      dpzo_privacy_delta(tr->privacy), (unsigned long long)tr->step,
+                      dpzo__trainer_epsilon_after(tr, tr->step));
+}
+
+static int due(uint64_t step, uint64_t every) { return every > 0 && step % every == 0; }
+
+typedef struct {
+    FILE *metrics;
+    uint64_t saved_step; /* UINT64_MAX: not saved in this run call */
+    dpzo_train_callback cb;
+    void *user;
+} run_state;
+
+/* After step tr->step: the evaluation, metrics line and checkpoint that are due, then the
+ * callback. Sets *stop when the callback asks to stop. */
+static dpzo_status after_step(dpzo_ctx *ctx, dpzo_trainer *tr, run_state *rs, int *stop)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    dpzo_train_report r;
+    dpzo_status st = DPZO_OK;
+    if (due(tr->step, c->eval_every) || tr->step == c->steps)
+        st = eval_and_log(ctx, tr, rs->metrics, NULL, &r);
+    else
+        dpzo_trainer_report_now(tr, &r);
+    if (st == DPZO_OK && c->checkpoint[0] && due(tr->step, c->checkpoint_every)) {
+        st = dpzo_trainer_save(ctx, tr, c->checkpoint);
+        rs->saved_step = tr->step;
+    }
+    if (st == DPZO_OK && rs->cb != NULL && rs->cb(rs->user, &r) != 0)
+        *stop = 1;
+    return st;
+}
+
+/* The whole loop; the caller closes the metrics file. */
+static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run_state *rs)
+{
+    dpzo_status st = DPZO_OK;
+    int stop = 0;
+    if (tr->step == 0 && isnan(tr->test_acc)) { /* a fresh run: where it starts from */
+        dpzo_train_report r;
+        st = eval_and_log(ctx, tr, rs->metrics, NULL, &r);
+        if (st == DPZO_OK && rs->cb != NULL && rs->cb(rs->user, &r) != 0)
+            stop = 1;
+    }
+    while (st == DPZO_OK && !stop && tr->step < until) {
+        if ((st = budget_check(ctx, tr)) != DPZO_OK) {
+            /* log where it stopped; a success leaves the budget's message in ctx */
+            dpzo_train_report r;
+            dpzo_status est = eval_and_log(ctx, tr, rs->metrics, "privacy budget", &r);
+            st = est != DPZO_OK ? est : st;
+            break;
+        }
+        size_t b = dpzo__sampler_batch(&tr->sampler, tr->step, tr->idx);
+        if ((st = dpzo__train_step(ctx, tr, tr->step, b)) != DPZO_OK)
+            break;
+        tr->step++;
+        st = after_step(ctx, tr, rs, &stop);
+    }
+    if (st == DPZO_OK && stop && tr->step < until)
+        st = dpzo__fail(ctx, DPZO_EINTERRUPTED, "stopped after %llu of %llu steps",
+                        (unsigned long long)tr->step, (unsigned long long)tr->cfg.steps);
+    return st;
+}
+
+/* The metrics file reaches the disk before a checkpoint that records its length. */
+static dpzo_status finish_run(dpzo_ctx *ctx, dpzo_trainer *tr, run_state *rs, dpzo_status st)
+{
+    if (rs->metrics != NULL) {
+        int bad = fflush(rs->metrics) != 0 || fsync(fileno(rs->metrics)) != 0;
+        bad |= fclose(rs->metrics) != 0;
+        if (bad && st == DPZO_OK)
+            st = dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot write %s", tr->cfg.metrics);
+    }
+    int saveable = st == DPZO_OK || st == DPZO_EINTERRUPTED || st == DPZO_EINFEASIBLE;
+    if (saveable && tr->cfg.checkpoint[0] && rs->saved_step != tr->step) {
+        /* a successful save leaves ctx's message (why the run stopped) as it is */
+        dpzo_status sst = dpzo_trainer_save(ctx, tr, tr->cfg.checkpoint);
+        st = sst != DPZO_OK ? sst : st;
+    }
+    tr->seconds = dpzo__trainer_seconds(tr);
+    tr->session_start = -1.0;
+    return st;
+}
+
+dpzo_status dpzo_trainer_run(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until,
+                             dpzo_train_callback cb, void *user)
+{
+    if (until == 0 || until > tr->cfg.steps)
+        until = tr->cfg.steps;
+    run_state rs = {NULL, UINT64_MAX, cb, user};
+    dpzo_status st = metrics_open(ctx, tr, &rs.metrics);
+    if (st != DPZO_OK)
+        return st;
+    tr->session_start = now_seconds();
+    st = run_loop(ctx, tr, until, &rs);
+    return finish_run(ctx, tr, &rs, st);
+}

@@ -1,0 +1,160 @@
+/* trainer/train_internal.h: the training loop's private pieces, shared by its files and
+ * its tests (tests/test_train.c): batch sampling, one step of each algorithm, the trainer
+ * struct, and the checkpoint format. */
+#ifndef DPZO_TRAIN_INTERNAL_H
+#define DPZO_TRAIN_INTERNAL_H
+
+#include <stdint.h>
+#include "dpzo/trainer.h"
+
+/* ---- batch sampling (sampler.c) ----------------------------------------------------- *
+ * The streams are ChaCha20 (RFC 8439) keyed by the sampling seed, the stream named in the
+ * nonce. Poisson: example i joins step t iff the i-th 32-bit word of stream (Poisson, t) is
+ * below floor(q 2^32). Shuffle, non-private runs: epoch e is a Fisher-Yates permutation from
+ * stream (shuffle, e); step t takes places [p B, p B + B) of epoch t / E, p = t mod E,
+ * E = floor(n / B) steps per epoch (the last n mod B places are not used). Shuffle, private
+ * runs (independent = 1): each step's batch is a uniformly random B-subset drawn from
+ * stream (without replacement, t) alone, independent of the other steps: exactly what the
+ * without-replacement accounting (Wang-Balle-Kasiviswanathan) analyses. Batches depend
+ * only on (seed, t): nothing else needs saving. */
+typedef struct {
+    dpzo_batching kind;
+    uint64_t seed;
+    size_t n;
+    uint32_t threshold; /* poisson: floor(q 2^32) */
+    int all;            /* poisson with q >= 1 */
+    size_t batch;       /* shuffle: B */
+    int independent;    /* shuffle: a fresh B-subset per step (private runs) */
+    uint64_t per_epoch; /* shuffle: E */
+    size_t *perm;       /* shuffle: the permutation of epoch perm_epoch */
+    uint64_t perm_epoch;
+} dpzo__sampler;
+
+dpzo_status dpzo__sampler_init(dpzo_ctx *ctx, dpzo__sampler *s, dpzo_batching kind,
+                               uint64_t seed, size_t n, double batch_size, int independent);
+void dpzo__sampler_free(dpzo__sampler *s);
+/* The rows of step t into idx (capacity n for poisson, B for shuffle); returns the count. */
+size_t dpzo__sampler_batch(dpzo__sampler *s, uint64_t t, size_t *idx);
+/* Shuffle: the epoch and the place in it of step t (poisson: 0, t). */
+void dpzo__sampler_position(const dpzo__sampler *s, uint64_t t, uint64_t *epoch,
+                            uint64_t *pos);
+/* The seed of the sampling stream: 64 bits from getrandom. */
+dpzo_status dpzo__random_seed(dpzo_ctx *ctx, uint64_t *out);
+
+/* ---- the trainer -------------------------------------------------------------------- */
+
+struct dpzo_trainer {
+    dpzo_train_config cfg;
+    char fingerprint[65];
+    /* data: `loaded` / `test_loaded` own what was read from disk; `priv` and `pub` own the
+     * split when public_size > 0, else priv is a view of the (subset of the) training set */
+    dpzo_dataset loaded, test_loaded, priv, pub;
+    int priv_owned;
+    const dpzo_dataset *test;
+    dpzo_model *model;
+    size_t P;
+    float *theta;
+    dpzo_privacy *privacy;   /* NULL: non-private */
+    double B;                /* the divisor: the expected (poisson) or exact batch size */
+    double radius;           /* sphere radius */
+    uint64_t sampling_seed;
+    dpzo__sampler sampler;
+    /* work buffers, allocated once */
+    size_t *idx;
+    double *lp, *lm;          /* per-example losses at theta +- lambda u (ZO) */
+    double *vals;             /* b x Q per-example differences (ZO) */
+    double *qsum, *qnoise;    /* Q sums and noise draws (ZO) */
+    dpzo_dir *dirs;           /* Q directions of the current step */
+    double *gsum, *gnoise;    /* P: clipped gradient sum and noise (dpsgd) */
+    float *grad, *per_ex;     /* P and chunk x P (first order) */
+    size_t pe_chunk;
+    /* progress */
+    uint64_t step;
+    double lr_last;
+    double loss_sum;          /* since the previous evaluation */
+    uint64_t loss_count;
+    double test_acc, test_loss;
+    double seconds;           /* of finished sessions (and the current one at a save) */
+    double session_start;     /* monotonic clock at the current run's start, < 0: none */
+    uint64_t metrics_offset;  /* bytes of the metrics file that belong to this run */
+    int resumed;
+    /* what the last step released, for tests: the clipped sums and the noisy values of
+     * each query (ZO), and the count of noise draws requested so far in this process */
+    double *last_clean, *last_noisy;
+    uint64_t noise_draws;
+    /* tests only (never set by the CLI): replaces the privacy object's CSPRNG draws by
+     * hook(user, step, out, n) so that private runs can be compared bit for bit */
+    void (*noise_hook)(void *user, uint64_t step, double *out, size_t n);
+    void *noise_user;
+};
+
+/* epsilon_after(t) of the privacy object (+inf when non-private). */
+double dpzo__trainer_epsilon_after(const dpzo_trainer *tr, uint64_t t);
+/* Training seconds so far: finished sessions plus the running one. */
+double dpzo__trainer_seconds(const dpzo_trainer *tr);
+
+/* The test hook: replaces the sampling seed drawn from getrandom (and the sampler), so two
+ * runs can share their batches. Never used by the CLI: a known sampling seed voids the
+ * amplification by subsampling. */
+dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed);
+
+/* ---- one step of each algorithm (step.c) -------------------------------------------- */
+
+/* Per-example central differences along dir: d[i] = (lp[i] - lm[i]) / (2 lambda), with
+ * lp, lm the losses at theta + lambda u and theta - lambda u (theta is not written).
+ * d may be strided (d[i * stride]); lp, lm are b doubles of scratch that keep the losses. */
+dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                 double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                 size_t b, double *lp, double *lm, double *d, size_t stride);
+/* One step t of the trainer's algorithm on the rows idx[0..b). */
+dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
+/* The first-order per-example chunk size: at most 64 MiB of per-example gradients. */
+size_t dpzo__pe_chunk(size_t P, double batch);
+
+/* ---- configuration (config.c) ------------------------------------------------------- */
+
+/* SHA-256 (hex) of the canonical text of everything that shapes the trajectory: the
+ * configuration without its output settings, the profile's checksum (or "none") and the
+ * data (rows, features, classes and a 64-bit hash of the private rows). */
+void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha256,
+                             const dpzo_dataset *train, char hex[65]);
+/* The sphere radius for d parameters. */
+double dpzo__train_radius(const dpzo_train_config *c, size_t d);
+
+/* ---- checkpoints (checkpoint.c) ----------------------------------------------------- */
+
+#define DPZO_CKPT_MAGIC "DPZOCKPT"
+#define DPZO_CKPT_VERSION 1u
+#define DPZO_CKPT_HEADER 208u /* bytes before theta */
+
+/* The state a checkpoint holds besides theta (all little-endian on disk). */
+typedef struct {
+    uint32_t algorithm;
+    unsigned char fingerprint[32];
+    uint64_t n_params;
+    uint64_t step, steps;
+    uint64_t dir_seed, sampling_seed;
+    uint32_t batching;
+    uint64_t epoch, epoch_pos;  /* sampler position of the next step */
+    double lr, lr_last;
+    uint32_t lr_schedule;
+    uint64_t ledger_steps;
+    double epsilon_spent;       /* +inf: non-private */
+    uint64_t metrics_offset;
+    double loss_sum;
+    uint64_t loss_count;
+    double test_acc, test_loss;
+    double seconds;
+} dpzo__ckpt_state;
+
+/* Writes header, theta and a SHA-256 of both to path, atomically (path.tmp, fsync, rename,
+ * fsync of the directory). */
+dpzo_status dpzo__ckpt_write(dpzo_ctx *ctx, const char *path, const dpzo__ckpt_state *st,
+                             const float *theta);
+/* Reads and validates a checkpoint (size, magic, version, length for n_params, checksum);
+ * theta (n_params floats) is filled only when everything holds. The caller checks the
+ * fingerprint and the state against its run. */
+dpzo_status dpzo__ckpt_read(dpzo_ctx *ctx, const char *path, size_t n_params,
+                            dpzo__ckpt_state *st, float *theta);
+
+#endif
