@@ -10,9 +10,12 @@
 #include <string.h>
 #include "dpzo/zo_dir.h"
 #include "internal.h"
+#include "zo_math.h"
 
 #define SPHERE_BLOCK 4096 /* the norm's summation block (a multiple of 4: a Philox block
                           * never straddles two) */
+#define SPHERE_GROUP 4    /* blocks whose sums dpzo_dir_init computes side by side */
+_Static_assert(SPHERE_GROUP == 4, "group_sumsq keeps SPHERE_GROUP = 4 named accumulators");
 
 static const char *const kind_names[] = {"gaussian", "sphere", "rademacher"};
 
@@ -39,27 +42,43 @@ static inline dpzo_philox_ctr block_words(const dpzo_dir *dir, uint64_t m)
     return dpzo_philox4x32_10(ctr, (uint32_t)dir->seed, (uint32_t)(dir->seed >> 32));
 }
 
-/* +1 or -1 from the top bit of w, without a branch (the bit is random). */
-static inline double sign_of(uint32_t w)
+/* The sum of the squared raw values of elements [j0, j0 + n), left to right from +0.0. */
+static double block_sumsq(const dpzo_dir *d, uint64_t j0, uint64_t n)
 {
-    uint64_t bits = 0x3ff0000000000000ull | ((uint64_t)(w >> 31) << 63);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
+    double sum = 0.0, v[4 * DPZO_RAW_CHUNK];
+    for (uint64_t j = j0; j < j0 + n; j += 4 * DPZO_RAW_CHUNK) {
+        uint64_t left = j0 + n - j;
+        size_t ne = left < 4 * DPZO_RAW_CHUNK ? (size_t)left : 4 * DPZO_RAW_CHUNK;
+        dpzo__dir_raw_blocks(d, j >> 2, (ne + 3) / 4, v);
+        for (size_t k = 0; k < ne; k++)
+            sum += v[k] * v[k];
+    }
+    return sum;
 }
 
-/* The raw values (before scale) of elements 4m .. 4m + 3: GAUSSIAN / SPHERE the normal
- * pairs of words (w0, w1) and (w2, w3); RADEMACHER the signs of w0 .. w3. */
-static inline void raw_quad(const dpzo_dir *dir, uint64_t m, double v[4])
+/* block_sumsq of the SPHERE_GROUP full blocks starting at j0 (a multiple of SPHERE_BLOCK),
+ * side by side: each block's sum is its own chain of additions, in its own left-to-right
+ * order, so the chains overlap instead of each costing an addition's latency per
+ * element. */
+static void group_sumsq(const dpzo_dir *d, uint64_t j0, double sum[SPHERE_GROUP])
 {
-    dpzo_philox_ctr w = block_words(dir, m);
-    if (dir->kind == DPZO_DIR_RADEMACHER) {
-        for (int k = 0; k < 4; k++)
-            v[k] = sign_of(w.v[k]);
-    } else {
-        dpzo_normal_pair(w.v[0], w.v[1], &v[0], &v[1]);
-        dpzo_normal_pair(w.v[2], w.v[3], &v[2], &v[3]);
+    double v[SPHERE_GROUP][4 * DPZO_RAW_CHUNK];
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (uint64_t c = 0; c < SPHERE_BLOCK; c += 4 * DPZO_RAW_CHUNK) {
+        for (int g = 0; g < SPHERE_GROUP; g++)
+            dpzo__dir_raw_blocks(d, (j0 + (uint64_t)g * SPHERE_BLOCK + c) >> 2, DPZO_RAW_CHUNK,
+                                 v[g]);
+        for (size_t k = 0; k < 4 * DPZO_RAW_CHUNK; k++) {
+            s0 += v[0][k] * v[0][k];
+            s1 += v[1][k] * v[1][k];
+            s2 += v[2][k] * v[2][k];
+            s3 += v[3][k] * v[3][k];
+        }
     }
+    sum[0] = s0;
+    sum[1] = s1;
+    sum[2] = s2;
+    sum[3] = s3;
 }
 
 dpzo_status dpzo_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind, uint64_t seed,
@@ -87,18 +106,15 @@ dpzo_status dpzo_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind, uint
         /* sum of squares in the documented order: blocks of SPHERE_BLOCK elements, each
          * left to right, then the block sums left to right */
         double total = 0.0;
-        for (uint64_t j0 = 0; j0 < dim; j0 += SPHERE_BLOCK) {
-            uint64_t j1 = dim - j0 < SPHERE_BLOCK ? dim : j0 + SPHERE_BLOCK;
-            double block = 0.0;
-            for (uint64_t j = j0; j < j1; j += 4) {
-                double v[4];
-                raw_quad(&d, j >> 2, v);
-                int nk = j1 - j < 4 ? (int)(j1 - j) : 4;
-                for (int k = 0; k < nk; k++)
-                    block += v[k] * v[k];
-            }
-            total += block;
+        uint64_t j0 = 0;
+        for (; dim - j0 >= SPHERE_GROUP * SPHERE_BLOCK; j0 += SPHERE_GROUP * SPHERE_BLOCK) {
+            double block[SPHERE_GROUP];
+            group_sumsq(&d, j0, block);
+            for (int g = 0; g < SPHERE_GROUP; g++)
+                total += block[g];
         }
+        for (; j0 < dim; j0 += SPHERE_BLOCK)
+            total += block_sumsq(&d, j0, dim - j0 < SPHERE_BLOCK ? dim - j0 : SPHERE_BLOCK);
         if (!(total > 0.0 && isfinite(total)))
             return dpzo__fail(ctx, DPZO_EINVAL,
                               "sphere direction: the Gaussian draw has norm^2 %g (seed %llu, "
@@ -118,7 +134,7 @@ double dpzo_dir_at(const dpzo_dir *dir, uint64_t j)
     dpzo_philox_ctr w = block_words(dir, j >> 2);
     unsigned k = (unsigned)(j & 3);
     if (dir->kind == DPZO_DIR_RADEMACHER)
-        return dir->scale * sign_of(w.v[k]);
+        return dir->scale * dpzo__sign_of(w.v[k]);
     double z[2];
     dpzo_normal_pair(w.v[k & 2], w.v[(k & 2) + 1], &z[0], &z[1]);
     return dir->scale * z[k & 1];
@@ -133,40 +149,33 @@ static size_t valid_count(const dpzo_dir *dir, uint64_t j0, size_t n)
     return (uint64_t)n < left ? n : (size_t)left;
 }
 
-/* out[i] = f(out[i], u_{j0+i}) for the valid i, u the float element; one Philox block per
- * four elements (a partial block at an unaligned start or end). AXPY selects
+/* out[i] = f(out[i], u_{j0+i}) for the valid i < nv, u the float element: the raw values
+ * of a chunk of Philox blocks (dpzo__dir_raw_blocks; partial blocks at an unaligned start
+ * or end), then the chunk's elements in one vectorised loop. AXPY selects
  * theta += alpha * u, else out = u. */
-static inline void apply(const dpzo_dir *dir, uint64_t j0, size_t nv, int axpy, double alpha,
-                         float *out)
+DPZO_KERNEL_CLONES static void apply(const dpzo_dir *dir, uint64_t j0, size_t nv, int axpy,
+                                     double alpha, float *restrict out)
 {
     const double scale = dir->scale;
+    double v[4 * DPZO_RAW_CHUNK];
     size_t i = 0;
-    uint64_t j = j0;
-    double v[4];
-#define DPZO_EMIT(k, x)                                                                  \
-    do {                                                                                  \
-        float u_ = (float)(scale * (x));                                                  \
-        out[k] = axpy ? (float)((double)out[k] + alpha * (double)u_) : u_;                \
-    } while (0)
-    if (nv > 0 && (j & 3)) { /* the head: elements (j & 3) .. 3 of a block */
-        raw_quad(dir, j >> 2, v);
-        for (unsigned k = (unsigned)(j & 3); k < 4 && i < nv; k++, i++)
-            DPZO_EMIT(i, v[k]);
-        j = j0 + i;
+    while (i < nv) {
+        uint64_t j = j0 + i, m = j >> 2;
+        size_t skip = (size_t)(j & 3); /* elements of the first block before j */
+        size_t ne = 4 * DPZO_RAW_CHUNK - skip;
+        ne = ne < nv - i ? ne : nv - i;
+        dpzo__dir_raw_blocks(dir, m, (skip + ne + 3) / 4, v);
+        const double *restrict x = v + skip;
+        float *restrict o = out + i;
+        if (axpy) {
+            for (size_t k = 0; k < ne; k++)
+                o[k] = (float)((double)o[k] + alpha * (double)(float)(scale * x[k]));
+        } else {
+            for (size_t k = 0; k < ne; k++)
+                o[k] = (float)(scale * x[k]);
+        }
+        i += ne;
     }
-    for (; i + 4 <= nv; i += 4, j += 4) {
-        raw_quad(dir, j >> 2, v);
-        DPZO_EMIT(i, v[0]);
-        DPZO_EMIT(i + 1, v[1]);
-        DPZO_EMIT(i + 2, v[2]);
-        DPZO_EMIT(i + 3, v[3]);
-    }
-    if (i < nv) { /* the tail: elements 0 .. nv - i - 1 of a block */
-        raw_quad(dir, j >> 2, v);
-        for (unsigned k = 0; i < nv; k++, i++)
-            DPZO_EMIT(i, v[k]);
-    }
-#undef DPZO_EMIT
 }
 
 void dpzo_dir_fill(const dpzo_dir *dir, uint64_t j0, size_t n, float *out)
