@@ -39,3 +39,7 @@ python3 bench/report_pld.py "$anchors_pld" "$out/ours_pld.json" | tee "$out/repo
 } > "$out/replica_lmo.json"
 build/bin/dpzo-bench-lmo > "$out/ours_lmo.json"
 python3 bench/report_lmo.py "$out/replica_lmo.json" "$out/ours_lmo.json" | tee "$out/report_lmo.md"
+
+# Zeroth-order training step against its two forward passes (Fashion-MNIST).
+build/bin/dpzo-bench-zo > "$out/ours_zo.jsonl"
+python3 bench/report_zo.py "$out/ours_zo.jsonl" | tee "$out/report_zo.md"

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Table of bench/bench_zo.c's JSON lines: a zeroth-order step against its two forward
+passes, steps per second, and memory against inference.
+
+    build/bin/dpzo-bench-zo > bench/results/ours_zo.jsonl
+    python3 bench/report_zo.py bench/results/ours_zo.jsonl
+"""
+import json
+import sys
+
+
+def main(path):
+    rows = [json.loads(line) for line in open(path) if line.strip()]
+    print("| model | params | batch | Q | 2 forward passes | ZO step | step / (Q x 2 fwd) "
+          "| steps/s | peak RSS inference | peak RSS training | one batch of activations |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print("| %s | %d | %d | %d | %.2f ms | %.2f ms | %.2fx | %.1f | %.1f MiB | %.1f MiB "
+              "| %.2f MiB |" % (
+                  r["model"], r["n_params"], r["batch"], r["queries"], 1e3 * r["fwd2_s"],
+                  1e3 * r["step_s"], r["ratio"], r["steps_per_s"], r["rss_inference_mib"],
+                  r["rss_train_mib"], r["batch_activations_mib"]))
+    print()
+    print("Goal: a ZO step at most 1.2x its two forward passes; training memory at most one "
+          "batch of activations above inference (peak RSS includes the data set).")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/results/ours_zo.jsonl")
