@@ -369,9 +369,10 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
             b.below = isfinite(hi) ? 1 : 0;
         }
         if (!(lo > -INFINITY)) {
-            /* the lower end lies below the window: only the trivial bound */
+            /* the lower end lies below the window: only the trivial bound (a custom noise
+             * has no coupling bound, so its upper end, resolved, stands on its own) */
             lo = 0.0;
-            if (b.resolved && hi > ((double)c.w0 + c.off) * c.d + 10.0 * c.d)
+            if (b.resolved && !q->custom && hi > ((double)c.w0 + c.off) * c.d + 10.0 * c.d)
                 b.below = 1, b.resolved = 0;
         }
     }
@@ -601,6 +602,9 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         query_free(&q);
         return st;
     }
+    int tilt_given = custom != NULL && custom->src.noise->tilt > 0.0;
+    if (tilt_given)
+        q.lambda = custom->src.noise->tilt; /* plays the RDP accountant's part */
     if (q.lambda < 0.0)
         q.lambda = 0.0;
     if (q.lambda > MAX_TILT)
@@ -642,7 +646,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             return st;
         }
     }
-    if (!q.have_rdp)
+    if (!q.have_rdp && !tilt_given)
         q.lambda = choose_tilt_from_pmfs(&q);
 
     if (plan_only) {
@@ -718,6 +722,15 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         out->epsilon_upper = out->epsilon = b.hi;
     }
     int fall = 0;
+    if (!b.resolved && q.custom) {
+        /* no RDP to fall back on here: claim nothing rather than an unresolved bound */
+        out->epsilon_lower = 0.0;
+        out->epsilon_estimate = out->epsilon_upper = out->epsilon = INFINITY;
+        set_reason(out, "the composed distribution's window does not resolve the answer (tilt %g)",
+                   q.lambda, 0.0);
+        query_free(&q);
+        return DPZO_OK;
+    }
     if (!b.resolved) {
         fall = 1;
         set_reason(out, "the composed distribution's window does not resolve the answer (tilt %g)",

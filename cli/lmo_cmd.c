@@ -365,13 +365,13 @@ static const char *help_epsilon =
     "\"gaussian-equivalent total\" (neither is a guarantee; docs/lmo.md), computed from the\n"
     "code epsilon or from --paper-step-epsilon E (the nominal per-step epsilon the paper\n"
     "used, e.g. 0.3 for lmo_eps0.3).\n"
-    "--accountant pld also runs the PLD accountant on the noise's density (scalar queries;\n"
-    "loss grid G, default 1e-4; docs/lmo.md \"PLD\"): it prints its interval [lower, upper]\n"
-    "and epsilon becomes the smaller of the two proven upper bounds.\n"
+    "--accountant pld also prints the PLD of the noise's density (scalar queries; loss grid\n"
+    "G, default 1e-4): EXPERIMENTAL in this version, an estimate and not a guarantee\n"
+    "(docs/lmo.md, PLD); epsilon stays the RDP accountant's proven bound.\n"
     "JSON keys: epsilon, epsilon_estimate, order, route, eps0, delta, steps, sampling,\n"
     "sampling_rate, bound, clip, sensitivity, lmo, paper_step_epsilon,\n"
-    "paper_total_epsilon, accountant; with pld also rdp_epsilon, pld_epsilon,\n"
-    "pld_epsilon_lower, pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
+    "paper_total_epsilon, accountant; with pld also rdp_epsilon, pld_estimate,\n"
+    "pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
 
 static int lmo_epsilon(int argc, char **argv)
 {
@@ -424,14 +424,8 @@ static int lmo_epsilon(int argc, char **argv)
         st = dpzo_lmo_epsilon(ctx, &l, &o, &r);
     if (st == DPZO_OK && use_pld) {
         rdp_eps = r.epsilon;
+        /* experimental: an estimate beside the proven RDP bound, never the bound */
         st = dpzo_lmo_pld_epsilon(ctx, &l, &o, pld_grid, &pr);
-        if (st == DPZO_OK && pr.epsilon_upper < r.epsilon) {
-            r.epsilon = pr.epsilon_upper;
-            r.epsilon_estimate = pr.epsilon_estimate;
-            r.route = "pld";
-            r.order = 0.0;
-            r.order_at_edge = 0;
-        }
     }
     if (st) {
         rc = report_failure(ctx, st);
@@ -473,8 +467,7 @@ static int lmo_epsilon(int argc, char **argv)
         cJSON_AddStringToObject(j, "accountant", use_pld ? "pld" : "rdp");
         if (use_pld) {
             json_number(j, "rdp_epsilon", rdp_eps);
-            json_number(j, "pld_epsilon", pr.epsilon_upper);
-            json_number(j, "pld_epsilon_lower", pr.epsilon_lower);
+            json_number(j, "pld_estimate", pr.epsilon_estimate);
             json_number(j, "pld_grid", pld_grid);
         }
         if (isnan(pt))
@@ -495,11 +488,8 @@ static int lmo_epsilon(int argc, char **argv)
             printf(", order %g", r.order);
         printf(")%s\n", r.order_at_edge ? "  [optimum at --max-order: raise it]" : "");
         if (use_pld) {
-            char b3[32], b4[32];
-            printf("rdp          %s   proven upper bound (RDP accountant)\n",
-                   FMT_UP(b3, rdp_eps, 7));
-            printf("pld          %s   proven upper bound; lower bound %.7f (grid %g)\n",
-                   FMT_UP(b4, pr.epsilon_upper, 7), pr.epsilon_lower, pld_grid);
+            printf("pld          %.7f   EXPERIMENTAL estimate, not a guarantee (grid %g; "
+                   "docs/lmo.md, PLD)\n", pr.epsilon_estimate, pld_grid);
         }
         printf("eps0         %s   per step, pure DP\n", FMT_UP(b2, r.eps0, 7));
         printf("paper        step %.9f @ order %g; \"total\" %.6f (gaussian-equivalent)\n"
@@ -591,11 +581,8 @@ static const char *help_search =
     "      1; sampling as in `dpzo lmo epsilon`) must be <= E.\n"
     "  --accountant paper: the released code's single-step epsilon at D must be < E\n"
     "      (bug-compatible replica; NOT a guarantee; --steps and sampling are ignored).\n"
-    "  --accountant pld: as rdp, and a candidate is also feasible when the PLD accountant\n"
-    "      (built from the noise's density; scalar queries) proves it. Candidates RDP rules\n"
-    "      out are tried in objective order when their RDP lower bracket times the smallest\n"
-    "      PLD/RDP ratio seen is within the target; at most 1000 PLD evaluations (grid 1e-3,\n"
-    "      then 1e-4). With max-epsilon: the largest epsilon <= E proven by either.\n"
+    "  --accountant pld: suspended in this version (the LMO PLD is experimental,\n"
+    "      docs/lmo.md, PLD); refused with an explanation.\n"
     "Objectives (default usefulness): usefulness P(|X| <= G), G = 0.9; mean-abs E|X|;\n"
     "variance; max-epsilon (the released code's: the largest epsilon under the target).\n"
     "Grids: paper (183,708 points, contains the released profiles), paper-script (40,824),\n"
@@ -678,12 +665,10 @@ static int lmo_search_cmd(int argc, char **argv)
     else if (strcmp(acct, "paper") == 0)
         o.paper = 1;
     else if (strcmp(acct, "pld") == 0)
-        o.pld = 1;
+        return cli_usage_error("--accountant pld is suspended for LMO noise in this version: "
+                               "the LMO PLD is experimental (docs/lmo.md, PLD); use rdp");
     else
         return cli_usage_error("--accountant must be rdp, pld or paper, got '%s'", acct);
-    if (o.pld && o.account.vector_l1)
-        return cli_usage_error("--accountant pld covers scalar queries only (--clip scalar); "
-                               "for --clip l1 use the rdp accountant");
     if (!o.paper && strcmp(clip, "l2-paper") == 0)
         return cli_usage_error("--clip l2-paper has no established guarantee: it is only "
                                "available with --accountant paper");

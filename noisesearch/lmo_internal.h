@@ -47,4 +47,10 @@ static inline double dpzo__lmo_ymin(const dpzo_lmo *lmo)
     return lmo->uniform_weight > 0.0 ? lmo->uniform_weight * lmo->uniform_low : 0.0;
 }
 
+/* The LMO PLD's raw interval (lmo_pld.c): what dpzo_lmo_pld_epsilon computed before it
+ * was made experimental; for tests and for the investigation of its inconsistency. */
+dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                   const dpzo_lmo_account_options *o, double grid,
+                                   dpzo_pld_result *out);
+
 #endif

@@ -33,6 +33,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dpzo/lmo.h"
@@ -235,6 +236,23 @@ static void log_cdf_sf(const lmo_pld *d, double y, double *lf, double *ls, doubl
     *es = y < 0.0 ? el : es_;
 }
 
+/* log P(a < X < b) for a short interval on one side of 0 (0 <= a < b or a < b <= 0), by
+ * the bounds of a convex integrand: p is log-convex, hence convex, on each side of 0, so
+ * (b - a) p(mid) <= P(a < X < b) <= (b - a) (p(a) + p(b)) / 2 (midpoint and trapezoid
+ * rules). Returns the log of the geometric mean of the two with the half-width (plus the
+ * evaluation error) as the error bound: no cancellation, whatever the interval's size. */
+static double log_between_short(const lmo_pld *d, double a, double b, double *err)
+{
+    double h = b - a, la = dpzo_lmo_log_pdf(&d->lmo, a), lb = dpzo_lmo_log_pdf(&d->lmo, b);
+    double lm = dpzo_lmo_log_pdf(&d->lmo, a + 0.5 * h);
+    double lo = log(h) + lm, hi = log(h) + dpzo__log_add(la, lb) - M_LN2;
+    if (hi < lo)
+        hi = lo; /* rounding: the bounds are ordered mathematically */
+    double e = err_of(d, la) + err_of(d, lb) + err_of(d, lm) + 8.0 * U * (fabs(log(h)) + 1.0);
+    *err = 0.5 * (hi - lo) + e;
+    return 0.5 * (lo + hi);
+}
+
 /* log P(a < X < b), a < b, and its error bound */
 static double log_between(const lmo_pld *d, double a, double b, double *err)
 {
@@ -255,6 +273,8 @@ static double log_between(const lmo_pld *d, double a, double b, double *err)
         }
         double diff = lo - hi; /* <= 0 */
         double m = -expm1(diff);
+        if (m < 1e-3 && isfinite(a) && isfinite(b))
+            return log_between_short(d, a, b, err); /* the difference would cancel */
         if (!(m > 0.0)) {
             *err = INFINITY;
             return -INFINITY;
@@ -262,8 +282,13 @@ static double log_between(const lmo_pld *d, double a, double b, double *err)
         *err = ehi + (ehi + elo) * (lo == -INFINITY ? 0.0 : exp(diff) / m) + 4.0 * U;
         return hi + log(m);
     }
-    /* 0 in (a, b): one minus both small tails */
+    /* 0 in (a, b): one minus both small tails, or for a short interval the two sides */
     double z = exp(fa) + exp(sb);
+    if (z > 0.999 && isfinite(a) && isfinite(b)) {
+        double e1, e2, l1 = log_between_short(d, a, 0.0, &e1), l2 = log_between_short(d, 0.0, b, &e2);
+        *err = fmax(e1, e2);
+        return dpzo__log_add(l1, l2);
+    }
     *err = (efa + esb) * z / (1.0 - z) + 8.0 * U;
     return log1p(-z);
 }
@@ -296,6 +321,24 @@ static void tails(void *data, double s, double lg[2], double ll[2], double *err)
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *o, double grid,
                                  dpzo_pld_result *out)
+{
+    /* EXPERIMENTAL: on a sampled run of 192 steps (docs/lmo.md, "PLD") the intervals of
+     * different grids do not all overlap, so one end is wrong somewhere; until that is
+     * found nothing is claimed: the interval is reported as an estimate only. */
+    dpzo_status st = dpzo__lmo_pld_interval(ctx, lmo, o, grid, out);
+    if (st == DPZO_OK) {
+        out->epsilon_lower = 0.0;
+        out->epsilon_upper = out->epsilon = INFINITY;
+        snprintf(out->reason, sizeof out->reason,
+                 "experimental: the LMO PLD is not a proven bound in this version "
+                 "(docs/lmo.md, PLD); estimate only");
+    }
+    return st;
+}
+
+dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                   const dpzo_lmo_account_options *o, double grid,
+                                   dpzo_pld_result *out)
 {
     dpzo_status st;
     if ((st = dpzo_lmo_validate(ctx, lmo)))
@@ -337,7 +380,15 @@ dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
         d->end[piece][1] = eval_pt(d, piece, piece == 1 ? d->c : TMAX);
     }
     double emax = d->E + 2.0 * err_of(d, d->lp0) + LOSS_SLACK;
-    dpzo_pld_noise noise = {d, tails, -emax, emax, LOSS_SLACK};
+    /* the tilt: the RDP accountant's optimal order for the same run, minus 1 (as the
+     * built-in events do); without one the accountant picks it from the steps */
+    double tilt = 0.0;
+    dpzo_lmo_account_result rr;
+    dpzo_lmo_account_options ro = *o;
+    ro.bound = DPZO_LMO_BOUND_MGF; /* cheap; only its order is used */
+    if (dpzo_lmo_epsilon(ctx, lmo, &ro, &rr) == DPZO_OK && rr.order > 1.0)
+        tilt = rr.order - 1.0;
+    dpzo_pld_noise noise = {d, tails, -emax, emax, LOSS_SLACK, tilt};
     dpzo_pld_options po;
     dpzo_pld_options_default(&po);
     if (grid > 0.0)

@@ -24,7 +24,7 @@
 #define PROVEN "proven-upper"
 
 static const char *const ACCOUNTANTS_GAUSSIAN[] = {"rdp", "pld", "prv", NULL};
-static const char *const ACCOUNTANTS_LMO[] = {"rdp", "pld", "paper", NULL};
+static const char *const ACCOUNTANTS_LMO[] = {"rdp", "paper", NULL};
 static const char *const CLIPS_LMO[] = {"scalar", "l1", "l2-paper", NULL};
 static const char *const BOUNDS[] = {"best", "mgf", "exact", "pure", NULL};
 static const char *const LMO_KEYS[] = {"gamma_weight", "gamma_shape", "gamma_scale",
@@ -1222,17 +1222,6 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     dpzo_status st = dpzo_lmo_epsilon(ctx, &p->lmo, &o, &res);
     if (st != DPZO_OK)
         return st;
-    if (strcmp(p->accountant, "pld") == 0 && !within(res.epsilon, p->epsilon)) {
-        /* the search accepts a PLD bound from the coarse grid (1e-3) or the default one */
-        const double grids[2] = {1e-3, 1e-4};
-        for (int g = 0; g < 2 && !within(res.epsilon, p->epsilon); g++) {
-            dpzo_pld_result pr;
-            if ((st = dpzo_lmo_pld_epsilon(ctx, &p->lmo, &o, grids[g], &pr)) != DPZO_OK)
-                return st;
-            if (pr.epsilon_upper < res.epsilon)
-                res.epsilon = pr.epsilon_upper;
-        }
-    }
     out->epsilon_recomputed = res.epsilon;
     out->order = res.order > 1.0 ? res.order : NAN;
     int eps_ok = within(res.epsilon, p->epsilon);

@@ -151,12 +151,13 @@ dpzo_status dpzo_lmo_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                              const dpzo_lmo_account_options *opts,
                              dpzo_lmo_account_result *out);
 
-/* Tight accounting of the same run by the PLD accountant (dpzo/pld.h), built from the
- * density of X (noisesearch/lmo_pld.c, docs/lmo.md "PLD"). Scalar queries only
- * (vector_l1 is refused); sensitivity, sampling, q / batch / n, steps and delta come from
- * opts, bound and max_order are ignored. grid: the loss discretisation (0: 1e-4).
- * out->epsilon is a proven upper bound under the error model of docs/lmo.md;
- * out->epsilon_lower a lower bound on the true epsilon. */
+/* EXPERIMENTAL. The same run by the PLD accountant (dpzo/pld.h), built from the density
+ * of X (noisesearch/lmo_pld.c, docs/lmo.md "PLD"). Scalar queries only (vector_l1 is
+ * refused); sensitivity, sampling, q / batch / n, steps and delta come from opts, bound
+ * and max_order are ignored. grid: the loss discretisation (0: 1e-4). In this version its
+ * intervals are not consistent across grids on some sampled runs, so it claims nothing:
+ * out->epsilon_estimate is the PLD's estimate, out->epsilon_upper = +inf,
+ * out->epsilon_lower = 0 and out->reason says so. */
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *opts, double grid,
                                  dpzo_pld_result *out);

@@ -82,14 +82,18 @@ typedef struct dpzo_pld_noise {
     void (*tails)(void *data, double s, double lg[2], double ll[2], double *err);
     double r_min, r_max;
     double loss_slack;
+    double tilt;     /* the exponential tilt to compose at (e.g. an RDP accountant's optimal
+                        order minus 1); <= 0: chosen from the discretised steps */
 } dpzo_pld_noise;
 
 /* epsilon of `steps` releases of a custom noise, each on a batch drawn by Poisson
  * sampling with rate q (q = 1: no sampling; add and remove adjacency are both accounted)
  * or, with wor != 0, a fixed-size batch drawn without replacement at rate q (replace-one
  * adjacency; the noise's shift must then be the replace-one sensitivity). Connect-the-dots
- * only (opts->method must be DPZO_PLD_CONNECT_DOTS); there is no RDP fallback: the
- * result's upper end is the tight accountant's pessimistic bound (fallback = 0). */
+ * only (opts->method must be DPZO_PLD_CONNECT_DOTS); there is no RDP fallback: when the
+ * composed window does not resolve the answer after the retries, the result claims nothing
+ * (epsilon_upper = +inf, epsilon_lower = 0, reason set) and the caller should use another
+ * accountant; otherwise the upper end is the pessimistic bound. */
 dpzo_status dpzo_pld_noise_epsilon(dpzo_ctx *ctx, const dpzo_pld_noise *noise, double q, int wor,
                                    uint64_t steps, double delta, const dpzo_pld_options *opts,
                                    dpzo_pld_result *out);

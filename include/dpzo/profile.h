@@ -39,7 +39,7 @@ typedef struct {
                                   "l2-paper" (lmo, accountant "paper" only) */
     unsigned queries_per_step; /* 1 (schema version 1) */
     /* ---- accounting */
-    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "pld", "paper" */
+    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "paper" */
     char bound[16];            /* lmo: "best", "mgf", "exact", "pure"; gaussian: "" */
     char sampling[16];         /* "poisson", "wor", "none" */
     double sampling_rate;      /* q (wor: batch/dataset; none: 1) */
