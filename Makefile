@@ -19,7 +19,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	$(BUILD)/bin/dpzo demo
+	BUILD=$(BUILD) bash scripts/demo.sh
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -11,5 +11,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_lmo(int argc, char **argv);
 int cmd_train(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 #endif

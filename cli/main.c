@@ -20,6 +20,8 @@ static const char *usage =
     "  profile    noise profiles: calibrate a Gaussian one, show or verify a profile file\n"
     "  lmo        LMO-DP noise: info, RDP, run epsilon, sampling, and the offline search\n"
     "  train      DP zeroth-order training (DPZero) and baselines (MeZO, DP-SGD, SGD)\n"
+    "  audit      check published (epsilon, delta) claims; epsilon lower bounds from attacks\n"
+    "  plot       privacy curves and noise densities as PNG or SVG (gnuplot)\n"
     "\n"
     "Every epsilon reported as a guarantee is a proven upper bound (certified MPFR path).\n"
     "Exit status: 0 success, 2 bad input, 1 other failure.\n";
@@ -41,7 +43,8 @@ int main(int argc, char **argv)
     } cmds[] = {{"epsilon", cmd_epsilon},     {"delta", cmd_delta}, {"rdp", cmd_rdp},
                 {"calibrate", cmd_calibrate}, {"demo", cmd_demo},
                 {"profile", cmd_profile},     {"lmo", cmd_lmo},
-                {"train", cmd_train}};
+                {"train", cmd_train},
+                {"audit", cmd_audit},         {"plot", cmd_plot}};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         if (strcmp(argv[1], cmds[i].name) == 0)
             return cmds[i].run(argc - 2, argv + 2);

@@ -3,7 +3,7 @@
 # Runs as root (the project's machines do); uses sudo otherwise when available.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
-          libcmocka-dev python3-mpmath zlib1g-dev
+          libcmocka-dev python3-mpmath zlib1g-dev gnuplot-nox
           dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do

@@ -12,5 +12,6 @@
 #include "dpzo/pld.h"
 #include "dpzo/lmo.h"
 #include "dpzo/profile.h"
+#include "dpzo/audit.h"
 
 #endif
