@@ -57,8 +57,8 @@ static double beta_quantile(double level, double a, double b)
     return 0.5 * (lo + hi);
 }
 
-dpzo_status dpzo_clopper_pearson_upper(dpzo_ctx *ctx, uint64_t k, uint64_t n, double level,
-                                       double *upper)
+/* The arguments of both Clopper-Pearson ends. */
+static dpzo_status check_cp(dpzo_ctx *ctx, uint64_t k, uint64_t n, double level)
 {
     dpzo_status st;
     if ((st = check_level(ctx, "level", level)))
@@ -66,6 +66,15 @@ dpzo_status dpzo_clopper_pearson_upper(dpzo_ctx *ctx, uint64_t k, uint64_t n, do
     if (n < 1 || k > n)
         return dpzo__fail(ctx, DPZO_EINVAL, "Clopper-Pearson needs 0 <= k <= n, n >= 1 (k %llu, "
                           "n %llu)", (unsigned long long)k, (unsigned long long)n);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_clopper_pearson_upper(dpzo_ctx *ctx, uint64_t k, uint64_t n, double level,
+                                       double *upper)
+{
+    dpzo_status st;
+    if ((st = check_cp(ctx, k, n, level)))
+        return st;
     if (k == n) {
         *upper = 1.0;
         return DPZO_OK;
@@ -79,11 +88,8 @@ dpzo_status dpzo_clopper_pearson_lower(dpzo_ctx *ctx, uint64_t k, uint64_t n, do
                                        double *lower)
 {
     dpzo_status st;
-    if ((st = check_level(ctx, "level", level)))
+    if ((st = check_cp(ctx, k, n, level)))
         return st;
-    if (n < 1 || k > n)
-        return dpzo__fail(ctx, DPZO_EINVAL, "Clopper-Pearson needs 0 <= k <= n, n >= 1 (k %llu, "
-                          "n %llu)", (unsigned long long)k, (unsigned long long)n);
     if (k == 0) {
         *lower = 0.0;
         return DPZO_OK;

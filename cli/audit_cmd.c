@@ -883,6 +883,24 @@ static int get_level(const parsed_args *a, const char *name, double def, double 
     return 0;
 }
 
+/* The common start of `audit attack` and `audit one-run`: parse, --help (returns -1),
+ * --confidence (default 0.95) and --delta (default 0). */
+static int attack_begin(int argc, char **argv, const opt_spec *specs, const char *help,
+                        parsed_args *a, double *conf, double *delta)
+{
+    int rc;
+    if ((rc = args_parse(argc, argv, specs, a)))
+        return rc;
+    if (args_has(a, "help")) {
+        fputs(help, stdout);
+        return -1;
+    }
+    if ((rc = get_level(a, "confidence", 0.95, conf, 0)) ||
+        (rc = get_level(a, "delta", 0.0, delta, 1)))
+        return rc;
+    return 0;
+}
+
 static int audit_attack(int argc, char **argv)
 {
     static const opt_spec specs[] = {{"tp", 1},        {"fp", 1},         {"tn", 1},
@@ -890,17 +908,10 @@ static int audit_attack(int argc, char **argv)
                                      {"confidence", 1}, {"delta", 1},     {"json", 0},
                                      {"help", 0},      {NULL, 0}};
     parsed_args a;
-    int rc;
-    if ((rc = args_parse(argc, argv, specs, &a)))
-        return rc;
-    if (args_has(&a, "help")) {
-        fputs(attack_help, stdout);
-        return 0;
-    }
     double conf, delta;
-    if ((rc = get_level(&a, "confidence", 0.95, &conf, 0)) ||
-        (rc = get_level(&a, "delta", 0.0, &delta, 1)))
-        return rc;
+    int rc = attack_begin(argc, argv, specs, attack_help, &a, &conf, &delta);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     int n_counts =
         args_has(&a, "tp") + args_has(&a, "fp") + args_has(&a, "tn") + args_has(&a, "fn");
     if (args_has(&a, "scores") == (n_counts > 0))
@@ -987,17 +998,10 @@ static int audit_one_run(int argc, char **argv)
                                      {"confidence", 1}, {"delta", 1},    {"json", 0},
                                      {"help", 0},     {NULL, 0}};
     parsed_args a;
-    int rc;
-    if ((rc = args_parse(argc, argv, specs, &a)))
-        return rc;
-    if (args_has(&a, "help")) {
-        fputs(one_run_help, stdout);
-        return 0;
-    }
     double conf, delta;
-    if ((rc = get_level(&a, "confidence", 0.95, &conf, 0)) ||
-        (rc = get_level(&a, "delta", 0.0, &delta, 1)))
-        return rc;
+    int rc = attack_begin(argc, argv, specs, one_run_help, &a, &conf, &delta);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     uint64_t m = 0, r = 0, v = 0;
     int n_counts = args_has(&a, "canaries") + args_has(&a, "guesses") + args_has(&a, "correct");
     if (args_has(&a, "scores") == (n_counts > 0))

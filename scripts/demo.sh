@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job on an embedded default. Calibrates noise for a typical DP run,
 # writes a noise profile for DPZero on Fashion-MNIST (epsilon 3, delta 1/n), trains with it
-# for a couple of minutes and prints the test accuracy and the epsilon spent.
+# for about a minute and prints the test accuracy and the epsilon spent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
