@@ -5,7 +5,8 @@
  *
  * On Fashion-MNIST (Debian's dataset-fashion-mnist). For each model:
  *   fwd2   the time of two plain forward passes (dpzo_model_losses at theta, no
- *          perturbation) over a batch of B rows: what a ZO step cannot avoid;
+ *          perturbation) over a random batch of B rows (a fresh one each time, as a
+ *          training step sees): what a ZO step cannot avoid;
  *   step   the mean time of a real MeZO step of the trainer (dpzo_trainer_run, shuffled
  *          batches of exactly B, Q queries, Gaussian directions regenerated on the fly and
  *          the fused update), timed between consecutive step reports (the evaluation steps
@@ -69,12 +70,16 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
     if (!theta || !idx || !loss)
         return 1;
     dpzo_model_init(m, 1, theta);
-    for (size_t i = 0; i < batch; i++)
-        idx[i] = (i * 7919) % train->n;
-    /* two forward passes, repeated until 1 s has passed */
+    /* two forward passes over a fresh random batch (as a training step sees one: rows
+     * gathered from all over the data set), repeated until 1 s has passed */
+    uint64_t lcg = 12345;
     double t0 = now_s(), t1;
     size_t reps = 0;
     do {
+        for (size_t i = 0; i < batch; i++) {
+            lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+            idx[i] = (size_t)((lcg >> 33) % train->n);
+        }
         dpzo_model_losses(m, theta, NULL, train, idx, batch, loss);
         dpzo_model_losses(m, theta, NULL, train, idx, batch, loss);
         reps++;
