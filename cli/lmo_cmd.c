@@ -767,7 +767,7 @@ static int lmo_search_cmd(int argc, char **argv)
     p.sensitivity = o.account.sensitivity;
     snprintf(p.clip, sizeof p.clip, "%s", clip);
     p.queries_per_step = 1;
-    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : o.pld ? "pld" : "rdp");
+    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : "rdp");
     snprintf(p.bound, sizeof p.bound, "%s", dpzo_lmo_bound_name(o.account.bound));
     snprintf(p.sampling, sizeof p.sampling, "%s", o.paper ? "none" : sampling_name(o.account.sampling));
     p.sampling_rate = o.paper || o.account.sampling == DPZO_LMO_SAMPLING_NONE ? 1.0
@@ -814,11 +814,9 @@ static int lmo_search_cmd(int argc, char **argv)
     }
     if (st == DPZO_OK && !args_has(&a, "json")) {
         FILE *s = json ? stderr : stdout;
-        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified",
-                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact);
-        if (o.pld)
-            fprintf(s, ", %zu PLD evaluations", r.n_pld);
-        fprintf(s, "%s\n", r.resumed ? " (resumed)" : "");
+        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified%s\n",
+                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact,
+                r.resumed ? " (resumed)" : "");
         if (isatty(STDERR_FILENO)) /* timings vary: only on a terminal */
             fprintf(stderr, "search time %.2f s\n", r.seconds);
         fprintf(s, "chosen: grid index %zu (class of %zu equivalent points)\n", r.index,
@@ -834,9 +832,7 @@ static int lmo_search_cmd(int argc, char **argv)
                 "  epsilon %s (%s), usefulness(%g) %.9g, E|X| %.6g, Var X %.6g\n",
                 r.lmo.gamma_weight, r.lmo.gamma_shape, r.lmo.gamma_scale, r.lmo.exp_weight,
                 r.lmo.exp_rate, r.lmo.uniform_weight, r.lmo.uniform_low, r.lmo.uniform_high, eb,
-                o.paper ? "paper replica, NOT a guarantee"
-                : r.by_pld ? "proven upper bound, PLD accountant"
-                           : "proven upper bound",
+                o.paper ? "paper replica, NOT a guarantee" : "proven upper bound",
                 o.usefulness_gamma, r.usefulness, r.mean_abs, r.variance);
         if (out)
             fprintf(s, "profile written to %s\n", out);

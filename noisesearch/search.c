@@ -64,15 +64,8 @@ dpzo_lmo_search_options dpzo_lmo_search_options_default(void)
     o.objective = DPZO_LMO_OBJ_USEFULNESS;
     o.usefulness_gamma = 0.9;
     o.account = dpzo_lmo_account_options_default();
-    o.pld_max = 1000;
     return o;
 }
-
-/* pld mode: a candidate that RDP rules out is tried with the PLD accountant (in
- * objective order, within pld_max evaluations) when 0.95 rho eps_low <= target, where
- * eps_low is its RDP lower bracket and rho the smallest ratio PLD lower bound / eps_low
- * seen so far (initially 1/PLD_SCREEN). A screen only: what it skips is never claimed. */
-#define PLD_SCREEN 2.0
 
 static double now_s(void)
 {
@@ -93,9 +86,6 @@ typedef struct {
     /* paper-mode MGF tables: [component combo][254 t values] */
     double *tg, *te, *tu;
     size_t n_exact;
-    size_t n_pld;  /* PLD evaluations (pld mode) */
-    int by_pld;    /* the winner's epsilon came from the PLD accountant */
-    double pld_ratio; /* smallest PLD lower bound / RDP lower bracket seen (the screen) */
     int resumed;
     double t_start, t_last_save;
     uint64_t fingerprint;
@@ -566,33 +556,6 @@ static dpzo_status certify(dpzo_ctx *ctx, search *S, size_t i, double *eps, doub
     return DPZO_OK;
 }
 
-/* PLD feasibility of slot i (pld mode): a coarse grid first (cheap; decides most
- * candidates), the default grid when the coarse interval straddles the target. *eps: the
- * proven upper bound (+inf when unknown). */
-static dpzo_status pld_try(dpzo_ctx *ctx, search *S, size_t i, double *eps)
-{
-    dpzo_lmo p;
-    dpzo_lmo_grid_point(S->grid, S->reps[i], &p);
-    dpzo_pld_result r;
-    const double grids[2] = {1e-3, 1e-4};
-    *eps = INFINITY;
-    for (int g = 0; g < 2; g++) {
-        S->n_pld++;
-        dpzo_status st = dpzo_lmo_pld_epsilon(ctx, &p, &S->o->account, grids[g], &r);
-        if (st == DPZO_ENOCONV)
-            return DPZO_OK; /* boundaries not located: not provable by PLD */
-        if (st)
-            return st;
-        *eps = fmin(*eps, r.epsilon_upper);
-        double ratio = r.epsilon_lower / S->arr[ARR_LOW][i];
-        if (ratio > 0.0 && ratio < S->pld_ratio)
-            S->pld_ratio = ratio;
-        if (*eps <= S->o->epsilon || r.epsilon_lower > S->o->epsilon)
-            break;
-    }
-    return DPZO_OK;
-}
-
 static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_options *o)
 {
     if ((unsigned)o->objective > DPZO_LMO_OBJ_MAX_EPSILON)
@@ -603,15 +566,6 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
     if (!(isfinite(o->usefulness_gamma) && o->usefulness_gamma > 0.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "usefulness gamma must be finite and > 0, got %g",
                           o->usefulness_gamma);
-    if (o->pld)
-        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
-                          "the PLD accountant for LMO noise is suspended in this version: its "
-                          "intervals are not consistent across grids on some sampled runs "
-                          "(docs/lmo.md, PLD); use --accountant rdp");
-    if (o->pld && o->account.vector_l1)
-        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
-                          "the PLD of LMO noise covers scalar queries only (clip l1 is not "
-                          "supported; use the RDP accountant)");
     if (o->paper) {
         if (!(o->account.delta > 0.0 && o->account.delta < 1.0))
             return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g",
@@ -619,52 +573,6 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
         return DPZO_OK;
     }
     return dpzo__lmo_check_options(ctx, &o->account);
-}
-
-/* max-epsilon with the PLD: after the RDP walk (best so far `best`), candidates whose
- * predicted PLD epsilon rho * eps_low (rho as in the lazy walk) lies in (best, target / 0.95]
- * and whose RDP upper bracket exceeds best are tried, largest prediction first, within
- * pld_max runs; the largest PLD-proven epsilon <= target wins. key: scratch (n doubles). */
-static dpzo_status max_epsilon_pld(dpzo_ctx *ctx, search *S, double *key, double best,
-                                   long *win, double *win_eps, double *win_order)
-{
-    const double target = S->o->epsilon;
-    for (size_t i = 0; i < S->n; i++) {
-        double low = S->arr[ARR_LOW][i], up = S->arr[ARR_EPS][i];
-        key[i] = -INFINITY;
-        if (isnan(low) || !(up > best) || (low <= target && up <= target && up <= best))
-            continue;
-        key[i] = low / PLD_SCREEN; /* the prediction before any ratio is known */
-    }
-    size_t *ix = sorted_slots(S, key);
-    if (ix == NULL)
-        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
-    dpzo_status st = DPZO_OK;
-    for (size_t k = 0; k < S->n && S->n_pld + 2 <= S->o->pld_max; k++) {
-        size_t i = ix[k];
-        if (key[i] == -INFINITY)
-            break;
-        double rho = isinf(S->pld_ratio) ? 1.0 / PLD_SCREEN : S->pld_ratio;
-        double pred = rho * S->arr[ARR_LOW][i];
-        if (0.95 * pred > target || pred < best)
-            continue;
-        double e;
-        if ((st = pld_try(ctx, S, i, &e)))
-            break;
-        if (e <= target && e > best) {
-            best = e;
-            *win = (long)i;
-            *win_eps = e;
-            *win_order = 0.0;
-            S->by_pld = 1;
-        }
-        if (S->o->interrupt && *S->o->interrupt) {
-            st = DPZO_EINTERRUPTED;
-            break;
-        }
-    }
-    free(ix);
-    return st;
 }
 
 static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, double *win_order)
@@ -728,31 +636,13 @@ static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, do
                     undefined = 1; /* e.g. infinite variance: never preferred; sorted last */
                     break;
                 }
-                /* RDP rules it out (pld mode: unless the RDP lower bracket is within
-                 * PLD_SCREEN x target, where the tighter PLD may still prove it) */
-                double rdp_low = S->arr[ARR_LOW][i];
-                if (!isnan(S->arr[ARR_LOW2][i]) && S->arr[ARR_LOW2][i] > rdp_low)
-                    rdp_low = S->arr[ARR_LOW2][i];
-                int rdp_out = rdp_low > target + margin;
-                double rho = isinf(S->pld_ratio) ? 1.0 / PLD_SCREEN : S->pld_ratio;
-                if (rdp_out && !(o->pld && 0.95 * rho * rdp_low <= target
-                                 && S->n_pld + 2 <= o->pld_max))
+                if (S->arr[ARR_LOW][i] > target + margin)
                     continue;
-                double e = INFINITY, ord = 0.0;
-                if (!rdp_out && (st = certify(ctx, S, i, &e, &ord)))
+                if (!isnan(S->arr[ARR_LOW2][i]) && S->arr[ARR_LOW2][i] > target + margin)
+                    continue;
+                double e, ord;
+                if ((st = certify(ctx, S, i, &e, &ord)))
                     break;
-                if (o->pld && (e <= target || S->n_pld + 2 <= o->pld_max)) {
-                    double ep;
-                    if ((st = pld_try(ctx, S, i, &ep)))
-                        break;
-                    if (ep < e) {
-                        e = ep;
-                        ord = 0.0;
-                        S->by_pld = 1;
-                    } else {
-                        S->by_pld = 0;
-                    }
-                }
                 if (e <= target) {
                     *win = (long)i;
                     *win_eps = e;
@@ -809,8 +699,6 @@ static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, do
         }
     }
     free(ix);
-    if (st == DPZO_OK && o->pld)
-        st = max_epsilon_pld(ctx, S, key, best, win, win_eps, win_order);
     free(key);
     return st;
 }
@@ -841,7 +729,6 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
             S.arr[k][i] = NAN;
     }
     S.fingerprint = fingerprint(&S);
-    S.pld_ratio = INFINITY; /* none seen yet: 1 / PLD_SCREEN */
     gsl_set_error_handler_off(); /* once, before any worker thread runs GSL quadrature */
     int loaded = load_checkpoint(&S);
     if (loaded < 0) {
@@ -873,8 +760,6 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     out->n_points = dpzo_lmo_grid_size(grid);
     out->n_unique = S.n;
     out->n_exact = S.n_exact;
-    out->n_pld = S.n_pld;
-    out->by_pld = S.by_pld;
     out->resumed = S.resumed;
     if (win < 0) {
         st = dpzo__fail(ctx, DPZO_EINFEASIBLE,

@@ -734,8 +734,8 @@ static void test_pld_rejects(void **state)
     assert_int_equal(dpzo__lmo_pld_interval(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
 }
 
-/* The public entry claims nothing while the LMO PLD is experimental, and the pld search
- * is refused. */
+/* The public entry claims nothing while the LMO PLD is experimental (the CLI refuses
+ * `lmo search --accountant pld`: test_cli). */
 static void test_pld_experimental(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -747,16 +747,6 @@ static void test_pld_experimental(void **state)
     assert_true(isinf(r.epsilon) && isinf(r.epsilon_upper) && r.epsilon_lower == 0.0);
     assert_true(r.epsilon_estimate == raw.epsilon_estimate && raw.epsilon_upper < 10.0);
     assert_non_null(strstr(r.reason, "experimental"));
-    dpzo_lmo_grid *g;
-    assert_ok(ctx, dpzo_lmo_grid_preset(ctx, "paper-script", &g));
-    dpzo_lmo_search_options so = dpzo_lmo_search_options_default();
-    so.account.delta = 1e-5;
-    so.epsilon = 3.0;
-    so.pld = 1;
-    dpzo_lmo_search_result sr;
-    assert_int_equal(dpzo_lmo_search(ctx, g, &so, &sr), DPZO_EUNSUPPORTED);
-    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "suspended"));
-    dpzo_lmo_grid_free(g);
 }
 
 static volatile int stop_flag;

@@ -720,6 +720,50 @@ static void test_kind_names(void **state)
     assert_string_equal(dpzo_dir_kind_name((dpzo_dir_kind)7), "?");
 }
 
+/* Every implementation this CPU offers (portable, SSE2, AVX2, AVX-512) gives the same bits
+ * as the default dispatch, for fill and axpy from unaligned starts, and the sphere norm. */
+static void test_impls_agree(void **state)
+{
+    (void)state;
+    const size_t n = 100003;
+    const uint64_t j0 = 12345;
+    const dpzo_dir_kind kinds[3] = {DPZO_DIR_GAUSSIAN, DPZO_DIR_SPHERE, DPZO_DIR_RADEMACHER};
+    float *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+    float *tr = malloc(n * sizeof *tr), *tg = malloc(n * sizeof *tg);
+    int tried = 0;
+    for (int k = 0; k < 3; k++) {
+        dpzo_ctx *ctx = dpzo_ctx_new();
+        dpzo_dir d;
+        assert_int_equal(dpzo__dir_raw_impl(-1), 0); /* the default dispatch */
+        assert_ok(ctx, dpzo_dir_init(ctx, &d, kinds[k], 77, 5, 1, j0 + n, 3.0));
+        dpzo_dir_fill(&d, j0, n, ref);
+        for (size_t i = 0; i < n; i++)
+            tr[i] = (float)i * 1e-3f;
+        dpzo_dir_axpy(&d, j0, n, 0.37, tr);
+        for (int impl = DPZO_RAW_PORTABLE; impl <= DPZO_RAW_AVX512; impl++) {
+            if (dpzo__dir_raw_impl(impl) != 0)
+                continue; /* not on this CPU or build */
+            tried++;
+            dpzo_dir e;
+            assert_ok(ctx, dpzo_dir_init(ctx, &e, kinds[k], 77, 5, 1, j0 + n, 3.0));
+            assert_memory_equal(&e.scale, &d.scale, sizeof d.scale); /* the sphere norm */
+            dpzo_dir_fill(&e, j0, n, got);
+            assert_memory_equal(ref, got, n * sizeof *got);
+            for (size_t i = 0; i < n; i++)
+                tg[i] = (float)i * 1e-3f;
+            dpzo_dir_axpy(&e, j0, n, 0.37, tg);
+            assert_memory_equal(tr, tg, n * sizeof *tg);
+        }
+        dpzo__dir_raw_impl(-1);
+        dpzo_ctx_free(ctx);
+    }
+    assert_true(tried >= 3); /* at least the portable one, for each kind */
+    free(ref);
+    free(got);
+    free(tr);
+    free(tg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_rademacher),
         cmocka_unit_test(test_sphere),
         cmocka_unit_test(test_fill_layout),
+        cmocka_unit_test(test_impls_agree),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_axpy),
         cmocka_unit_test_setup_teardown(test_init_errors, ctx_setup, ctx_teardown),

@@ -198,12 +198,6 @@ typedef struct {
                                            account.delta) against the target, with its
                                            pre-filter and strict "<" (bug-compatible) */
     dpzo_lmo_account_options account;   /* sound mode: the run being accounted */
-    int pld;                            /* sound mode, 1: a candidate is also feasible when
-                                           the PLD accountant (dpzo_lmo_pld_epsilon) proves
-                                           it; see docs/lmo.md "Search" for which candidates
-                                           are tried (max-epsilon: the largest epsilon
-                                           <= target proven by RDP or PLD). */
-    unsigned pld_max;                   /* at most this many PLD evaluations (default 1000) */
     unsigned threads;                   /* 0: all cores */
     const char *checkpoint;             /* file to save progress to / resume from, or NULL */
     /* called now and then from the calling thread: phase name, fraction done, and the
@@ -229,8 +223,6 @@ typedef struct {
                                               the exact integral for bounds exact/best) */
     double seconds;
     int resumed;             /* progress was loaded from the checkpoint */
-    int by_pld;              /* epsilon is the PLD accountant's bound (it was smaller) */
-    size_t n_pld;            /* PLD evaluations made */
 } dpzo_lmo_search_result;
 
 /* DPZO_EINFEASIBLE when no grid point meets the target; DPZO_EINTERRUPTED when
