@@ -810,6 +810,32 @@ dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_pert
     return DPZO_OK;
 }
 
+dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
+                              const dpzo_dataset *ds, const size_t *idx, size_t batch,
+                              double *logits)
+{
+    if (m == NULL || (batch > 0 && logits == NULL))
+        return DPZO_EINVAL;
+    if (theta == NULL || ds == NULL || (batch > 0 && idx == NULL) || ds->dim != m->input_dim)
+        return DPZO_EINVAL;
+    for (size_t b = 0; b < batch; b++)
+        if (idx[b] >= ds->n)
+            return DPZO_EINVAL;
+    if (pert != NULL && (pert->dir == NULL || (pert->sign != 1 && pert->sign != -1) ||
+                         !isfinite(pert->lambda) || pert->dir->dim != m->n_params))
+        return DPZO_EINVAL;
+    size_t chunk = batch < m->chunk_max ? batch : m->chunk_max;
+    dpzo_status st = ensure_chunk(NULL, m, chunk);
+    if (st != DPZO_OK)
+        return st;
+    for (size_t b0 = 0; b0 < batch; b0 += chunk) {
+        size_t B = batch - b0 < chunk ? batch - b0 : chunk;
+        forward_chunk(m, theta, pert, ds, idx + b0, B);
+        memcpy(logits + b0 * m->n_classes, m->logits, B * m->n_classes * sizeof *logits);
+    }
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_model_accuracy(dpzo_model *m, const float *theta, const dpzo_dataset *ds,
                                 double *accuracy, double *mean_loss)
 {

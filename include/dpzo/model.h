@@ -76,6 +76,11 @@ void dpzo_model_init(const dpzo_model *m, uint64_t seed, float *theta);
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                               const dpzo_dataset *ds, const size_t *idx, size_t batch,
                               double *loss);
+/* The logits (n_classes per row, batch x n_classes, row-major) of rows idx[0..batch-1] of
+ * ds at the (perturbed) parameters; labels are not read. */
+dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
+                              const dpzo_dataset *ds, const size_t *idx, size_t batch,
+                              double *logits);
 /* Gradient of the MEAN loss over the rows (grad: n_params, overwritten); returns the mean
  * loss in *mean_loss when not NULL. With per_example != NULL, also writes each example's
  * gradient (batch x n_params) there (for DP-SGD's per-example clipping). */
