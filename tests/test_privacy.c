@@ -17,7 +17,7 @@ static char path_g[512], path_w[512], path_l[512], path_bad[512];
 
 static dpzo_privacy_plan plan_default(void)
 {
-    dpzo_privacy_plan pl = {DPZO_BATCH_POISSON, 100.0, 10000, 1000, 1, 1.0, 0};
+    dpzo_privacy_plan pl = {DPZO_BATCH_POISSON, 100.0, 10000, 1000, 1, 1.0, 0, 0};
     return pl;
 }
 

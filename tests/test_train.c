@@ -729,7 +729,7 @@ static void test_config_errors(void **state)
                         "unknown key 'data.dirr'");
     expect_config_error(
         ctx, "{\"algorithm\": \"zo\", \"model\": \"mlp:\"}",
-        "'algorithm' must be \"dpzero\", \"mezo\", \"dpsgd\" or \"sgd\", got \"zo\"");
+        "'algorithm' must be \"dpzero\", \"mezo\", \"dpsgd\", \"sgd\", \"dpzoso\", \"dpzopo\", \"pazo-m\", \"pazo-p\" or \"pazo-s\", got \"zo\"");
     expect_config_error(ctx,
                         "{\"algorithm\": \"dpzero\", \"model\": \"mlp:\", \"steps\": 10, "
                         "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1}",

@@ -11,7 +11,11 @@
 #include "sha256.h"
 #include "train_internal.h"
 
-static const char *const algorithm_names[] = {"dpzero", "mezo", "dpsgd", "sgd"};
+static const char *const algorithm_names[] = {"dpzero", "mezo",   "dpsgd",  "sgd",   "dpzoso",
+                                              "dpzopo", "pazo-m", "pazo-p", "pazo-s"};
+static const char *const strategy_names[] = {"static", "dynamic", "increasing", "incremental"};
+static const char *const select_names[] = {"smallest", "largest"};
+static const char *const multiplier_names[] = {"mask", "rank"};
 static const char *const schedule_names[] = {"constant", "linear", "cosine"};
 static const char *const batching_names[] = {"poisson", "shuffle"};
 static const char *const direction_names[] = {"gaussian", "sphere", "rademacher"};
@@ -30,10 +34,34 @@ const char *dpzo_lr_schedule_name(dpzo_lr_schedule s)
 
 int dpzo_algorithm_is_private(dpzo_algorithm a)
 {
-    return a == DPZO_ALG_DPZERO || a == DPZO_ALG_DPSGD;
+    return a != DPZO_ALG_MEZO && a != DPZO_ALG_SGD;
 }
 
-static int is_zeroth_order(dpzo_algorithm a) { return a == DPZO_ALG_DPZERO || a == DPZO_ALG_MEZO; }
+int dpzo_algorithm_is_stagewise(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_DPZOSO || a == DPZO_ALG_DPZOPO;
+}
+
+/* The algorithms with central differences along directions (lambda, direction, queries). */
+static int is_zeroth_order(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_DPZERO || a == DPZO_ALG_MEZO || dpzo_algorithm_is_stagewise(a) ||
+           a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P;
+}
+
+static int is_pazo(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S;
+}
+
+unsigned dpzo_train_queries_per_step(const dpzo_train_config *c)
+{
+    if (c->algorithm == DPZO_ALG_PAZO_S)
+        return c->pub.k + (c->pub.noisy_candidate ? 1u : 0u);
+    if (c->algorithm == DPZO_ALG_DPSGD || c->algorithm == DPZO_ALG_SGD)
+        return 1;
+    return c->queries;
+}
 
 double dpzo_lr_at(dpzo_lr_schedule s, double lr, uint64_t t, uint64_t T)
 {
@@ -62,6 +90,21 @@ void dpzo_train_config_init(dpzo_train_config *c)
     c->radius = NAN;
     c->queries = 1;
     c->clip = NAN;
+    c->stages = (dpzo_stage_config){.count = 3, .lambda_last = NAN, .lr_decay = 0.5};
+    c->prune = (dpzo_prune_config){.strategy = DPZO_PRUNE_INCREMENTAL, .rate = 0.01,
+                                   .growth = NAN, .rank_upper = 1.2, .rank_lower = 0.8,
+                                   .queries = 1, .lambda = 1e-3};
+    c->pub = (dpzo_public_config){.batch_size = 32, .k = 3, .alpha = 0.5, .orthonormalize = 1,
+                                  .candidate_scale = 1e-3, .noisy_candidate = 1};
+    c->pretrain = (dpzo_pretrain_config){.lr = NAN, .batch_size = 64};
+}
+
+double dpzo__prune_growth(const dpzo_prune_config *p)
+{
+    if (!isnan(p->growth))
+        return p->growth;
+    return p->strategy == DPZO_PRUNE_INCREASING || p->strategy == DPZO_PRUNE_INCREMENTAL ? 2.0
+                                                                                        : 1.0;
 }
 
 /* ---- value checks ------------------------------------------------------------------ */
@@ -71,11 +114,103 @@ void dpzo_train_config_init(dpzo_train_config *c)
 
 static int positive(double x) { return x > 0.0 && isfinite(x); }
 
+static int integral(double x) { return x == floor(x); }
+
+/* The stage, pruning, public-data and pre-training settings. */
+static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c)
+{
+    const char *alg = dpzo_algorithm_name(c->algorithm);
+    if (dpzo_algorithm_is_stagewise(c->algorithm)) {
+        const dpzo_stage_config *g = &c->stages;
+        if (g->count < 1 || g->count > 32)
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'stages.count' must be in [1, 32], got %u",
+                              g->count);
+        if (!isnan(g->lambda_last) && !positive(g->lambda_last))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'stages.lambda_last' must be > 0 and finite, got %g",
+                              g->lambda_last);
+        if (!(g->lr_decay > 0.0 && g->lr_decay <= 1.0))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'stages.lr_decay' must be in (0, 1], got %g", g->lr_decay);
+        if (!(g->prox >= 0.0 && isfinite(g->prox)))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'stages.prox' must be >= 0 and finite, got %g", g->prox);
+        if (c->lr_schedule != DPZO_LR_CONSTANT)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: %s has its own learning-rate schedule (stages.lr_decay); "
+                              "'lr_schedule' must be \"constant\"",
+                              alg);
+    }
+    if (c->algorithm == DPZO_ALG_DPZOPO) {
+        const dpzo_prune_config *p = &c->prune;
+        if (!(p->rate > 0.0 && p->rate <= 1.0))
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'prune.rate' must be in (0, 1], got %g",
+                              p->rate);
+        double growth = dpzo__prune_growth(p);
+        int grows = p->strategy == DPZO_PRUNE_INCREASING || p->strategy == DPZO_PRUNE_INCREMENTAL;
+        if (!(growth >= 1.0 && isfinite(growth)) || (!grows && growth != 1.0))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'prune.growth' must be >= 1 (and 1 for the static and "
+                              "dynamic strategies), got %g",
+                              growth);
+        if (p->rank && !(p->rank_lower > 0.0 && p->rank_upper >= p->rank_lower &&
+                         isfinite(p->rank_upper)))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: the rank multipliers need 0 < prune.rank_lower <= "
+                              "prune.rank_upper, got %g and %g",
+                              p->rank_lower, p->rank_upper);
+        if (p->queries < 1 || p->queries > QUERIES_MAX || !positive(p->lambda))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'prune.queries' must be in [1, %u] and 'prune.lambda' > 0",
+                              QUERIES_MAX);
+    }
+    if (is_pazo(c->algorithm)) {
+        const dpzo_public_config *u = &c->pub;
+        if (c->public_size == 0)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: %s needs public rows: set 'data.public_size'", alg);
+        if (!(u->batch_size >= 1.0) || !integral(u->batch_size) ||
+            u->batch_size > (double)c->public_size)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'public.batch_size' must be an integer in [1, "
+                              "data.public_size = %llu], got %g",
+                              (unsigned long long)c->public_size, u->batch_size);
+        if (u->k < 1 || u->k > 64)
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'public.k' must be in [1, 64], got %u",
+                              u->k);
+        if (!(u->alpha >= 0.0 && u->alpha <= 1.0))
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'public.alpha' must be in [0, 1], got %g",
+                              u->alpha);
+        if (!(u->candidate_scale >= 0.0 && isfinite(u->candidate_scale)))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'public.candidate_scale' must be >= 0 and finite, got %g",
+                              u->candidate_scale);
+    }
+    const dpzo_pretrain_config *w = &c->pretrain;
+    if (w->steps > 0) {
+        if (c->public_size == 0)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'pretrain' trains on the public rows: set "
+                              "'data.public_size'");
+        if (!positive(w->lr))
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'pretrain.lr' is required, > 0, got %g",
+                              w->lr);
+        if (!(w->batch_size >= 1.0) || !integral(w->batch_size) ||
+            w->batch_size > (double)c->public_size)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: 'pretrain.batch_size' must be an integer in [1, "
+                              "data.public_size], got %g",
+                              w->batch_size);
+    }
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c)
 {
     if ((unsigned)c->algorithm >= (unsigned)COUNT(algorithm_names))
         return dpzo__fail(ctx, DPZO_EINVAL,
-                          "config: 'algorithm' is required: dpzero, mezo, dpsgd or sgd");
+                          "config: 'algorithm' is required: dpzero, mezo, dpsgd, sgd, dpzoso, "
+                          "dpzopo, pazo-m, pazo-p or pazo-s");
     if (c->model[0] == '\0')
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "config: 'model' is required (e.g. \"mlp:128\" or \"cnn:8-16\")");
@@ -120,7 +255,7 @@ dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c
     }
     if (c->checkpoint_every > 0 && c->checkpoint[0] == '\0')
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'checkpoint_every' needs 'checkpoint'");
-    return DPZO_OK;
+    return validate_methods(ctx, c);
 }
 
 /* ---- typed getters: each names the key in its message ------------------------------ */
@@ -217,12 +352,22 @@ static dpzo_status get_path(dpzo_ctx *ctx, const cJSON *v, const char *key,
 enum {
     K_ALGORITHM, K_MODEL, K_DATA, K_PROFILE, K_STEPS, K_BATCH_SIZE, K_BATCHING, K_LR,
     K_LR_SCHEDULE, K_LAMBDA, K_DIRECTION, K_RADIUS, K_QUERIES, K_CLIP, K_SEED, K_EVAL_EVERY,
-    K_METRICS, K_CHECKPOINT, K_CHECKPOINT_EVERY, K_COUNT
+    K_METRICS, K_CHECKPOINT, K_CHECKPOINT_EVERY, K_STAGES, K_PRUNE, K_PUBLIC, K_PRETRAIN,
+    K_COUNT
 };
 static const char *const keys[K_COUNT] = {
     "algorithm", "model",  "data",     "profile", "steps",     "batch_size", "batching",
     "lr",        "lr_schedule", "lambda", "direction", "radius", "queries", "clip",
-    "seed",      "eval_every", "metrics", "checkpoint", "checkpoint_every"};
+    "seed",      "eval_every", "metrics", "checkpoint", "checkpoint_every", "stages",
+    "prune",     "public",     "pretrain"};
+static const char *const stage_keys[] = {"count", "first_steps", "lambda_last", "lr_decay",
+                                         "prox"};
+static const char *const prune_keys[] = {"strategy",   "rate",       "growth",
+                                         "select",     "multipliers", "rank_upper",
+                                         "rank_lower", "queries",    "lambda"};
+static const char *const public_keys[] = {"batch_size",      "k",              "alpha",
+                                          "orthonormalize",  "candidate_scale", "noisy_candidate"};
+static const char *const pretrain_keys[] = {"steps", "lr", "batch_size"};
 static const char *const data_keys[] = {"dir", "train_subset", "public_size"};
 
 static int key_index(const char *const *names, int n, const char *key)
@@ -270,6 +415,115 @@ static dpzo_status parse_data(dpzo_ctx *ctx, const cJSON *v, const char *base_di
     return DPZO_OK;
 }
 
+static dpzo_status get_bool(dpzo_ctx *ctx, const cJSON *v, const char *key, int *out)
+{
+    if (!cJSON_IsBool(v))
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be true or false", key);
+    *out = cJSON_IsTrue(v);
+    return DPZO_OK;
+}
+
+static dpzo_status get_small(dpzo_ctx *ctx, const cJSON *v, const char *key, unsigned *out)
+{
+    uint64_t x = 0;
+    dpzo_status st = get_count(ctx, v, key, &x);
+    *out = x > 100000 ? 100001u : (unsigned)x;
+    return st;
+}
+
+/* One key (index k of its object's list) of a nested object; key is its dotted name. */
+typedef dpzo_status (*sub_parser)(dpzo_ctx *ctx, int k, const cJSON *v, const char *key,
+                                  dpzo_train_config *c);
+
+static dpzo_status sub_stages(dpzo_ctx *ctx, int k, const cJSON *v, const char *key,
+                              dpzo_train_config *c)
+{
+    dpzo_stage_config *g = &c->stages;
+    switch (k) {
+    case 0: return get_small(ctx, v, key, &g->count);
+    case 1: return get_count(ctx, v, key, &g->first_steps);
+    case 2: return get_real(ctx, v, key, &g->lambda_last);
+    case 3: return get_real(ctx, v, key, &g->lr_decay);
+    default: return get_real(ctx, v, key, &g->prox);
+    }
+}
+
+static dpzo_status sub_prune(dpzo_ctx *ctx, int k, const cJSON *v, const char *key,
+                             dpzo_train_config *c)
+{
+    dpzo_prune_config *p = &c->prune;
+    int choice = 0;
+    dpzo_status st;
+    switch (k) {
+    case 0:
+        st = get_choice(ctx, v, key, strategy_names, COUNT(strategy_names), &choice);
+        p->strategy = (dpzo_prune_strategy)choice;
+        return st;
+    case 1: return get_real(ctx, v, key, &p->rate);
+    case 2: return get_real(ctx, v, key, &p->growth);
+    case 3:
+        st = get_choice(ctx, v, key, select_names, COUNT(select_names), &p->select_largest);
+        return st;
+    case 4: return get_choice(ctx, v, key, multiplier_names, COUNT(multiplier_names), &p->rank);
+    case 5: return get_real(ctx, v, key, &p->rank_upper);
+    case 6: return get_real(ctx, v, key, &p->rank_lower);
+    case 7: return get_small(ctx, v, key, &p->queries);
+    default: return get_real(ctx, v, key, &p->lambda);
+    }
+}
+
+static dpzo_status sub_public(dpzo_ctx *ctx, int k, const cJSON *v, const char *key,
+                              dpzo_train_config *c)
+{
+    dpzo_public_config *u = &c->pub;
+    switch (k) {
+    case 0: return get_real(ctx, v, key, &u->batch_size);
+    case 1: return get_small(ctx, v, key, &u->k);
+    case 2: return get_real(ctx, v, key, &u->alpha);
+    case 3: return get_bool(ctx, v, key, &u->orthonormalize);
+    case 4: return get_real(ctx, v, key, &u->candidate_scale);
+    default: return get_bool(ctx, v, key, &u->noisy_candidate);
+    }
+}
+
+static dpzo_status sub_pretrain(dpzo_ctx *ctx, int k, const cJSON *v, const char *key,
+                                dpzo_train_config *c)
+{
+    dpzo_pretrain_config *w = &c->pretrain;
+    switch (k) {
+    case 0: return get_count(ctx, v, key, &w->steps);
+    case 1: return get_real(ctx, v, key, &w->lr);
+    default: return get_real(ctx, v, key, &w->batch_size);
+    }
+}
+
+/* A nested object: each key known, once, of the right type; *seen gets its key bits. */
+static dpzo_status parse_object(dpzo_ctx *ctx, const cJSON *v, const char *name,
+                                const char *const *names, int n, sub_parser fn,
+                                dpzo_train_config *c, unsigned *seen)
+{
+    if (!cJSON_IsObject(v))
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be an object", name);
+    char prefix[32], key[64];
+    snprintf(prefix, sizeof prefix, "%s.", name);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v)
+    {
+        int k = key_index(names, n, it->string);
+        if (k < 0)
+            return unknown_key(ctx, prefix, it->string, names, n);
+        if (*seen & (1u << k))
+            return dpzo__fail(ctx, DPZO_EPARSE, "config: key '%s%s' appears twice", prefix,
+                              it->string);
+        *seen |= 1u << k;
+        snprintf(key, sizeof key, "%s%s", prefix, it->string);
+        dpzo_status st = fn(ctx, k, it, key, c);
+        if (st != DPZO_OK)
+            return st;
+    }
+    return DPZO_OK;
+}
+
 static dpzo_status parse_radius(dpzo_ctx *ctx, const cJSON *v, dpzo_train_config *c)
 {
     if (cJSON_IsNumber(v)) {
@@ -286,8 +540,9 @@ static dpzo_status parse_radius(dpzo_ctx *ctx, const cJSON *v, dpzo_train_config
 }
 
 static dpzo_status parse_key(dpzo_ctx *ctx, int k, const cJSON *v, const char *base_dir,
-                             dpzo_train_config *c)
+                             dpzo_train_config *c, unsigned *pub_seen)
 {
+    unsigned sub_seen = 0;
     const char *key = keys[k];
     int choice = 0;
     uint64_t count = 0;
@@ -326,12 +581,38 @@ static dpzo_status parse_key(dpzo_ctx *ctx, int k, const cJSON *v, const char *b
     case K_EVAL_EVERY: return get_count(ctx, v, key, &c->eval_every);
     case K_METRICS: return get_path(ctx, v, key, base_dir, c->metrics);
     case K_CHECKPOINT: return get_path(ctx, v, key, base_dir, c->checkpoint);
+    case K_STAGES:
+        return parse_object(ctx, v, key, stage_keys, COUNT(stage_keys), sub_stages, c, &sub_seen);
+    case K_PRUNE:
+        return parse_object(ctx, v, key, prune_keys, COUNT(prune_keys), sub_prune, c, &sub_seen);
+    case K_PUBLIC:
+        return parse_object(ctx, v, key, public_keys, COUNT(public_keys), sub_public, c,
+                            pub_seen);
+    case K_PRETRAIN:
+        return parse_object(ctx, v, key, pretrain_keys, COUNT(pretrain_keys), sub_pretrain, c,
+                            &sub_seen);
     default: return get_count(ctx, v, key, &c->checkpoint_every);
     }
 }
 
+/* The public-data keys each method reads. */
+static dpzo_status check_public_keys(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned seen)
+{
+    /* bits of public_keys: batch_size 0, k 1, alpha 2, orthonormalize 3, candidate_scale 4,
+     * noisy_candidate 5 */
+    unsigned allowed = c->algorithm == DPZO_ALG_PAZO_M   ? 0x05u
+                       : c->algorithm == DPZO_ALG_PAZO_P ? 0x0bu
+                                                         : 0x33u;
+    for (int k = 0; k < COUNT(public_keys); k++)
+        if ((seen >> k & 1u) && !(allowed >> k & 1u))
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'public.%s' does not apply to %s",
+                              public_keys[k], dpzo_algorithm_name(c->algorithm));
+    return DPZO_OK;
+}
+
 /* Keys that do not apply to the algorithm (or direction) are errors, not silently ignored. */
-static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned seen)
+static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned seen,
+                                    unsigned pub_seen)
 {
     static const int zo_only[] = {K_LAMBDA, K_DIRECTION, K_RADIUS, K_QUERIES};
     static const int private_only[] = {K_PROFILE, K_CLIP};
@@ -341,19 +622,38 @@ static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, u
             if (seen & (1u << zo_only[i]))
                 return dpzo__fail(ctx, DPZO_EINVAL,
                                   "config: '%s' applies to the zeroth-order algorithms (dpzero, "
-                                  "mezo), not to %s",
+                                  "mezo, dpzoso, dpzopo, pazo-m, pazo-p), not to %s",
                                   keys[zo_only[i]], alg);
     if (!dpzo_algorithm_is_private(c->algorithm))
         for (int i = 0; i < COUNT(private_only); i++)
             if (seen & (1u << private_only[i]))
                 return dpzo__fail(ctx, DPZO_EINVAL,
-                                  "config: '%s' applies to the private algorithms (dpzero, "
-                                  "dpsgd), not to %s",
+                                  "config: '%s' applies to the private algorithms, not to %s",
                                   keys[private_only[i]], alg);
     if ((seen & (1u << K_RADIUS)) && c->direction != DPZO_DIR_SPHERE)
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "config: 'radius' applies to direction \"sphere\" only");
-    return DPZO_OK;
+    if ((seen & (1u << K_STAGES)) && !dpzo_algorithm_is_stagewise(c->algorithm))
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'stages' applies to dpzoso and dpzopo, not to %s",
+                          alg);
+    if ((seen & (1u << K_PRUNE)) && c->algorithm != DPZO_ALG_DPZOPO)
+        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'prune' applies to dpzopo, not to %s", alg);
+    if ((seen & (1u << K_PUBLIC)) && !is_pazo(c->algorithm))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'public' applies to pazo-m, pazo-p and pazo-s, not to %s", alg);
+    return is_pazo(c->algorithm) ? check_public_keys(ctx, c, pub_seen) : DPZO_OK;
+}
+
+/* The papers' direction defaults where the configuration names none: PAZO-M samples the
+ * sphere of radius d^(1/4), PAZO-P the sphere of radius sqrt(k) in the span's coordinates. */
+static void method_defaults(dpzo_train_config *c, unsigned seen)
+{
+    if (c->algorithm != DPZO_ALG_PAZO_M && c->algorithm != DPZO_ALG_PAZO_P)
+        return;
+    if (!(seen & (1u << K_DIRECTION)))
+        c->direction = DPZO_DIR_SPHERE;
+    if (!(seen & (1u << K_RADIUS)) && c->algorithm == DPZO_ALG_PAZO_M)
+        c->radius_kind = DPZO_RADIUS_D_QUARTER;
 }
 
 dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
@@ -368,7 +668,7 @@ dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char 
         return dpzo__fail(ctx, DPZO_EPARSE, "config: not valid JSON (near byte %ld)",
                           end != NULL ? (long)(end - json) : 0L);
     dpzo_status st = DPZO_OK;
-    unsigned seen = 0;
+    unsigned seen = 0, pub_seen = 0;
     if (!cJSON_IsObject(root))
         st = dpzo__fail(ctx, DPZO_EPARSE, "config: the top level must be a JSON object");
     const cJSON *it = cJSON_IsObject(root) ? root->child : NULL;
@@ -379,15 +679,17 @@ dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char 
         else if (seen & (1u << k))
             st = dpzo__fail(ctx, DPZO_EPARSE, "config: key '%s' appears twice", it->string);
         else
-            st = parse_key(ctx, k, it, base_dir, out);
+            st = parse_key(ctx, k, it, base_dir, out, &pub_seen);
         if (k >= 0)
             seen |= 1u << k;
     }
     cJSON_Delete(root);
     if (st == DPZO_OK)
+        method_defaults(out, seen);
+    if (st == DPZO_OK)
         st = dpzo_train_config_validate(ctx, out);
     if (st == DPZO_OK)
-        st = check_applicable(ctx, out, seen);
+        st = check_applicable(ctx, out, seen, pub_seen);
     return st;
 }
 
@@ -460,7 +762,32 @@ void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha
         direction_names[c->direction], radius, c->queries, c->clip,
         (unsigned long long)c->seed, profile_sha256 ? profile_sha256 : "none", train->n,
         train->dim, train->n_classes, (unsigned long long)data_hash(train));
-    dpzo__sha256_hex(text, n > 0 ? (size_t)n : 0, hex);
+    /* the methods' settings (absent for the four original algorithms, whose fingerprints
+     * stay as they were) */
+    size_t len = n > 0 && (size_t)n < sizeof text ? (size_t)n : 0;
+#define ADD(...) (len += (size_t)snprintf(text + len, sizeof text - len, __VA_ARGS__), \
+                  len = len < sizeof text ? len : sizeof text - 1)
+    if (dpzo_algorithm_is_stagewise(c->algorithm)) {
+        const dpzo_stage_config *g = &c->stages;
+        ADD("stages %u %llu %.17g %.17g %.17g\n", g->count, (unsigned long long)g->first_steps,
+            g->lambda_last, g->lr_decay, g->prox);
+    }
+    if (c->algorithm == DPZO_ALG_DPZOPO) {
+        const dpzo_prune_config *p = &c->prune;
+        ADD("prune %s %.17g %.17g %d %d %.17g %.17g %u %.17g\n", strategy_names[p->strategy],
+            p->rate, dpzo__prune_growth(p), p->select_largest, p->rank, p->rank_upper,
+            p->rank_lower, p->queries, p->lambda);
+    }
+    if (is_pazo(c->algorithm)) {
+        const dpzo_public_config *u = &c->pub;
+        ADD("public %.17g %u %.17g %d %.17g %d\n", u->batch_size, u->k, u->alpha,
+            u->orthonormalize, u->candidate_scale, u->noisy_candidate);
+    }
+    if (c->pretrain.steps > 0)
+        ADD("pretrain %llu %.17g %.17g\n", (unsigned long long)c->pretrain.steps, c->pretrain.lr,
+            c->pretrain.batch_size);
+#undef ADD
+    dpzo__sha256_hex(text, len, hex);
 }
 
 double dpzo__train_radius(const dpzo_train_config *c, size_t d)

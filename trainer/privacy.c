@@ -49,6 +49,11 @@ static dpzo_status check_plan(dpzo_ctx *ctx, const dpzo_profile *p, const dpzo_p
     if (pl->vector && (lmo || pl->queries != 1))
         return dpzo__fail(ctx, DPZO_EINVAL, "a vector release (DP-SGD) needs a gaussian profile "
                                             "and one query per step");
+    if (pl->adaptive && lmo)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "a step whose queries depend on each other's noisy answers (PAZO-S) "
+                          "needs a gaussian profile (its accounting composes Gaussian "
+                          "releases); this one is LMO");
     if (lmo && pl->queries > 1 && strcmp(p->clip, "l1") != 0)
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "%u queries per step with LMO noise need a profile with clip \"l1\" "
@@ -226,11 +231,35 @@ double dpzo_privacy_epsilon_after(const dpzo_privacy *p, uint64_t t)
     return p->eps_k[lo];
 }
 
+/* the factor that brings the norm to at most c */
+static double clip_to(double c, double norm) { return norm > c ? c / norm : 1.0; }
+
 /* the factor that brings the norm to at most C (L1 for LMO, L2 for Gaussian) */
 static double clip_factor(const dpzo_privacy *p, double norm)
 {
-    double c = p->plan.clip;
-    return norm > c ? c / norm : 1.0;
+    return clip_to(p->plan.clip, norm);
+}
+
+double dpzo_privacy_clip_part(const dpzo_privacy *p, double *v, size_t n, double share)
+{
+    if (!(share > 0.0 && share <= 1.0) || p->prof.kind == DPZO_NOISE_LMO) {
+        memset(v, 0, n * sizeof *v); /* a misuse contributes nothing rather than too much */
+        return 0.0;
+    }
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i] * v[i];
+    if (!isfinite(s)) {
+        memset(v, 0, n * sizeof *v);
+        return 0.0;
+    }
+    double f = clip_to(p->plan.clip * sqrt(share), sqrt(s));
+    if (f < 1.0) {
+        f *= 1.0 - 1e-12;
+        for (size_t i = 0; i < n; i++)
+            v[i] *= f;
+    }
+    return f;
 }
 
 double dpzo_privacy_clip(const dpzo_privacy *p, double *v, size_t n)

@@ -26,7 +26,7 @@ static void state_of(const dpzo_trainer *tr, dpzo__ckpt_state *s)
     memset(s, 0, sizeof *s);
     s->algorithm = (uint32_t)tr->cfg.algorithm;
     hex_to_bytes(tr->fingerprint, s->fingerprint, 32);
-    s->n_params = tr->P;
+    s->n_params = tr->n_state;
     s->step = tr->step;
     s->steps = tr->cfg.steps;
     s->dir_seed = tr->cfg.seed;
@@ -50,7 +50,7 @@ dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
 {
     dpzo__ckpt_state s;
     state_of(tr, &s);
-    return dpzo__ckpt_write(ctx, path, &s, tr->theta);
+    return dpzo__ckpt_write(ctx, path, &s, tr->state);
 }
 
 /* The checkpoint's state against this run: same fingerprint, and a consistent ledger and
@@ -108,12 +108,12 @@ dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *pat
 {
     if (tr->step != 0 || tr->resumed || !isnan(tr->test_acc))
         return dpzo__fail(ctx, DPZO_EINVAL, "resume: only before the first step of a trainer");
-    float *theta = malloc(tr->P * sizeof *theta);
+    float *theta = malloc(tr->n_state * sizeof *theta);
     if (theta == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "resume: out of memory");
     dpzo__ckpt_state s;
     const uint64_t own_seed = tr->sampling_seed;
-    dpzo_status st = dpzo__ckpt_read(ctx, path, tr->P, &s, theta);
+    dpzo_status st = dpzo__ckpt_read(ctx, path, tr->n_state, &s, theta);
     if (st == DPZO_OK)
         st = dpzo__trainer_set_sampling_seed(ctx, tr, s.sampling_seed);
     if (st == DPZO_OK)
@@ -123,7 +123,8 @@ dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *pat
     if (st != DPZO_OK && tr->sampling_seed != own_seed) /* leave the trainer as it was */
         dpzo__trainer_set_sampling_seed(NULL, tr, own_seed); /* NULL: keep ctx's message */
     if (st == DPZO_OK) {
-        memcpy(tr->theta, theta, tr->P * sizeof *theta);
+        memcpy(tr->state, theta, tr->n_state * sizeof *theta);
+        dpzo__stage_resumed(tr);
         tr->step = s.step;
         tr->lr_last = s.lr_last;
         tr->loss_sum = s.loss_sum;

@@ -18,7 +18,7 @@
 #include "internal.h"
 #include "train_internal.h"
 
-static dpzo_status model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
+dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
 {
     return dpzo__fail(ctx, st, "%s failed: %s", what, dpzo_status_name(st));
 }
@@ -27,10 +27,8 @@ dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_d
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t b, double *lp, double *lm, double *d, size_t stride)
 {
-    const dpzo_perturb plus = {dir, lambda, +1}, minus = {dir, lambda, -1};
-    dpzo_status st = dpzo_model_losses(m, theta, &plus, ds, idx, b, lp);
-    if (st == DPZO_OK)
-        st = dpzo_model_losses(m, theta, &minus, ds, idx, b, lm);
+    /* both signs in one fused pass: the same bits as two dpzo_model_losses calls */
+    dpzo_status st = dpzo_model_losses_pm(m, theta, dir, lambda, ds, idx, b, lp, lm);
     if (st != DPZO_OK)
         return st;
     for (size_t i = 0; i < b; i++)
@@ -47,7 +45,7 @@ size_t dpzo__pe_chunk(size_t P, double batch)
 }
 
 /* The noise of step t's release: n draws into out, counted. */
-static dpzo_status draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
+dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
                               size_t n)
 {
     dpzo_status st = DPZO_OK;
@@ -63,7 +61,7 @@ static dpzo_status draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, doubl
 /* An example whose differences are not all finite (an overflowed loss) contributes the
  * zero vector: a fixed value, so one example still moves the sum by at most C, and a NaN
  * never reaches the release. */
-static void zero_if_not_finite(double *v, unsigned Q)
+void dpzo__zero_if_not_finite(double *v, unsigned Q)
 {
     for (unsigned k = 0; k < Q; k++)
         if (!isfinite(v[k])) {
@@ -81,7 +79,7 @@ static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
     for (size_t i = 0; i < b; i++) {
         double *v = tr->vals + i * Q;
         if (tr->privacy != NULL) {
-            zero_if_not_finite(v, Q);
+            dpzo__zero_if_not_finite(v, Q);
             dpzo_privacy_clip(tr->privacy, v, Q);
         }
         for (unsigned k = 0; k < Q; k++)
@@ -89,7 +87,7 @@ static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
     }
     memcpy(tr->last_clean, tr->qsum, Q * sizeof *tr->qsum);
     if (tr->privacy != NULL) {
-        dpzo_status st = draw_noise(ctx, tr, t, tr->qnoise, Q);
+        dpzo_status st = dpzo__draw_noise(ctx, tr, t, tr->qnoise, Q);
         if (st != DPZO_OK)
             return st;
         for (unsigned k = 0; k < Q; k++)
@@ -99,34 +97,58 @@ static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
     return DPZO_OK;
 }
 
-static dpzo_status zo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
+/* The directions of the trainer's own ZO algorithms (dpzero, mezo, pazo-m): the
+ * configured kind and radius, keyed by (seed, t, k). */
+static dpzo_status plain_dir(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
+                             dpzo_dir *dir)
 {
     const dpzo_train_config *c = &tr->cfg;
-    const unsigned Q = c->queries;
+    return dpzo_dir_init(ctx, dir, c->direction, c->seed, t, k, tr->P, tr->radius);
+}
+
+dpzo_status dpzo__zo_estimate(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
+                              double lambda, dpzo__dir_setup setup)
+{
+    const unsigned Q = tr->cfg.queries;
     for (unsigned k = 0; k < Q; k++) {
-        dpzo_status st = dpzo_dir_init(ctx, &tr->dirs[k], c->direction, c->seed, t, k, tr->P,
-                                       tr->radius);
+        dpzo_status st = (setup != NULL ? setup : plain_dir)(ctx, tr, t, k, &tr->dirs[k]);
         if (st != DPZO_OK)
             return st;
         if (b == 0)
             continue;
-        st = dpzo__zo_differences(tr->model, tr->theta, &tr->dirs[k], c->lambda, &tr->priv,
+        st = dpzo__zo_differences(tr->model, tr->theta, &tr->dirs[k], lambda, &tr->priv,
                                   tr->idx, b, tr->lp, tr->lm, tr->vals + k, Q);
         if (st != DPZO_OK)
-            return model_failed(ctx, st, "zeroth-order evaluation");
+            return dpzo__model_failed(ctx, st, "zeroth-order evaluation");
         if (k == 0) /* (f(+) + f(-)) / 2 = f(theta) + O(lambda^2): the loss for free */
             for (size_t i = 0; i < b; i++)
                 tr->loss_sum += 0.5 * (tr->lp[i] + tr->lm[i]);
     }
     tr->loss_count += b;
-    dpzo_status st = zo_release(ctx, tr, t, b);
-    if (st != DPZO_OK)
-        return st;
-    for (unsigned k = 0; k < Q; k++) {
-        double g = tr->qsum[k] / tr->B;
-        dpzo_dir_axpy(&tr->dirs[k], 0, tr->P, -lr * g / (double)Q, tr->theta);
+    return zo_release(ctx, tr, t, b);
+}
+
+dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double coef,
+                            dpzo__dir_setup setup)
+{
+    for (unsigned k = 0; k < tr->cfg.queries; k++) {
+        if (setup != NULL) { /* the direction's buffer was reused: set it up again */
+            dpzo_status st = setup(ctx, tr, t, k, &tr->dirs[k]);
+            if (st != DPZO_OK)
+                return st;
+        }
+        dpzo_dir_axpy(&tr->dirs[k], 0, tr->P, coef * (tr->qsum[k] / tr->B), tr->theta);
     }
     return DPZO_OK;
+}
+
+/* DPZero / MeZO: theta <- theta - (eta / Q) sum_k g_k u_k. */
+static dpzo_status zo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
+{
+    dpzo_status st = dpzo__zo_estimate(ctx, tr, t, b, tr->cfg.lambda, NULL);
+    if (st != DPZO_OK)
+        return st;
+    return dpzo__zo_update(ctx, tr, t, -lr / (double)tr->cfg.queries, NULL);
 }
 
 static dpzo_status dpsgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
@@ -139,7 +161,7 @@ static dpzo_status dpsgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
         dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->priv, tr->idx + c0, cb,
                                          tr->grad, tr->per_ex, &mean);
         if (st != DPZO_OK)
-            return model_failed(ctx, st, "per-example gradients");
+            return dpzo__model_failed(ctx, st, "per-example gradients");
         tr->loss_sum += mean * (double)cb;
         for (size_t e = 0; e < cb; e++) {
             float *g = tr->per_ex + e * P;
@@ -149,7 +171,7 @@ static dpzo_status dpsgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
         }
     }
     tr->loss_count += b;
-    dpzo_status st = draw_noise(ctx, tr, t, tr->gnoise, P);
+    dpzo_status st = dpzo__draw_noise(ctx, tr, t, tr->gnoise, P);
     if (st != DPZO_OK)
         return st;
     for (size_t j = 0; j < P; j++)
@@ -165,7 +187,7 @@ static dpzo_status sgd_step(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr
     dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->priv, tr->idx, b, tr->grad, NULL,
                                      &mean);
     if (st != DPZO_OK)
-        return model_failed(ctx, st, "gradient");
+        return dpzo__model_failed(ctx, st, "gradient");
     tr->loss_sum += mean * (double)b;
     tr->loss_count += b;
     for (size_t j = 0; j < tr->P; j++)
@@ -183,6 +205,13 @@ dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t
         return zo_step(ctx, tr, t, b, lr);
     case DPZO_ALG_DPSGD:
         return dpsgd_step(ctx, tr, t, b, lr);
+    case DPZO_ALG_DPZOSO:
+    case DPZO_ALG_DPZOPO:
+        return dpzo__stagewise_step(ctx, tr, t, b);
+    case DPZO_ALG_PAZO_M:
+    case DPZO_ALG_PAZO_P:
+    case DPZO_ALG_PAZO_S:
+        return dpzo__pazo_step(ctx, tr, t, b, lr);
     default:
         return sgd_step(ctx, tr, b, lr);
     }

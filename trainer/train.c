@@ -87,9 +87,17 @@ static dpzo_status setup_model(dpzo_ctx *ctx, dpzo_trainer *tr)
     if (st != DPZO_OK)
         return st;
     tr->P = dpzo_model_n_params(tr->model);
-    tr->theta = malloc(tr->P * sizeof *tr->theta);
-    if (tr->theta == NULL)
+    const dpzo_algorithm a = tr->cfg.algorithm;
+    size_t vectors = 1 + (size_t)dpzo_algorithm_is_stagewise(a) + (a == DPZO_ALG_DPZOPO);
+    tr->n_state = vectors * tr->P;
+    tr->state = calloc(tr->n_state, sizeof *tr->state);
+    if (tr->state == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory (%zu parameters)", tr->P);
+    tr->theta = tr->state;
+    if (dpzo_algorithm_is_stagewise(a))
+        tr->anchor = tr->state + tr->P;
+    if (a == DPZO_ALG_DPZOPO)
+        tr->mask = tr->state + 2 * tr->P;
     dpzo_model_init(tr->model, tr->cfg.seed, tr->theta);
     tr->radius = dpzo__train_radius(&tr->cfg, tr->P);
     return DPZO_OK;
@@ -105,9 +113,10 @@ static dpzo_status setup_privacy(dpzo_ctx *ctx, dpzo_trainer *tr)
                               .batch_size = c->batch_size,
                               .n = tr->priv.n,
                               .steps = c->steps,
-                              .queries = vector ? 1 : c->queries,
+                              .queries = dpzo_train_queries_per_step(c),
                               .clip = c->clip,
-                              .vector = vector};
+                              .vector = vector,
+                              .adaptive = c->algorithm == DPZO_ALG_PAZO_S};
     return dpzo_privacy_open(ctx, c->profile, &plan, &tr->privacy);
 }
 
@@ -116,15 +125,21 @@ static dpzo_status setup_privacy(dpzo_ctx *ctx, dpzo_trainer *tr)
 
 static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
 {
-    const size_t n = tr->priv.n, P = tr->P, Q = tr->cfg.queries;
+    const size_t n = tr->priv.n, P = tr->P, Q = dpzo_train_queries_per_step(&tr->cfg);
     const dpzo_algorithm a = tr->cfg.algorithm;
+    const int first_order = a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD;
     int bad = ALLOC(tr->idx, n);
-    if (a == DPZO_ALG_DPZERO || a == DPZO_ALG_MEZO)
+    if (!first_order)
         bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->vals, n * Q) |
                ALLOC(tr->qsum, Q) | ALLOC(tr->qnoise, Q) | ALLOC(tr->dirs, Q) |
                ALLOC(tr->last_clean, Q) | ALLOC(tr->last_noisy, Q);
-    else
+    if (first_order || tr->pub.n > 0)
         bad |= ALLOC(tr->grad, P);
+    if (tr->pub.n > 0) {
+        size_t k = tr->cfg.pub.k;
+        bad |= ALLOC(tr->pub_idx, tr->pub.n) | ALLOC(tr->gpub, k * P) | ALLOC(tr->vbuf, P) |
+               ALLOC(tr->coef, k);
+    }
     if (a == DPZO_ALG_DPSGD) {
         tr->pe_chunk = dpzo__pe_chunk(P, tr->cfg.batch_size);
         bad |= ALLOC(tr->gsum, P) | ALLOC(tr->gnoise, P) | ALLOC(tr->per_ex, tr->pe_chunk * P);
@@ -132,6 +147,11 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
     if (bad)
         return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory for the work buffers");
     return DPZO_OK;
+}
+
+static int is_pazo_alg(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S;
 }
 
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed)
@@ -164,8 +184,12 @@ dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
     if ((st = setup_data(ctx, tr, train, test)) == DPZO_OK &&
         (st = setup_model(ctx, tr)) == DPZO_OK && (st = setup_privacy(ctx, tr)) == DPZO_OK &&
         (st = dpzo__random_seed(ctx, &seed)) == DPZO_OK &&
-        (st = dpzo__trainer_set_sampling_seed(ctx, tr, seed)) == DPZO_OK)
-        st = setup_buffers(ctx, tr);
+        (st = dpzo__trainer_set_sampling_seed(ctx, tr, seed)) == DPZO_OK &&
+        (st = setup_buffers(ctx, tr)) == DPZO_OK && is_pazo_alg(cfg->algorithm))
+        /* public batches: shuffled epochs keyed by the (public) seed; nothing secret */
+        st = dpzo__sampler_init(ctx, &tr->pub_sampler, DPZO_BATCH_SHUFFLE,
+                                cfg->seed ^ 0x7075626c69632121ull, tr->pub.n,
+                                cfg->pub.batch_size, 0);
     if (st != DPZO_OK) {
         dpzo_trainer_free(tr);
         return st;
@@ -188,9 +212,11 @@ void dpzo_trainer_free(dpzo_trainer *tr)
     dpzo_model_free(tr->model);
     dpzo_privacy_free(tr->privacy);
     dpzo__sampler_free(&tr->sampler);
-    void *bufs[] = {tr->theta, tr->idx,   tr->lp,         tr->lm,        tr->vals,
-                    tr->qsum,  tr->qnoise, tr->dirs,      tr->gsum,      tr->gnoise,
-                    tr->grad,  tr->per_ex, tr->last_clean, tr->last_noisy};
+    dpzo__sampler_free(&tr->pub_sampler);
+    void *bufs[] = {tr->state,   tr->idx,        tr->lp,         tr->lm,      tr->vals,
+                    tr->qsum,    tr->qnoise,     tr->dirs,       tr->gsum,    tr->gnoise,
+                    tr->grad,    tr->per_ex,     tr->last_clean, tr->last_noisy, tr->pub_idx,
+                    tr->gpub,    tr->vbuf,       tr->coef};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(tr);
@@ -363,7 +389,10 @@ static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run
     int stop = 0;
     if (tr->step == 0 && isnan(tr->test_acc)) { /* a fresh run: where it starts from */
         dpzo_train_report r;
-        st = eval_and_log(ctx, tr, rs->metrics, NULL, &r);
+        if (tr->cfg.pretrain.steps > 0)
+            st = dpzo__pretrain(ctx, tr);
+        if (st == DPZO_OK)
+            st = eval_and_log(ctx, tr, rs->metrics, NULL, &r);
         if (st == DPZO_OK && rs->cb != NULL && rs->cb(rs->user, &r) != 0)
             stop = 1;
     }

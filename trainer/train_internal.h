@@ -65,6 +65,22 @@ struct dpzo_trainer {
     double *vals;             /* b x Q per-example differences (ZO) */
     double *qsum, *qnoise;    /* Q sums and noise draws (ZO) */
     dpzo_dir *dirs;           /* Q directions of the current step */
+    /* the state a checkpoint holds: theta, then (stagewise) the stage's anchor theta^(s-1),
+     * then (dpzopo) the mask; n_state floats in all */
+    float *state;
+    size_t n_state;
+    float *anchor, *mask;
+    unsigned stage;           /* the stage whose anchor and mask are set (0: none) */
+    size_t mask_count;        /* dpzopo: coordinates the mask selects */
+    /* public data (pazo-*, pretrain) */
+    dpzo__sampler pub_sampler;
+    size_t *pub_idx;
+    float *gpub;              /* k x P public gradients (pazo-p: the basis) */
+    float *vbuf;              /* P: pazo-p's direction G u; pazo-s's candidate step */
+    double *coef;             /* k: pazo-p's coefficients */
+    unsigned basis;           /* pazo-p: the basis's columns this step */
+    /* last step's diagnostics (tests): pazo-s chosen candidate, pazo-s noisy winner */
+    int last_choice;
     double *gsum, *gnoise;    /* P: clipped gradient sum and noise (dpsgd) */
     float *grad, *per_ex;     /* P and chunk x P (first order) */
     size_t pe_chunk;
@@ -106,6 +122,63 @@ dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uin
 dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_dir *dir,
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t b, double *lp, double *lm, double *d, size_t stride);
+/* Sets up direction k of step t (a plain, masked or explicit dpzo_dir). */
+typedef dpzo_status (*dpzo__dir_setup)(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
+                                       dpzo_dir *dir);
+/* The private ZO estimate of step t: for each query k < Q, direction k from setup (NULL:
+ * the configured kind keyed by (seed, t, k)) into tr->dirs[k], the batch's central
+ * differences with perturbation lambda; then each example's Q-vector clipped, summed and
+ * noised once per query (private runs): tr->qsum[k] holds the released sums. */
+dpzo_status dpzo__zo_estimate(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
+                              double lambda, dpzo__dir_setup setup);
+/* theta += coef (qsum[k] / B) u_k for each query k (setup != NULL: set each direction up
+ * again first, for directions whose buffer is shared). */
+dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double coef,
+                            dpzo__dir_setup setup);
+/* Step t's noise: n draws (the privacy object's, or the test hook's), counted. */
+dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
+                             size_t n);
+/* An example's values with a non-finite entry become zeros. */
+void dpzo__zero_if_not_finite(double *v, unsigned n);
+dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what);
+/* DP-ZOSO / DP-ZOPO step t (stagewise.c) and PAZO-M/P/S step t (pazo.c). */
+dpzo_status dpzo__stagewise_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
+dpzo_status dpzo__pazo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr);
+
+/* ---- stages and pruning (stagewise.c) ------------------------------------------------ */
+
+typedef struct {
+    unsigned s;          /* 1-based stage */
+    uint64_t start, len; /* its first step and its length (the last stage runs to T) */
+    double lambda, lr;   /* its smoothing and learning rate */
+    double rate;         /* dpzopo: its pruning rate */
+} dpzo__stage;
+
+/* The stage of step t (0-based) of a stagewise configuration. */
+void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out);
+/* DP-ZOPO's mask for stage s at the trainer's theta (docs/algorithms.md, 3): the data-free
+ * ZO score, the selection of round(rate d) coordinates (at least 1) and their multipliers,
+ * written into mask (P floats; 0 for frozen coordinates). prev: the previous stage's mask
+ * (incremental) or NULL. Returns the number of selected coordinates in *n_sel. */
+dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
+                             const float *prev, float *mask, size_t *n_sel);
+
+/* After a resume: the stage whose anchor and mask the state holds (that of the last step
+ * done), and the mask's count. */
+void dpzo__stage_resumed(dpzo_trainer *tr);
+
+/* ---- public data (pazo.c) ------------------------------------------------------------ */
+
+/* Non-private SGD on the public rows (the configuration's pretrain), from the current theta. */
+dpzo_status dpzo__pretrain(dpzo_ctx *ctx, dpzo_trainer *tr);
+/* Public batch j of step t: rows of tr->pub into idx (b' of them). */
+size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx);
+/* PAZO-P's basis: the k columns of G (k x P floats, column j at G + j P) orthonormalised
+ * (modified Gram-Schmidt with a second pass, in double) or only normalised; columns that are
+ * zero, not finite, or (orthonormalising) within 1e-6 of the span of the earlier ones are
+ * dropped. The kept columns are packed first; returns their count. */
+unsigned dpzo__span_basis(float *G, unsigned k, size_t P, int orthonormalize);
+
 /* One step t of the trainer's algorithm on the rows idx[0..b). */
 dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
 /* The first-order per-example chunk size: at most 64 MiB of per-example gradients. */
@@ -118,6 +191,8 @@ size_t dpzo__pe_chunk(size_t P, double batch);
  * data (rows, features, classes and a 64-bit hash of the private rows). */
 void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha256,
                              const dpzo_dataset *train, char hex[65]);
+/* The pruning rate's growth per stage: prune.growth, or its strategy's default. */
+double dpzo__prune_growth(const dpzo_prune_config *p);
 /* The sphere radius for d parameters. */
 double dpzo__train_radius(const dpzo_train_config *c, size_t d);
 

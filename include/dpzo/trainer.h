@@ -46,6 +46,9 @@ typedef struct {
     double clip;         /* C the run clips to: must equal the profile's sensitivity (for
                             shuffled batches, the profile's replace-one sensitivity is 2C) */
     int vector;          /* 1: DP-SGD (one Gaussian vector release per step, any length) */
+    int adaptive;        /* 1: a step's queries are asked in parts, a later part chosen from
+                            the noisy answers to the earlier ones (PAZO-S); each part is
+                            clipped to its share with dpzo_privacy_clip_part (gaussian only) */
 } dpzo_privacy_plan;
 
 typedef struct dpzo_privacy dpzo_privacy;
@@ -73,6 +76,13 @@ double dpzo_privacy_epsilon_after(const dpzo_privacy *p, uint64_t t);
  * 0): it can then not break the sensitivity. float version for gradients. */
 double dpzo_privacy_clip(const dpzo_privacy *p, double *values, size_t n);
 double dpzo_privacy_clip_float(const dpzo_privacy *p, float *values, size_t n);
+/* Clips one part of an example's query vector in L2 norm to C sqrt(share), 0 < share <= 1
+ * (gaussian profiles only; anything else zeroes the values). A step asked in parts whose
+ * shares sum to at most 1, each part's queries with N(0, (sigma C)^2) noise, is an adaptive
+ * composition of Gaussian releases whose sensitivities' squares sum to at most C^2: it is
+ * dominated by the single Gaussian release of sensitivity C the profile accounts
+ * (docs/algorithms.md). */
+double dpzo_privacy_clip_part(const dpzo_privacy *p, double *values, size_t n, double share);
 /* n noise draws for n coordinates, already scaled (sigma C or C X), from the CSPRNG.
  * Fails only when the CSPRNG fails. */
 dpzo_status dpzo_privacy_noise(dpzo_ctx *ctx, dpzo_privacy *p, double *out, size_t n);
@@ -98,8 +108,62 @@ typedef enum {
     DPZO_ALG_DPZERO = 0,
     DPZO_ALG_MEZO = 1,
     DPZO_ALG_DPSGD = 2,
-    DPZO_ALG_SGD = 3
+    DPZO_ALG_SGD = 3,
+    DPZO_ALG_DPZOSO = 4, /* DP-ZOSO: DPZero in stages (smoothing, lengths, lr, proximal) */
+    DPZO_ALG_DPZOPO = 5, /* DP-ZOPO: DP-ZOSO with data-free pruning masks */
+    DPZO_ALG_PAZO_M = 6, /* PAZO-M: public gradient mixed with the private ZO estimate */
+    DPZO_ALG_PAZO_P = 7, /* PAZO-P: private ZO directions in the span of public gradients */
+    DPZO_ALG_PAZO_S = 8  /* PAZO-S: public candidates selected by noisy private losses */
 } dpzo_algorithm;
+
+/* DP-ZOSO / DP-ZOPO stages (docs/algorithms.md, 2): S stages, stage s (1-based) runs
+ * T_s = first_steps 2^(s-1) steps (the last stage runs to the end of the run), with the
+ * smoothing lambda_s = lambda (lambda_last / lambda)^((s-1)/(S-1)) and the learning rate
+ * lr lr_decay^(s-1); prox > 0 adds the proximal pull prox (theta - theta^(s-1)) to the
+ * update, theta^(s-1) the parameters at the stage's start. */
+typedef struct {
+    unsigned count;       /* S >= 1 (default 3) */
+    uint64_t first_steps; /* T_1 (0: ceil(steps / (2^S - 1)), the stages fill the run) */
+    double lambda_last;   /* lambda_S (NaN: lambda, a constant smoothing) */
+    double lr_decay;      /* in (0, 1] (default 0.5) */
+    double prox;          /* >= 0 (default 0: off; the paper's value is 5e-4) */
+} dpzo_stage_config;
+
+typedef enum {
+    DPZO_PRUNE_STATIC = 0,      /* one mask at the start, rate r */
+    DPZO_PRUNE_DYNAMIC = 1,     /* a new mask at each stage's start, rate r */
+    DPZO_PRUNE_INCREASING = 2,  /* a new mask at each stage's start, rate r growth^(s-1) */
+    DPZO_PRUNE_INCREMENTAL = 3  /* as increasing, the previous stage's coordinates kept */
+} dpzo_prune_strategy;
+
+/* DP-ZOPO's data-free pruning (docs/algorithms.md, 3). */
+typedef struct {
+    dpzo_prune_strategy strategy;
+    double rate;          /* r in (0, 1]: the fraction of parameters tuned (stage 1) */
+    double growth;        /* rate factor per stage (increasing, incremental; default 2) */
+    int select_largest;   /* 0: the r d smallest |score| (default), 1: the largest */
+    int rank;             /* 0: multipliers 1 (a mask), 1: rank-based in [rank_lower, rank_upper] */
+    double rank_upper, rank_lower; /* default 1.2, 0.8 */
+    unsigned queries;     /* ZO queries of the score (default 1) */
+    double lambda;        /* the score's ZO perturbation (default 1e-3) */
+} dpzo_prune_config;
+
+/* The public-data methods (PAZO-M/P/S; docs/algorithms.md, 4-6). */
+typedef struct {
+    double batch_size;       /* b': rows per public batch (default 32) */
+    unsigned k;              /* PAZO-P/S: public gradients per step (default 3) */
+    double alpha;            /* PAZO-M: the public gradient's weight in [0, 1] (default 0.5) */
+    int orthonormalize;      /* PAZO-P: 1 Gram-Schmidt (default), 0 normalise only */
+    double candidate_scale;  /* PAZO-S: the noisy candidate's N(0, s^2 I) (default 1e-3) */
+    int noisy_candidate;     /* PAZO-S: 1 (default): k + 1 candidates, 0: the k public ones */
+} dpzo_public_config;
+
+/* Non-private SGD on the public rows before the run (any algorithm; needs public rows). */
+typedef struct {
+    uint64_t steps;       /* 0: none */
+    double lr;
+    double batch_size;
+} dpzo_pretrain_config;
 
 typedef enum { DPZO_LR_CONSTANT = 0, DPZO_LR_LINEAR = 1, DPZO_LR_COSINE = 2 } dpzo_lr_schedule;
 
@@ -135,6 +199,10 @@ typedef struct {
     char metrics[DPZO_TRAIN_PATH_MAX];     /* JSON-lines file; "" = none */
     char checkpoint[DPZO_TRAIN_PATH_MAX];  /* checkpoint file; "" = none */
     uint64_t checkpoint_every;             /* also every k steps (0: only when a run stops) */
+    dpzo_stage_config stages;              /* dpzoso, dpzopo */
+    dpzo_prune_config prune;               /* dpzopo */
+    dpzo_public_config pub;                /* pazo-m, pazo-p, pazo-s */
+    dpzo_pretrain_config pretrain;         /* any algorithm with public rows */
 } dpzo_train_config;
 
 /* Defaults: batching poisson, lr_schedule constant, lambda 1e-3, direction gaussian,
@@ -154,8 +222,13 @@ dpzo_status dpzo_train_config_read_file(dpzo_ctx *ctx, const char *path,
 dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c);
 const char *dpzo_algorithm_name(dpzo_algorithm a);
 const char *dpzo_lr_schedule_name(dpzo_lr_schedule s);
-/* 1 for dpzero and dpsgd. */
+/* 1 for every algorithm but mezo and sgd. */
 int dpzo_algorithm_is_private(dpzo_algorithm a);
+/* 1 for dpzoso and dpzopo. */
+int dpzo_algorithm_is_stagewise(dpzo_algorithm a);
+/* Queries (noised scalars) per step: queries for the ZO algorithms, k + 1 (or k) for
+ * pazo-s, 1 for the first-order ones. */
+unsigned dpzo_train_queries_per_step(const dpzo_train_config *c);
 /* The learning rate of step t (0-based) of T: constant lr; linear lr (1 - t/T); cosine
  * lr (1 + cos(pi t / T)) / 2. */
 double dpzo_lr_at(dpzo_lr_schedule s, double lr, uint64_t t, uint64_t T);

@@ -35,6 +35,11 @@ typedef struct {
     uint64_t dim;  /* d: the number of parameters */
     double scale;  /* factor applied to the raw draw: 1 (GAUSSIAN, RADEMACHER) or
                       radius / ||z|| (SPHERE, computed by dpzo_dir_init) */
+    const float *mult; /* NULL, or dim per-coordinate multipliers m_j (a mask, 0 freezes j):
+                          element j is the float product (float)(scale z_j) * m_j, z_j keyed
+                          by the global index j as without it (dpzo_dir_set_mult) */
+    const float *vec;  /* NULL, or an explicit direction: element j is vec[j] (kind, seed,
+                          scale and mult are then unused; dpzo_dir_init_vector) */
 } dpzo_dir;
 
 /* Sets up the direction (for SPHERE computes ||z|| over all dim elements: one pass, the cost
@@ -43,6 +48,16 @@ typedef struct {
  * holds 32 bits of it) or a bad SPHERE radius. */
 dpzo_status dpzo_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind, uint64_t seed,
                           uint64_t step, uint32_t query, uint64_t dim, double radius);
+/* Makes dir (set up by dpzo_dir_init) a masked direction: element j becomes
+ * (float)(scale z_j) * mult[j] (mult: dim floats, finite, >= 0, outliving dir). For SPHERE
+ * the radius then applies to the masked vector: scale = radius / ||mult (.) z||, the squares
+ * summed in the order of dpzo_dir_init (blocks, each left to right, then the block sums);
+ * DPZO_EINVAL when that norm is 0 (an all-zero mask). */
+dpzo_status dpzo_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult, double radius);
+/* An explicit direction: element j is vec[j] (dim floats, outliving dir); DPZO_EINVAL on
+ * NULL or dim = 0. For directions that are not a function of a few integers (PAZO-P's G u,
+ * PAZO-S's candidate steps). */
+dpzo_status dpzo_dir_init_vector(dpzo_ctx *ctx, dpzo_dir *dir, const float *vec, uint64_t dim);
 /* Element j (j < dim) of the direction; NaN when j >= dim. */
 double dpzo_dir_at(const dpzo_dir *dir, uint64_t j);
 /* out[i] = element j0 + i as float, i.e. (float)(scale * z_j), i < n (j0 + n <= dim; elements

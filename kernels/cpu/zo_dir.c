@@ -127,10 +127,60 @@ dpzo_status dpzo_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind, uint
     return DPZO_OK;
 }
 
+dpzo_status dpzo_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult, double radius)
+{
+    if (dir == NULL || mult == NULL || dir->vec != NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "masked direction: NULL direction or multipliers");
+    if (dir->kind == DPZO_DIR_SPHERE) {
+        if (!(radius > 0.0 && isfinite(radius)))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "sphere direction radius must be > 0 and finite, got %g", radius);
+        dpzo_dir raw = *dir;
+        raw.scale = 1.0;
+        raw.mult = NULL;
+        double total = 0.0, v[4 * DPZO_RAW_CHUNK];
+        for (uint64_t b0 = 0; b0 < dir->dim; b0 += SPHERE_BLOCK) {
+            uint64_t bend = b0 + SPHERE_BLOCK < dir->dim ? b0 + SPHERE_BLOCK : dir->dim;
+            double sum = 0.0;
+            for (uint64_t j = b0; j < bend; j += 4 * DPZO_RAW_CHUNK) {
+                size_t ne = bend - j < 4 * DPZO_RAW_CHUNK ? (size_t)(bend - j) : 4 * DPZO_RAW_CHUNK;
+                dpzo__dir_raw_blocks(&raw, j >> 2, (ne + 3) / 4, v);
+                for (size_t k = 0; k < ne; k++) {
+                    double x = v[k] * (double)mult[j + k];
+                    sum += x * x;
+                }
+            }
+            total += sum;
+        }
+        if (!(total > 0.0 && isfinite(total)))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "masked sphere direction: the masked draw has norm^2 %g", total);
+        dir->scale = radius / sqrt(total);
+    }
+    dir->mult = mult;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_dir_init_vector(dpzo_ctx *ctx, dpzo_dir *dir, const float *vec, uint64_t dim)
+{
+    if (dir == NULL || vec == NULL || dim == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "explicit direction: NULL vector or dim 0");
+    dpzo_dir d = {.kind = DPZO_DIR_GAUSSIAN, .dim = dim, .scale = 1.0, .vec = vec};
+    *dir = d;
+    return DPZO_OK;
+}
+
 double dpzo_dir_at(const dpzo_dir *dir, uint64_t j)
 {
     if (j >= dir->dim)
         return NAN;
+    if (dir->vec != NULL)
+        return (double)dir->vec[j];
+    if (dir->mult != NULL) {
+        dpzo_dir raw = *dir;
+        raw.mult = NULL;
+        return (double)((float)dpzo_dir_at(&raw, j) * dir->mult[j]);
+    }
     dpzo_philox_ctr w = block_words(dir, j >> 2);
     unsigned k = (unsigned)(j & 3);
     if (dir->kind == DPZO_DIR_RADEMACHER)
@@ -178,10 +228,40 @@ DPZO_KERNEL_CLONES static void apply(const dpzo_dir *dir, uint64_t j0, size_t nv
     }
 }
 
+/* apply() for masked and explicit directions: u_j from the explicit vector, or the plain
+ * direction's float element times mult[j] (produced in chunks into a buffer). */
+static void apply_special(const dpzo_dir *dir, uint64_t j0, size_t nv, int axpy, double alpha,
+                          float *restrict out)
+{
+    float buf[4 * DPZO_RAW_CHUNK];
+    dpzo_dir raw = *dir;
+    raw.mult = NULL;
+    for (size_t i = 0; i < nv; i += 4 * DPZO_RAW_CHUNK) {
+        size_t ne = nv - i < 4 * DPZO_RAW_CHUNK ? nv - i : 4 * DPZO_RAW_CHUNK;
+        const float *u;
+        if (dir->vec != NULL) {
+            u = dir->vec + j0 + i;
+        } else {
+            apply(&raw, j0 + i, ne, 0, 0.0, buf);
+            for (size_t k = 0; k < ne; k++)
+                buf[k] *= dir->mult[j0 + i + k];
+            u = buf;
+        }
+        if (axpy)
+            for (size_t k = 0; k < ne; k++)
+                out[i + k] = (float)((double)out[i + k] + alpha * (double)u[k]);
+        else
+            memcpy(out + i, u, ne * sizeof *u);
+    }
+}
+
 void dpzo_dir_fill(const dpzo_dir *dir, uint64_t j0, size_t n, float *out)
 {
     size_t nv = valid_count(dir, j0, n);
-    apply(dir, j0, nv, 0, 0.0, out);
+    if (dir->vec != NULL || dir->mult != NULL)
+        apply_special(dir, j0, nv, 0, 0.0, out);
+    else
+        apply(dir, j0, nv, 0, 0.0, out);
     for (size_t i = nv; i < n; i++)
         out[i] = NAN;
 }
@@ -189,7 +269,10 @@ void dpzo_dir_fill(const dpzo_dir *dir, uint64_t j0, size_t n, float *out)
 void dpzo_dir_axpy(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, float *theta)
 {
     size_t nv = valid_count(dir, j0, n);
-    apply(dir, j0, nv, 1, alpha, theta);
+    if (dir->vec != NULL || dir->mult != NULL)
+        apply_special(dir, j0, nv, 1, alpha, theta);
+    else
+        apply(dir, j0, nv, 1, alpha, theta);
     for (size_t i = nv; i < n; i++)
         theta[i] = NAN;
 }

@@ -1,0 +1,242 @@
+/* trainer/stagewise.c: DP-ZOSO and DP-ZOPO (docs/algorithms.md, sections 2 and 3).
+ *
+ * DP-ZOSO is DPZero run in S stages. Stage s (1-based) starts at step
+ * T_1 (2^(s-1) - 1), runs T_s = T_1 2^(s-1) steps (the last stage runs to the end of the
+ * run), with smoothing lambda_s = lambda (lambda_last / lambda)^((s-1)/(S-1)) and learning
+ * rate lr lr_decay^(s-1). With prox > 0 the update also pulls towards the stage's anchor
+ * theta^(s-1) (the parameters at the stage's start): theta <- theta - lr_s prox (theta -
+ * theta^(s-1)), a deterministic function of released values (no privacy cost).
+ *
+ * DP-ZOPO adds a mask m (P floats) to the directions: u_j = m_j z_j with z_j the same
+ * Philox normal as without the mask (keyed by the global index j), so frozen coordinates
+ * (m_j = 0) are neither perturbed nor updated. The mask comes from the data-free ZO score
+ * of the paper's Algorithm 3: the linearised network (every parameter |theta_j|, input all
+ * ones) has output sum L; its ZO gradient g = mean_p (L(|theta| + b v_p) - L(|theta| - b v_p))
+ * / (2b) v_p, and score_j = g_j theta_j. The mask keeps round(r d) coordinates (at least 1)
+ * by |score|: the smallest by default (the authors' code; it agrees with the incremental
+ * strategy's forced inclusion and with the rank formula), or the largest; incremental
+ * masks first keep the previous stage's coordinates. Multipliers: 1, or rank-based
+ * A - (A - B) rank / n_sel. The mask uses no data: no privacy cost. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "train_internal.h"
+
+#define PRUNE_SEED_TWEAK 0x5052554e45534545ull /* the score's directions: seed ^ this */
+
+void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out)
+{
+    const unsigned S = c->stages.count;
+    uint64_t T1 = c->stages.first_steps;
+    if (T1 == 0) {
+        double fill = ldexp(1.0, (int)S) - 1.0; /* 2^S - 1 stage units */
+        T1 = (uint64_t)ceil((double)c->steps / fill);
+        if (T1 == 0)
+            T1 = 1;
+    }
+    unsigned s = 1;
+    uint64_t start = 0, len = T1;
+    while (s < S && t >= start + len && len <= (UINT64_MAX >> 2)) {
+        start += len;
+        len *= 2;
+        s++;
+    }
+    if (s == S || start + len > c->steps) /* the last stage runs to the end */
+        len = c->steps > start ? c->steps - start : 0;
+    out->s = s;
+    out->start = start;
+    out->len = len;
+    double lam_last = isnan(c->stages.lambda_last) ? c->lambda : c->stages.lambda_last;
+    double x = S > 1 ? (double)(s - 1) / (double)(S - 1) : 0.0;
+    out->lambda = s == 1 ? c->lambda : s == S ? lam_last : c->lambda * pow(lam_last / c->lambda, x);
+    out->lr = c->lr * pow(c->stages.lr_decay, (double)(s - 1));
+    double growth = dpzo__prune_growth(&c->prune);
+    int fixed = c->prune.strategy == DPZO_PRUNE_STATIC;
+    double rate = c->prune.rate * (fixed ? 1.0 : pow(growth, (double)(s - 1)));
+    out->rate = rate < 1.0 ? rate : 1.0;
+}
+
+/* ---- the data-free pruning score --------------------------------------------------- */
+
+typedef struct {
+    double key;
+    size_t j;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* score[j] = mean_p c_p v_pj theta_j, c_p the ZO derivative of the linearised output sum. */
+static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double *score)
+{
+    const dpzo_prune_config *pc = &tr->cfg.prune;
+    const size_t P = tr->P, K = (size_t)tr->priv.n_classes, D = tr->priv.dim;
+    float *abs_theta = malloc(P * sizeof *abs_theta);
+    float *ones = malloc(D * sizeof *ones);
+    double *logits = malloc(2 * K * sizeof *logits);
+    dpzo_status st = DPZO_OK;
+    if (abs_theta == NULL || ones == NULL || logits == NULL) {
+        st = dpzo__fail(ctx, DPZO_ENOMEM, "pruning score: out of memory");
+        goto done;
+    }
+    for (size_t j = 0; j < P; j++)
+        abs_theta[j] = fabsf(tr->theta[j]);
+    for (size_t i = 0; i < D; i++)
+        ones[i] = 1.0f;
+    int32_t label = 0;
+    dpzo_dataset one = {.n = 1, .dim = D, .rows = tr->priv.rows, .cols = tr->priv.cols,
+                        .n_classes = tr->priv.n_classes, .x = ones, .y = &label};
+    size_t row = 0;
+    memset(score, 0, P * sizeof *score);
+    for (unsigned p = 0; p < pc->queries && st == DPZO_OK; p++) {
+        dpzo_dir v;
+        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ PRUNE_SEED_TWEAK, s - 1, p,
+                           P, 1.0);
+        if (st != DPZO_OK)
+            break;
+        dpzo_perturb plus = {&v, pc->lambda, +1}, minus = {&v, pc->lambda, -1};
+        st = dpzo_model_logits(tr->model, abs_theta, &plus, &one, &row, 1, logits);
+        if (st == DPZO_OK)
+            st = dpzo_model_logits(tr->model, abs_theta, &minus, &one, &row, 1, logits + K);
+        if (st != DPZO_OK) {
+            st = dpzo__model_failed(ctx, st, "pruning score");
+            break;
+        }
+        double lp = 0.0, lm = 0.0;
+        for (size_t k = 0; k < K; k++) {
+            lp += logits[k];
+            lm += logits[K + k];
+        }
+        double c = (lp - lm) / (2.0 * pc->lambda) / (double)pc->queries;
+        if (!isfinite(c))
+            c = 0.0; /* an overflowing linearised network: this query says nothing */
+        for (size_t j = 0; j < P; j++)
+            score[j] += c * dpzo_dir_at(&v, j);
+    }
+    for (size_t j = 0; j < P; j++)
+        score[j] *= (double)tr->theta[j];
+done:
+    free(abs_theta);
+    free(ones);
+    free(logits);
+    return st;
+}
+
+dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
+                             const float *prev, float *mask, size_t *n_sel)
+{
+    const dpzo_prune_config *pc = &tr->cfg.prune;
+    const size_t P = tr->P;
+    double *score = malloc(P * sizeof *score);
+    keyed *order = malloc(P * sizeof *order);
+    if (score == NULL || order == NULL) {
+        free(score);
+        free(order);
+        return dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
+    }
+    dpzo_status st = prune_score(ctx, tr, s, score);
+    if (st == DPZO_OK) {
+        /* ascending keys: the selected coordinates come first */
+        double sign = pc->select_largest ? -1.0 : 1.0;
+        for (size_t j = 0; j < P; j++) {
+            double key = fabs(score[j]);
+            if (!isfinite(key))
+                key = HUGE_VAL; /* never preferred */
+            order[j].key = prev != NULL && prev[j] != 0.0f ? -HUGE_VAL : sign * key;
+            order[j].j = j;
+        }
+        qsort(order, P, sizeof *order, by_key);
+        size_t n = (size_t)llround(rate * (double)P);
+        n = n < 1 ? 1 : n > P ? P : n;
+        memset(mask, 0, P * sizeof *mask);
+        for (size_t r = 0; r < n; r++) {
+            double m = pc->rank ? pc->rank_upper - (pc->rank_upper - pc->rank_lower) *
+                                                       (double)r / (double)n
+                                : 1.0;
+            mask[order[r].j] = (float)m;
+        }
+        *n_sel = n;
+    }
+    free(score);
+    free(order);
+    return st;
+}
+
+/* ---- the step ----------------------------------------------------------------------- */
+
+/* At the first step of a new stage: the anchor is the stage's starting point, and DP-ZOPO
+ * computes the stage's mask (static: once, in stage 1). */
+static dpzo_status enter_stage(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo__stage *g)
+{
+    memcpy(tr->anchor, tr->theta, tr->P * sizeof *tr->anchor);
+    if (tr->mask != NULL &&
+        (g->s == 1 || tr->cfg.prune.strategy != DPZO_PRUNE_STATIC)) {
+        int incremental = tr->cfg.prune.strategy == DPZO_PRUNE_INCREMENTAL && g->s > 1;
+        float *prev = NULL;
+        if (incremental && (prev = malloc(tr->P * sizeof *prev)) == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
+        if (prev != NULL)
+            memcpy(prev, tr->mask, tr->P * sizeof *prev);
+        dpzo_status st = dpzo__prune_mask(ctx, tr, g->s, g->rate, prev, tr->mask,
+                                          &tr->mask_count);
+        free(prev);
+        if (st != DPZO_OK)
+            return st;
+    }
+    tr->stage = g->s;
+    return DPZO_OK;
+}
+
+void dpzo__stage_resumed(dpzo_trainer *tr)
+{
+    tr->stage = 0;
+    if (!dpzo_algorithm_is_stagewise(tr->cfg.algorithm) || tr->step == 0)
+        return;
+    dpzo__stage g;
+    dpzo__stage_of(&tr->cfg, tr->step - 1, &g);
+    tr->stage = g.s;
+    tr->mask_count = 0;
+    if (tr->mask != NULL)
+        for (size_t j = 0; j < tr->P; j++)
+            tr->mask_count += tr->mask[j] != 0.0f;
+}
+
+/* DP-ZOPO's directions: the configured kind, masked (sphere: the radius for the selected
+ * coordinates' count). */
+static dpzo_status masked_dir(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
+                              dpzo_dir *dir)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    double radius = dpzo__train_radius(c, tr->mask_count > 0 ? tr->mask_count : 1);
+    dpzo_status st = dpzo_dir_init(ctx, dir, c->direction, c->seed, t, k, tr->P, radius);
+    if (st == DPZO_OK)
+        st = dpzo_dir_set_mult(ctx, dir, tr->mask, radius);
+    return st;
+}
+
+dpzo_status dpzo__stagewise_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b)
+{
+    dpzo__stage g;
+    dpzo__stage_of(&tr->cfg, t, &g);
+    dpzo_status st = DPZO_OK;
+    if (g.s != tr->stage && (st = enter_stage(ctx, tr, &g)) != DPZO_OK)
+        return st;
+    tr->lr_last = g.lr;
+    dpzo__dir_setup setup = tr->mask != NULL ? masked_dir : NULL;
+    st = dpzo__zo_estimate(ctx, tr, t, b, g.lambda, setup);
+    if (st != DPZO_OK)
+        return st;
+    /* the proximal pull first (it reads theta before the ZO update moves it) */
+    const double prox = tr->cfg.stages.prox;
+    if (prox > 0.0)
+        for (size_t j = 0; j < tr->P; j++)
+            tr->theta[j] = (float)((double)tr->theta[j] -
+                                   g.lr * prox * ((double)tr->theta[j] - (double)tr->anchor[j]));
+    return dpzo__zo_update(ctx, tr, t, -g.lr / (double)tr->cfg.queries, NULL);
+}
