@@ -174,6 +174,9 @@ static void test_plan_checks(void **state)
     pl.steps = 200;
     expect_open_fails(ctx, path_l, &pl, DPZO_EINVAL, "gaussian profile");
     pl.vector = 0;
+    pl.adaptive = 1; /* PAZO-S: adaptive parts compose as Gaussians only */
+    expect_open_fails(ctx, path_l, &pl, DPZO_EINVAL, "needs a gaussian profile");
+    pl.adaptive = 0;
     pl.queries = 2;
     expect_open_fails(ctx, path_l, &pl, DPZO_EINVAL, "clip \"l1\"");
     pl.queries = 0;
@@ -233,6 +236,15 @@ static void test_clip_and_noise_gaussian(void **state)
     assert_true(dpzo_privacy_clip(pv, bad, 2) == 0.0 && bad[0] == 0.0 && bad[1] == 0.0);
     float badf[2] = {INFINITY, 1.0f};
     assert_true(dpzo_privacy_clip_float(pv, badf, 2) == 0.0 && badf[0] == 0.0f);
+    /* a part with share 1/4 of C = 1: its L2 norm at most 1/2 */
+    double part[2] = {3.0, 4.0};
+    f = dpzo_privacy_clip_part(pv, part, 2, 0.25);
+    assert_true(fabs(f - 0.1) < 1e-11 && fabs(part[0] - 0.3) < 1e-11);
+    assert_true(sqrt(part[0] * part[0] + part[1] * part[1]) <= 0.5);
+    double small[1] = {-0.2};
+    assert_true(dpzo_privacy_clip_part(pv, small, 1, 0.25) == 1.0 && small[0] == -0.2);
+    double misuse[1] = {0.2};
+    assert_true(dpzo_privacy_clip_part(pv, misuse, 1, 1.5) == 0.0 && misuse[0] == 0.0);
     float g[3] = {30.0f, 40.0f, 0.0f};
     dpzo_privacy_clip_float(pv, g, 3);
     assert_true(sqrt((double)g[0] * g[0] + (double)g[1] * g[1]) <= 1.0);

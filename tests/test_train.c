@@ -19,86 +19,9 @@
 #include "cliutil.h"
 #include "dpzo/trainer.h"
 #include "train_internal.h"
+#include "train_fixtures.h"
 
 #define TMP DPZO_TEST_TMP
-
-/* ---- synthetic data ------------------------------------------------------------------- */
-
-static uint64_t rng_state;
-static double urand(void) /* uniform [0, 1): a 64-bit LCG's top 53 bits */
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(rng_state >> 11) * 0x1p-53;
-}
-
-/* n rows around K cluster centres in [0, 1]^dim (the centres depend on centre_seed only, so
- * training and test sets share them), uniform noise of half-width `spread`. */
-static dpzo_dataset clusters(size_t n, size_t dim, int K, double spread, uint64_t centre_seed,
-                             uint64_t row_seed)
-{
-    double centre[16][32];
-    rng_state = centre_seed;
-    for (int k = 0; k < K; k++)
-        for (size_t j = 0; j < dim; j++)
-            centre[k][j] = urand();
-    rng_state = row_seed;
-    dpzo_dataset ds = {n, dim, 0, 0, K, malloc(n * dim * sizeof(float)),
-                       malloc(n * sizeof(int32_t))};
-    for (size_t i = 0; i < n; i++) {
-        int y = (int)(urand() * K);
-        ds.y[i] = y;
-        for (size_t j = 0; j < dim; j++)
-            ds.x[i * dim + j] = (float)(centre[y][j] + spread * (2.0 * urand() - 1.0));
-    }
-    return ds;
-}
-
-/* A ZO configuration on synthetic data (no files). */
-static dpzo_train_config base_config(dpzo_algorithm alg, const char *model, uint64_t steps,
-                                     double batch, double lr)
-{
-    dpzo_train_config c;
-    dpzo_train_config_init(&c);
-    c.algorithm = alg;
-    snprintf(c.model, sizeof c.model, "%s", model);
-    c.steps = steps;
-    c.batch_size = batch;
-    c.lr = lr;
-    c.seed = 7;
-    return c;
-}
-
-/* A Gaussian profile (Poisson rate q, T steps, C, epsilon 3 at delta 1e-5) at path. */
-static double write_profile(dpzo_ctx *ctx, const char *path, double q, uint64_t T, double C)
-{
-    dpzo_profile_gaussian_spec spec = {.epsilon = 3.0, .delta = 1e-5, .sensitivity = C,
-                                       .sampling_rate = q, .steps = T};
-    dpzo_profile p;
-    assert_ok(ctx, dpzo_profile_gaussian(ctx, &spec, &p));
-    assert_ok(ctx, dpzo_profile_write_file(ctx, &p, path));
-    double sigma = p.noise_multiplier;
-    dpzo_profile_free(&p);
-    return sigma;
-}
-
-static void set_private(dpzo_train_config *c, const char *profile, double clip)
-{
-    snprintf(c->profile, sizeof c->profile, "%s", profile);
-    c->clip = clip;
-}
-
-/* A deterministic stand-in for the CSPRNG (tests only): uniform with variance 1, keyed
- * by (step, index), so that private runs can be compared bit for bit. */
-static void fixed_noise(void *user, uint64_t step, double *out, size_t n)
-{
-    double scale = *(const double *)user;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = (step * 1000003u + i + 1) * 0x9E3779B97F4A7C15ull;
-        z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull;
-        z ^= z >> 29;
-        out[i] = scale * 3.4641016151377544 * ((double)(z >> 11) * 0x1p-53 - 0.5);
-    }
-}
 
 static char *slurp_alloc(const char *path)
 {
@@ -123,22 +46,6 @@ static void write_bytes(const char *path, const void *data, size_t n)
 }
 
 /* ---- the ZO estimate ------------------------------------------------------------------ */
-
-/* Logistic regression ("mlp:") in double at explicit float weights W (K x dim) then b. */
-static double logistic_loss(const float *w, const dpzo_dataset *ds, size_t row)
-{
-    size_t dim = ds->dim, K = (size_t)ds->n_classes;
-    double z[16], mx = -INFINITY, s = 0.0;
-    for (size_t k = 0; k < K; k++) {
-        z[k] = w[K * dim + k];
-        for (size_t j = 0; j < dim; j++)
-            z[k] += (double)ds->x[row * dim + j] * (double)w[k * dim + j];
-        mx = z[k] > mx ? z[k] : mx;
-    }
-    for (size_t k = 0; k < K; k++)
-        s += exp(z[k] - mx);
-    return mx + log(s) - z[ds->y[row]];
-}
 
 static void test_zo_estimate_central_difference(void **state)
 {
@@ -578,7 +485,7 @@ static void check_resume(dpzo_ctx *ctx, run_spec *rs, const char *tag)
         old = malloc(1 << 20);
         old_size = fread(old, 1, 1 << 20, f);
         fclose(f);
-        assert_int_equal(old_size, DPZO_CKPT_HEADER + 4 * b->P + 32);
+        assert_int_equal(old_size, DPZO_CKPT_HEADER + 4 * b->n_state + 32);
     }
     assert_ok(ctx, dpzo_trainer_run(ctx, b, N, NULL, NULL)); /* checkpoint at N */
     dpzo_trainer_free(b);
@@ -645,6 +552,51 @@ static void test_resume_mezo(void **state)
     rs.cfg.eval_every = 6;
     rs.cfg.checkpoint_every = 7;
     check_resume(ctx, &rs, "mezo");
+    dpzo_dataset_free(&tr_ds);
+    dpzo_dataset_free(&te_ds);
+}
+
+/* DP-ZOPO: the resume falls inside stage 2 and the run crosses into stage 3 (a new
+ * incremental mask from the restored one; the proximal anchor restored). */
+static void test_resume_dpzopo(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    const char *prof = TMP "/train_resume_zopo_profile.json";
+    write_profile(ctx, prof, 0.1, 40, 2.0);
+    run_spec rs = {base_config(DPZO_ALG_DPZOPO, "mlp:6", 40, 24.0, 0.05), &tr_ds, &te_ds, 1.8};
+    set_private(&rs.cfg, prof, 2.0);
+    rs.cfg.prune.strategy = DPZO_PRUNE_INCREMENTAL;
+    rs.cfg.prune.rate = 0.1;
+    rs.cfg.stages.prox = 0.5;
+    rs.cfg.stages.lambda_last = 1e-2;
+    rs.cfg.eval_every = 6;
+    rs.cfg.checkpoint_every = 7; /* stages [0, 6) [6, 18) [18, 40); resume at 20 and 17 */
+    check_resume(ctx, &rs, "dpzopo");
+    dpzo_dataset_free(&tr_ds);
+    dpzo_dataset_free(&te_ds);
+}
+
+/* PAZO-S (k + 1 noise draws in two parts, public batches) after public pre-training, and
+ * PAZO-P with two queries. */
+static void test_resume_pazo(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    const char *prof = TMP "/train_resume_pazo_profile.json";
+    write_profile(ctx, prof, 0.1, 40, 2.0);
+    const dpzo_algorithm algs[2] = {DPZO_ALG_PAZO_S, DPZO_ALG_PAZO_P};
+    for (int a = 0; a < 2; a++) {
+        run_spec rs = {base_config(algs[a], "mlp:6", 40, 20.0, 0.05), &tr_ds, &te_ds, 1.8};
+        set_private(&rs.cfg, prof, 2.0);
+        rs.cfg.public_size = 40;
+        rs.cfg.pub.batch_size = 8;
+        rs.cfg.queries = a == 1 ? 2 : 1;
+        rs.cfg.pretrain = (dpzo_pretrain_config){.steps = 5, .lr = 0.1, .batch_size = 10};
+        rs.cfg.eval_every = 6;
+        rs.cfg.checkpoint_every = 7;
+        check_resume(ctx, &rs, a == 0 ? "pazo_s" : "pazo_p");
+    }
     dpzo_dataset_free(&tr_ds);
     dpzo_dataset_free(&te_ds);
 }
@@ -758,6 +710,46 @@ static void test_config_errors(void **state)
     expect_config_error(ctx, "{" MEZO_BASE ", \"queries\": 0}", "'queries' must be in [1,");
     expect_config_error(ctx, "{" MEZO_BASE ", \"seed\": -1}", "'seed' must be an integer");
     expect_config_error(ctx, "{" MEZO_BASE ", \"checkpoint_every\": 5}", "needs 'checkpoint'");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"stages\": {\"count\": 2}}",
+                        "'stages' applies to dpzoso and dpzopo");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"prune\": {\"rate\": 0.1}}",
+                        "'prune' applies to dpzopo");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"pretrain\": {\"steps\": 5, \"lr\": 0.1}}",
+                        "'pretrain' trains on the public rows");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpzopo\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"prune\": {\"strategy\": \"static\", \"growth\": 2}}",
+                        "'prune.growth' must be >= 1 (and 1 for the static");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpzoso\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"stages\": {\"countt\": 2}}",
+                        "unknown key 'stages.countt'");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpzoso\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"lr_schedule\": \"cosine\"}",
+                        "has its own learning-rate schedule");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"pazo-m\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\"}",
+                        "pazo-m needs public rows");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"pazo-m\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"data\": {\"public_size\": 100}, \"public\": {\"k\": 4}}",
+                        "'public.k' does not apply to pazo-m");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"pazo-s\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"data\": {\"public_size\": 100}, \"lambda\": 0.01}",
+                        "'lambda' applies to the zeroth-order");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"pazo-p\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"data\": {\"public_size\": 100}, \"public\": {\"batch_size\": 200}}",
+                        "'public.batch_size' must be an integer in [1, data.public_size = 100]");
     expect_config_error(ctx, "[1, 2]", "top level must be a JSON object");
     expect_config_error(ctx, "{" MEZO_BASE ",}", "not valid JSON");
     /* what is accepted: defaults, a full uint64 seed, paths resolved against the base */
@@ -887,6 +879,8 @@ int main(void)
         cmocka_unit_test(test_budget_refusal),
         cmocka_unit_test(test_resume_dpzero),
         cmocka_unit_test(test_resume_mezo),
+        cmocka_unit_test(test_resume_dpzopo),
+        cmocka_unit_test(test_resume_pazo),
         cmocka_unit_test(test_checkpoint_refusals),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_mezo_learns),

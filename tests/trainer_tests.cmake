@@ -13,3 +13,7 @@ target_include_directories(test_train PRIVATE ${PROJECT_SOURCE_DIR}/trainer)
 target_compile_definitions(test_train PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
                                               DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(test_train dpzo)
+dpzo_test(test_algorithms)
+target_link_libraries(test_algorithms PRIVATE dpzo_trainer)
+target_include_directories(test_algorithms PRIVATE ${PROJECT_SOURCE_DIR}/trainer)
+target_compile_definitions(test_algorithms PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")

@@ -124,8 +124,8 @@ dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *pat
         dpzo__trainer_set_sampling_seed(NULL, tr, own_seed); /* NULL: keep ctx's message */
     if (st == DPZO_OK) {
         memcpy(tr->state, theta, tr->n_state * sizeof *theta);
-        dpzo__stage_resumed(tr);
         tr->step = s.step;
+        dpzo__stage_resumed(tr);
         tr->lr_last = s.lr_last;
         tr->loss_sum = s.loss_sum;
         tr->loss_count = s.loss_count;

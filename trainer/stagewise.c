@@ -23,7 +23,6 @@
 #include "internal.h"
 #include "train_internal.h"
 
-#define PRUNE_SEED_TWEAK 0x5052554e45534545ull /* the score's directions: seed ^ this */
 
 void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out)
 {
@@ -96,7 +95,7 @@ static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, doub
     memset(score, 0, P * sizeof *score);
     for (unsigned p = 0; p < pc->queries && st == DPZO_OK; p++) {
         dpzo_dir v;
-        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ PRUNE_SEED_TWEAK, s - 1, p,
+        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ DPZO__PRUNE_SEED_TWEAK, s - 1, p,
                            P, 1.0);
         if (st != DPZO_OK)
             break;

@@ -154,6 +154,9 @@ typedef struct {
     double rate;         /* dpzopo: its pruning rate */
 } dpzo__stage;
 
+/* The pruning score's directions: Gaussian, keyed by (seed ^ this, stage - 1, query). */
+#define DPZO__PRUNE_SEED_TWEAK 0x5052554e45534545ull
+
 /* The stage of step t (0-based) of a stagewise configuration. */
 void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out);
 /* DP-ZOPO's mask for stage s at the trainer's theta (docs/algorithms.md, 3): the data-free
