@@ -17,9 +17,11 @@ static const char *help_train =
     "                  [--metrics FILE] [--checkpoint FILE] [--json]\n"
     "\n"
     "Trains a model on Fashion-MNIST with DPZero (differentially private zeroth-order\n"
-    "training), MeZO (the same without privacy), DP-SGD or SGD, as the JSON configuration\n"
-    "says; docs/trainer.md documents every key, the algorithms, the metrics and the\n"
-    "checkpoints. A private run (dpzero, dpsgd) reads a noise profile (dpzo profile\n"
+    "training), MeZO (the same without privacy), DP-SGD or SGD, or the papers' algorithms\n"
+    "DP-ZOSO (dpzoso), DP-ZOPO (dpzopo) and PAZO-M/P/S (pazo-m, pazo-p, pazo-s; with a\n"
+    "public hold-out), as the JSON configuration says; docs/trainer.md documents every key,\n"
+    "the metrics and the checkpoints, docs/algorithms.md each algorithm and its privacy\n"
+    "accounting. A private run (all but mezo and sgd) reads a noise profile (dpzo profile\n"
     "gaussian), refuses a plan the profile does not cover, draws its noise from the\n"
     "operating system's CSPRNG and reports the epsilon spent (a proven upper bound).\n"
     "  --config FILE      the run's configuration (required); relative paths in it are\n"
@@ -177,11 +179,44 @@ static void print_header(const dpzo_trainer *tr, const char *resumed)
     else
         printf("  batches        shuffled, size %g, %llu steps\n", c->batch_size,
                (unsigned long long)c->steps);
-    if (c->algorithm == DPZO_ALG_DPZERO || c->algorithm == DPZO_ALG_MEZO)
+    const dpzo_algorithm a = c->algorithm;
+    if (a != DPZO_ALG_DPSGD && a != DPZO_ALG_SGD && a != DPZO_ALG_PAZO_S)
         printf("  directions     %s, lambda %g, %u per step, seed %llu\n",
                dpzo_dir_kind_name(c->direction), c->lambda, c->queries,
                (unsigned long long)c->seed);
-    printf("  learning rate  %g, %s schedule\n", c->lr, dpzo_lr_schedule_name(c->lr_schedule));
+    if (dpzo_algorithm_is_stagewise(a)) {
+        const dpzo_stage_config *g = &c->stages;
+        printf("  stages         %u, lengths doubling from %s, lambda %g to %g, prox %g\n",
+               g->count, g->first_steps ? "first_steps" : "the fill of the run", c->lambda,
+               isnan(g->lambda_last) ? c->lambda : g->lambda_last, g->prox);
+    }
+    if (a == DPZO_ALG_DPZOPO) {
+        static const char *const strat[] = {"static", "dynamic", "increasing", "incremental"};
+        const dpzo_prune_config *p = &c->prune;
+        printf("  pruning        %s, rate %g (x %g per stage), %s |score|, %s\n",
+               strat[p->strategy], p->rate,
+               p->strategy == DPZO_PRUNE_STATIC || p->strategy == DPZO_PRUNE_DYNAMIC
+                   ? 1.0
+                   : (isnan(p->growth) ? 2.0 : p->growth),
+               p->select_largest ? "largest" : "smallest", p->rank ? "rank multipliers" : "mask");
+    }
+    if (a == DPZO_ALG_PAZO_M)
+        printf("  public data    one batch of %g per step, alpha %g\n", c->pub.batch_size,
+               c->pub.alpha);
+    else if (a == DPZO_ALG_PAZO_P)
+        printf("  public data    %u batches of %g per step, %s\n", c->pub.k, c->pub.batch_size,
+               c->pub.orthonormalize ? "orthonormalised" : "normalised");
+    else if (a == DPZO_ALG_PAZO_S)
+        printf("  public data    %u candidates from batches of %g per step, %s\n", c->pub.k,
+               c->pub.batch_size,
+               c->pub.noisy_candidate ? "plus one noisy candidate" : "no noisy candidate");
+    if (c->pretrain.steps > 0)
+        printf("  pretrain       %llu SGD steps on the public rows, lr %g, batch %g\n",
+               (unsigned long long)c->pretrain.steps, c->pretrain.lr, c->pretrain.batch_size);
+    if (dpzo_algorithm_is_stagewise(a))
+        printf("  learning rate  %g in stage 1, x %g per stage\n", c->lr, c->stages.lr_decay);
+    else
+        printf("  learning rate  %g, %s schedule\n", c->lr, dpzo_lr_schedule_name(c->lr_schedule));
     print_privacy(tr);
     if (resumed != NULL)
         printf("  resumed from   %s\n", resumed);
