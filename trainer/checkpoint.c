@@ -2,7 +2,8 @@
  *
  * Layout, all little-endian: a 208-byte header (magic "DPZOCKPT", u32 version, the run's
  * state: train_internal.h, dpzo__ckpt_state, in its field order, 192 bytes in all, then
- * zeros), theta as n_params float32 (IEEE-754 bits), then
+ * zeros), the state as n_params float32 (IEEE-754 bits: theta, then for the stagewise
+ * algorithms the stage's anchor, then for dpzopo the mask; the caller says how many), then
  * the SHA-256 of everything before it. A reader checks the size, magic, version, the
  * length implied by n_params and the checksum before it trusts any field, so a truncated or
  * corrupted file is refused with a message saying which check failed.
