@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Table of bench/bench_zo.c's JSON lines: a zeroth-order step against its two forward
-passes, steps per second, and memory against inference.
+passes, the step's fused +/- evaluation, steps per second, and memory against inference.
 
-    build/bin/dpzo-bench-zo > bench/results/ours_zo.jsonl
+    build/bin/dpzo-bench-zo --steps 60 > bench/results/ours_zo.jsonl
     python3 bench/report_zo.py bench/results/ours_zo.jsonl
 """
 import json
@@ -11,13 +11,15 @@ import sys
 
 def main(path):
     rows = [json.loads(line) for line in open(path) if line.strip()]
-    print("| model | params | batch | Q | 2 forward passes | ZO step | step / (Q x 2 fwd) "
-          "| steps/s | peak RSS inference | peak RSS training | one batch of activations |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | params | batch | Q | 2 forward passes | fused +/- passes | ZO step "
+          "| step / (Q x 2 fwd) | steps/s | peak RSS inference | peak RSS training "
+          "| one batch of activations |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print("| %s | %d | %d | %d | %.2f ms | %.2f ms | %.2fx | %.1f | %.1f MiB | %.1f MiB "
-              "| %.2f MiB |" % (
-                  r["model"], r["n_params"], r["batch"], r["queries"], 1e3 * r["fwd2_s"],
+        pm = "%.2f ms" % (1e3 * r["pm_s"]) if "pm_s" in r else "-"
+        print("| %s | %d | %d | %d | %.2f ms | %s | %.2f ms | %.2fx | %.1f | %.1f MiB "
+              "| %.1f MiB | %.2f MiB |" % (
+                  r["model"], r["n_params"], r["batch"], r["queries"], 1e3 * r["fwd2_s"], pm,
                   1e3 * r["step_s"], r["ratio"], r["steps_per_s"], r["rss_inference_mib"],
                   r["rss_train_mib"], r["batch_activations_mib"]))
     print()

@@ -8,7 +8,8 @@
  *     1e-6 in double), parameter by parameter;
  *   - exact identities: lambda = 0 perturbation, the perturbed loss against an explicitly
  *     materialised theta + lambda u (same rounding formula), per-example gradients of a
- *     one-row batch, all-zero parameters (loss log K), hand-computed logits. */
+ *     one-row batch, all-zero parameters (loss log K), hand-computed logits;
+ *   - the fused +/- evaluation against two separate perturbed evaluations, bit for bit. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -471,6 +472,116 @@ static void test_perturbed(void **state)
     }
 }
 
+/* dpzo_model_losses_pm on rows idx[0..batch-1] against two dpzo_model_losses calls
+ * (signs +1 and -1): bit for bit, for every direction kind and two lambdas. */
+static void check_pm(dpzo_ctx *ctx, dpzo_model *m, const float *theta, const dpzo_dataset *ds,
+                     size_t batch, uint64_t seed, const char *what)
+{
+    size_t P = dpzo_model_n_params(m);
+    size_t *idx = malloc((batch + 1) * sizeof *idx);
+    double *lp = malloc((batch + 1) * sizeof *lp), *lm = malloc((batch + 1) * sizeof *lm);
+    double *rp = malloc((batch + 1) * sizeof *rp), *rm = malloc((batch + 1) * sizeof *rm);
+    for (size_t i = 0; i < batch; i++)
+        idx[i] = (i * 7 + 3) % ds->n;
+    for (int kind = 0; kind < 3; kind++)
+        for (int q = 0; q < 2; q++) {
+            const double lambda = q == 0 ? 1e-2 : 0.3;
+            dpzo_dir dir;
+            assert_ok(ctx, dpzo_dir_init(ctx, &dir, (dpzo_dir_kind)kind, seed + kind, 5, 0, P,
+                                         3.0));
+            const dpzo_perturb plus = {&dir, lambda, +1}, minus = {&dir, lambda, -1};
+            assert_ok(ctx, dpzo_model_losses_pm(m, theta, &dir, lambda, ds, idx, batch, lp, lm));
+            assert_ok(ctx, dpzo_model_losses(m, theta, &plus, ds, idx, batch, rp));
+            assert_ok(ctx, dpzo_model_losses(m, theta, &minus, ds, idx, batch, rm));
+            for (size_t i = 0; i < batch; i++)
+                if (memcmp(&lp[i], &rp[i], sizeof *lp) != 0 ||
+                    memcmp(&lm[i], &rm[i], sizeof *lm) != 0)
+                    fail_msg("%s, batch %zu, kind %d, lambda %g, row %zu: fused %.17g %.17g, "
+                             "separate %.17g %.17g", what, batch, kind, lambda, i, lp[i],
+                             lm[i], rp[i], rm[i]);
+            if (batch > 0 && kind == 0 && q == 0) { /* the signs differ: u was applied */
+                double diff = 0;
+                for (size_t i = 0; i < batch; i++)
+                    diff += fabs(lp[i] - lm[i]);
+                assert_true(diff > 0);
+            }
+        }
+    free(idx);
+    free(lp);
+    free(lm);
+    free(rp);
+    free(rm);
+}
+
+static void test_losses_pm(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    /* tiny models (two hidden layers: layers past the input; CNN with odd sides); batches
+     * around the linear kernel's 16-row tile */
+    static const size_t tiny_batches[] = {0, 1, 15, 16, 17, 33, 50};
+    for (size_t c = 0; c < N_TINY; c++) {
+        const tiny_case *tc = &tiny_cases[c];
+        float *theta;
+        dpzo_model *m = tiny_model(ctx, tc, &theta, 300 + c);
+        size_t P = dpzo_model_n_params(m);
+        float *copy = malloc(P * sizeof *copy);
+        memcpy(copy, theta, P * sizeof *copy);
+        dpzo_dataset ds = random_data(29, tc->rows, tc->cols, tc->K, 31 + c);
+        for (size_t k = 0; k < sizeof tiny_batches / sizeof tiny_batches[0]; k++)
+            check_pm(ctx, m, theta, &ds, tiny_batches[k], 40 + c, tc->spec);
+        assert_memory_equal(theta, copy, P * sizeof *copy); /* theta never written */
+        /* refusals: a direction of the wrong dimension, a non-finite lambda, no output */
+        dpzo_dir dir;
+        size_t idx[3] = {0, 1, 2};
+        double lp[3], lm[3];
+        assert_ok(ctx, dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, 0, 0, P + 1, 1.0));
+        assert_int_equal(dpzo_model_losses_pm(m, theta, &dir, 1e-3, &ds, idx, 3, lp, lm),
+                         DPZO_EINVAL);
+        dir.dim = P;
+        assert_int_equal(dpzo_model_losses_pm(m, theta, &dir, INFINITY, &ds, idx, 3, lp, lm),
+                         DPZO_EINVAL);
+        assert_int_equal(dpzo_model_losses_pm(m, theta, NULL, 1e-3, &ds, idx, 3, lp, lm),
+                         DPZO_EINVAL);
+        assert_int_equal(dpzo_model_losses_pm(m, theta, &dir, 1e-3, &ds, idx, 3, lp, NULL),
+                         DPZO_EINVAL);
+        idx[2] = ds.n;
+        assert_int_equal(dpzo_model_losses_pm(m, theta, &dir, 1e-3, &ds, idx, 3, lp, lm),
+                         DPZO_EINVAL);
+        free(copy);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+    /* batches beyond a chunk (16 MiB of activations; the fused pass's chunk holds both
+     * signs, so it is about half the plain pass's): a wide MLP on 4x4 inputs (plain chunk
+     * 1044 rows, fused 522) and the Fashion-MNIST CNN (334 and 172 rows) */
+    static const struct {
+        const char *spec;
+        size_t rows, cols, batches[4];
+    } big[] = {
+        {"mlp:4000", 4, 4, {100, 530, 1100, 2100}},
+        {"cnn:8-16", 28, 28, {31, 200, 345, 700}},
+    };
+    for (size_t c = 0; c < sizeof big / sizeof big[0]; c++) {
+        dpzo_model *m;
+        assert_ok(ctx, dpzo_model_create(ctx, big[c].spec, big[c].rows * big[c].cols,
+                                         big[c].rows, big[c].cols, 10, &m));
+        size_t P = dpzo_model_n_params(m);
+        float *theta = malloc(P * sizeof *theta);
+        dpzo_model_init(m, 9 + c, theta);
+        rng_state = 77 + c;
+        for (size_t j = 0; j < P; j++)
+            if (theta[j] == 0.0f)
+                theta[j] = (float)(0.2 * urand() - 0.05);
+        dpzo_dataset ds = random_data(500, big[c].rows, big[c].cols, 10, 55 + c);
+        for (size_t k = 0; k < 4; k++)
+            check_pm(ctx, m, theta, &ds, big[c].batches[k], 60 + c, big[c].spec);
+        free(theta);
+        dpzo_dataset_free(&ds);
+        dpzo_model_free(m);
+    }
+}
+
 /* ---- gradients -------------------------------------------------------------------------- */
 
 /* dpzo_model_grad against central differences of the double shadow's mean loss. The model
@@ -662,6 +773,7 @@ int main(void)
         cmocka_unit_test(test_zero_params),
         cmocka_unit_test(test_accuracy_by_hand),
         cmocka_unit_test(test_perturbed),
+        cmocka_unit_test(test_losses_pm),
         cmocka_unit_test(test_grad_finite_differences),
         cmocka_unit_test(test_per_example),
         cmocka_unit_test(test_sgd_learns),

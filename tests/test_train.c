@@ -229,7 +229,7 @@ static void test_wor_independent(void **state)
     const uint64_t T = 4000;
     dpzo__sampler s;
     assert_ok(ctx, dpzo__sampler_init(ctx, &s, DPZO_BATCH_SHUFFLE, 7, n, (double)B, 1));
-    size_t idx[10], prev[10], again[10];
+    size_t idx[10], prev[10] = {0}, again[10];
     double hits[50] = {0}, overlap = 0.0;
     for (uint64_t t = 0; t < T; t++) {
         assert_int_equal(dpzo__sampler_batch(&s, t, idx), B);

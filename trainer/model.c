@@ -25,7 +25,11 @@
  *
  * Perturbed evaluation (dpzo_perturb) materialises one layer at a time into model-owned
  * scratch: w_j = (float)((double)theta[j] + sign * lambda * (double)u_j), u_j the float
- * element from dpzo_dir_fill. theta is never written.
+ * element from dpzo_dir_fill. theta is never written. The fused evaluation of both signs
+ * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
+ * theta - lambda u from it by the same formula; it runs both signs layer by layer on the
+ * same chunk (a layer that reads the input reads it once for both), so its losses are those
+ * of the two dpzo_model_losses calls, bit for bit.
  *
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),
  * so memory is bounded whatever the batch size; per-example results do not depend on the
@@ -99,9 +103,14 @@ struct dpzo_model {
     double *gacc;       /* n_params: summed gradient */
     double *probs;      /* n_classes */
     size_t *idx_buf;    /* chunk_max row indices (accuracy) */
-    float *act;         /* chunk_cap x act_per_ex */
-    double *logits;     /* chunk_cap x n_classes */
-    size_t chunk_cap;
+    float *act;         /* act_cap floats: chunk x act_per_ex (fused +/-: then the minus
+                         * sign's chunk x (act_per_ex - input_dim) and its blocked weights) */
+    double *logits;     /* logits_cap doubles: chunk x n_classes (fused +/-: two of them) */
+    size_t act_cap, logits_cap;
+    /* fused +/- evaluation (dpzo_model_losses_pm), allocated on first use; the minus
+     * sign's blocked linear weights live in the activation buffer (see there) */
+    double *wd2;        /* the minus sign's wd (max_wd) */
+    double *lin_out2;   /* LIN_T x max_lin_pad: the minus sign's linear outputs */
 };
 
 #define LIN_BLK 32 /* outputs per block of the linear kernel (four v8d) */
@@ -433,6 +442,8 @@ void dpzo_model_free(dpzo_model *m)
     free(m->idx_buf);
     free(m->act);
     free(m->logits);
+    free(m->wd2);
+    free(m->lin_out2);
     free(m);
 }
 
@@ -533,6 +544,76 @@ HOT_CLONES static void linear_kernel(const float *const *x, size_t T, size_t nin
     }
 }
 
+/* linear_kernel for two weight sets on the same rows (the two signs of a fused +/-
+ * evaluation of a layer that reads the input): outp from (wbp, biasp), outm from
+ * (wbm, biasm); every output is the chain linear_kernel computes. */
+HOT_CLONES static void linear_kernel_pm(const float *const *x, size_t T, size_t nin,
+                                        const float *wbp, const double *biasp,
+                                        const float *wbm, const double *biasm,
+                                        size_t nout_pad, double *outp, double *outm,
+                                        uint32_t *nz, double *nzv)
+{
+    size_t nnz[LIN_T];
+    for (size_t t = 0; t < T; t++) {
+        uint32_t *zi = nz + t * nin;
+        double *zv = nzv + t * nin;
+        const float *xt = x[t];
+        size_t c = 0;
+        for (size_t i = 0; i < nin; i++) {
+            zi[c] = (uint32_t)(i * LIN_BLK);
+            zv[c] = xt[i];
+            c += xt[i] != 0.0f;
+        }
+        nnz[t] = c;
+    }
+    for (size_t o = 0; o < nout_pad; o += LIN_BLK) {
+        const float *wp = wbp + o * nin, *wm = wbm + o * nin;
+        for (size_t t = 0; t < T; t++) {
+            const uint32_t *zi = nz + t * nin;
+            const double *zv = nzv + t * nin;
+            v8d a0, a1, a2, a3, b0, b1, b2, b3;
+            LD8(a0, biasp + o);
+            LD8(a1, biasp + o + 8);
+            LD8(a2, biasp + o + 16);
+            LD8(a3, biasp + o + 24);
+            LD8(b0, biasm + o);
+            LD8(b1, biasm + o + 8);
+            LD8(b2, biasm + o + 16);
+            LD8(b3, biasm + o + 24);
+            for (size_t k = 0; k < nnz[t]; k++) {
+                const float *w = wp + zi[k], *v = wm + zi[k];
+                double xv = zv[k];
+                v8d w0, w1, w2, w3;
+                CVT8(w0, w);
+                CVT8(w1, w + 8);
+                CVT8(w2, w + 16);
+                CVT8(w3, w + 24);
+                a0 += xv * w0;
+                a1 += xv * w1;
+                a2 += xv * w2;
+                a3 += xv * w3;
+                CVT8(w0, v);
+                CVT8(w1, v + 8);
+                CVT8(w2, v + 16);
+                CVT8(w3, v + 24);
+                b0 += xv * w0;
+                b1 += xv * w1;
+                b2 += xv * w2;
+                b3 += xv * w3;
+            }
+            double *op = outp + t * nout_pad + o, *om = outm + t * nout_pad + o;
+            ST8(op, a0);
+            ST8(op + 8, a1);
+            ST8(op + 16, a2);
+            ST8(op + 24, a3);
+            ST8(om, b0);
+            ST8(om + 8, b1);
+            ST8(om + 16, b2);
+            ST8(om + 24, b3);
+        }
+    }
+}
+
 /* The 9 taps of one input channel of a 3x3 convolution on the padded grid g (row pitch
  * pw), added to acc[p], p < n, in the order ky, kx: acc[p] += wk[3 ky + kx] * g[p + ky pw + kx]. */
 HOT_CLONES static void conv_taps(double *restrict acc, const double *restrict g, size_t pw,
@@ -570,10 +651,24 @@ HOT_CLONES static double dot_lanes(const double *restrict a, const double *restr
     return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-/* ReLU, rounded to float: o[k] = z[k] > 0 ? (float)z[k] : 0. */
-static void relu_to_float(const double *restrict z, float *restrict o, size_t n)
+/* ReLU, rounded to float: o[k] = z[k] > 0 ? (float)z[k] : 0 (+0 for NaN and -0). Written
+ * with vector masks: GCC compiles the plain conditional to a branch per element, which
+ * hidden layers mispredict about half the time. */
+typedef long long v8l __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+HOT_CLONES static void relu_to_float(const double *restrict z, float *restrict o, size_t n)
 {
-    for (size_t k = 0; k < n; k++) {
+    const v8d zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        v8d v;
+        LD8(v, z + k);
+        v8l keep = v > zero; /* all ones where v > 0, else 0: v's bits or +0 */
+        v8d r = (v8d)((v8l)v & keep);
+        v8f f = __builtin_convertvector(r, v8f);
+        memcpy(o + k, &f, sizeof f);
+    }
+    for (; k < n; k++) {
         double v = z[k] > 0.0 ? z[k] : 0.0;
         o[k] = (float)v;
     }
@@ -663,23 +758,84 @@ static size_t pool_argmax(const op_t *op, const float *in, size_t q)
     return best;
 }
 
-static dpzo_status ensure_chunk(dpzo_ctx *ctx, dpzo_model *m, size_t rows)
+/* Makes the activation buffer hold act_floats floats and the logits buffer logit_doubles
+ * doubles (their contents are not kept). */
+static dpzo_status ensure_buffers(dpzo_ctx *ctx, dpzo_model *m, size_t act_floats,
+                                  size_t logit_doubles)
 {
-    if (rows <= m->chunk_cap)
-        return DPZO_OK;
-    float *a = realloc(m->act, rows * m->act_per_ex * sizeof *a);
-    if (a == NULL)
-        return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for %zu rows", rows);
-    m->act = a;
-    double *l = realloc(m->logits, rows * m->n_classes * sizeof *l);
-    if (l == NULL)
-        return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for %zu rows", rows);
-    m->logits = l;
-    m->chunk_cap = rows;
+    if (act_floats > m->act_cap) {
+        float *a = realloc(m->act, act_floats * sizeof *a);
+        if (a == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for activations");
+        m->act = a;
+        m->act_cap = act_floats;
+    }
+    if (logit_doubles > m->logits_cap) {
+        double *l = realloc(m->logits, logit_doubles * sizeof *l);
+        if (l == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for logits");
+        m->logits = l;
+        m->logits_cap = logit_doubles;
+    }
     return DPZO_OK;
 }
 
-/* Forward of rows idx[0..B-1] (B <= chunk_cap): activations into m->act, logits into
+/* Buffers for a chunk of `rows` rows of one forward pass. */
+static dpzo_status ensure_chunk(dpzo_ctx *ctx, dpzo_model *m, size_t rows)
+{
+    return ensure_buffers(ctx, m, rows * m->act_per_ex, rows * m->n_classes);
+}
+
+/* A linear layer's parameters src (weights row-major, then bias) in linear_kernel's
+ * layout: blocked weights into wb, the bias (double, zero-padded to nout_pad) into bias. */
+static void pack_linear(const op_t *op, const float *src, float *wb, double *bias)
+{
+    size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
+    for (size_t o = 0; o < np; o++) {
+        float *dst = wb + (o / LIN_BLK) * nin * LIN_BLK + o % LIN_BLK;
+        if (o < nout) {
+            const float *row = src + o * nin;
+            for (size_t i = 0; i < nin; i++)
+                dst[i * LIN_BLK] = row[i];
+        } else {
+            for (size_t i = 0; i < nin; i++)
+                dst[i * LIN_BLK] = 0.0f;
+        }
+        bias[o] = o < nout ? (double)src[op->n_w + o] : 0.0;
+    }
+}
+
+/* pack_linear of both perturbed layers theta +- lambda u at once, materialised as
+ * materialise does (th: the layer's theta, u: its direction elements): plus into
+ * (wbp, bp), minus into (wbm, bm). */
+static void pack_linear_pm(const op_t *op, const float *th, const float *u, double lambda,
+                           float *wbp, double *bp, float *wbm, double *bm)
+{
+    size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
+    /* materialise's s = (double)sign * lambda, for sign +1 and -1 */
+    const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
+    for (size_t o = 0; o < np; o++) {
+        size_t off = (o / LIN_BLK) * nin * LIN_BLK + o % LIN_BLK;
+        float *dp = wbp + off, *dm = wbm + off;
+        if (o < nout) {
+            const float *tr = th + o * nin, *ur = u + o * nin;
+            for (size_t i = 0; i < nin; i++) {
+                double t = (double)tr[i], v = (double)ur[i];
+                dp[i * LIN_BLK] = (float)(t + sp * v);
+                dm[i * LIN_BLK] = (float)(t + sm * v);
+            }
+            size_t k = op->n_w + o;
+            bp[o] = (double)(float)((double)th[k] + sp * (double)u[k]);
+            bm[o] = (double)(float)((double)th[k] + sm * (double)u[k]);
+        } else {
+            for (size_t i = 0; i < nin; i++)
+                dp[i * LIN_BLK] = dm[i * LIN_BLK] = 0.0f;
+            bp[o] = bm[o] = 0.0;
+        }
+    }
+}
+
+/* Forward of rows idx[0..B-1] (B rows of buffers): activations into m->act, logits into
  * m->logits. Layer-major: each layer is materialised once for the chunk. */
 static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                           const dpzo_dataset *ds, const size_t *idx, size_t B)
@@ -697,26 +853,13 @@ static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_perturb 
         const float *src = materialise(m, theta, pert, op);
         if (op->kind == OP_LINEAR) {
             size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
-            float *wb = m->wb;
-            double *bias = m->wd;
-            for (size_t o = 0; o < np; o++) {
-                float *dst = wb + (o / LIN_BLK) * nin * LIN_BLK + o % LIN_BLK;
-                if (o < nout) {
-                    const float *row = src + o * nin;
-                    for (size_t i = 0; i < nin; i++)
-                        dst[i * LIN_BLK] = row[i];
-                } else {
-                    for (size_t i = 0; i < nin; i++)
-                        dst[i * LIN_BLK] = 0.0f;
-                }
-                bias[o] = o < nout ? (double)src[op->n_w + o] : 0.0;
-            }
+            pack_linear(op, src, m->wb, m->wd);
             for (size_t b0 = 0; b0 < B; b0 += LIN_T) {
                 size_t T = B - b0 < LIN_T ? B - b0 : LIN_T;
                 const float *x[LIN_T];
                 for (size_t t = 0; t < T; t++)
                     x[t] = m->act + (b0 + t) * A + op->act_in;
-                linear_kernel(x, T, nin, wb, bias, np, m->lin_out, m->nz, m->nzv);
+                linear_kernel(x, T, nin, m->wb, m->wd, np, m->lin_out, m->nz, m->nzv);
                 for (size_t t = 0; t < T; t++) {
                     const double *z = m->lin_out + t * np;
                     if (op->last) {
@@ -740,6 +883,103 @@ static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_perturb 
             }
         }
     }
+}
+
+/* Rows per chunk of the fused +/- evaluation: both signs' activations (the minus sign's
+ * without the shared input) and the minus sign's blocked weights within DPZO_ACT_BUDGET
+ * floats, the plain pass's bound (unless one layer's weights alone exceed it). */
+static size_t pm_chunk_max(const dpzo_model *m)
+{
+    size_t room = DPZO_ACT_BUDGET > m->max_wb ? DPZO_ACT_BUDGET - m->max_wb : 0;
+    return max_sz(1, room / (2 * m->act_per_ex - m->input_dim));
+}
+
+/* Both perturbed forward passes theta + lambda u and theta - lambda u of rows
+ * idx[0..B-1], layer by layer: each layer's u is generated once, and both signs'
+ * weights are materialised from it. Plus: activations at m->act (stride act_per_ex),
+ * logits at m->logits; minus: activations past the input at act2 (stride
+ * act_per_ex - input_dim; the input segment is the plus sign's, shared), logits at
+ * logits2, blocked weights at wb2. Each output is computed by the same operations as
+ * forward_chunk's. */
+static void forward_chunk_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                             double lambda, const dpzo_dataset *ds, const size_t *idx, size_t B,
+                             float *act2, double *logits2, float *wb2)
+{
+    const size_t A = m->act_per_ex, D = m->input_dim, A2 = A - D, K = m->n_classes;
+    const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
+    for (size_t b = 0; b < B; b++)
+        memcpy(m->act + b * A, ds->x + idx[b] * ds->dim, D * sizeof *m->act);
+#define IN_P(b) (m->act + (b) * A + op->act_in)
+#define IN_M(b) (shared ? IN_P(b) : act2 + (b) * A2 + (op->act_in - D))
+#define OUT_P(b) (m->act + (b) * A + op->act_out)
+#define OUT_M(b) (act2 + (b) * A2 + (op->act_out - D))
+    for (size_t l = 0; l < m->n_ops; l++) {
+        const op_t *op = &m->ops[l];
+        const int shared = op->act_in < D; /* reads the input: the same for both signs */
+        if (op->kind == OP_POOL) {
+            for (size_t b = 0; b < B; b++) {
+                pool_example(op, IN_P(b), OUT_P(b));
+                pool_example(op, IN_M(b), OUT_M(b));
+            }
+            continue;
+        }
+        size_t n = op->n_w + op->n_b;
+        const float *th = theta + op->w_off;
+        dpzo_dir_fill(dir, op->w_off, n, m->wf); /* u, once for both signs */
+        if (op->kind == OP_LINEAR) {
+            size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
+            pack_linear_pm(op, th, m->wf, lambda, m->wb, m->wd, wb2, m->wd2);
+            for (size_t b0 = 0; b0 < B; b0 += LIN_T) {
+                size_t T = B - b0 < LIN_T ? B - b0 : LIN_T;
+                const float *xp[LIN_T], *xm[LIN_T];
+                for (size_t t = 0; t < T; t++) {
+                    xp[t] = IN_P(b0 + t);
+                    xm[t] = IN_M(b0 + t);
+                }
+                if (shared) {
+                    linear_kernel_pm(xp, T, nin, m->wb, m->wd, wb2, m->wd2, np, m->lin_out,
+                                     m->lin_out2, m->nz, m->nzv);
+                } else {
+                    linear_kernel(xp, T, nin, m->wb, m->wd, np, m->lin_out, m->nz, m->nzv);
+                    linear_kernel(xm, T, nin, wb2, m->wd2, np, m->lin_out2, m->nz, m->nzv);
+                }
+                for (size_t t = 0; t < T; t++) {
+                    const double *zp = m->lin_out + t * np, *zm = m->lin_out2 + t * np;
+                    if (op->last) {
+                        memcpy(m->logits + (b0 + t) * K, zp, K * sizeof *zp);
+                        memcpy(logits2 + (b0 + t) * K, zm, K * sizeof *zm);
+                    } else {
+                        relu_to_float(zp, OUT_P(b0 + t), nout);
+                        relu_to_float(zm, OUT_M(b0 + t), nout);
+                    }
+                }
+            }
+        } else { /* OP_CONV */
+            for (size_t k = 0; k < n; k++) {
+                double t = (double)th[k], v = (double)m->wf[k];
+                m->wd[k] = (double)(float)(t + sp * v);
+                m->wd2[k] = (double)(float)(t + sm * v);
+            }
+            size_t h = op->h, w = op->w, pw = w + 2;
+            for (size_t b = 0; b < B; b++) {
+                pad_input(IN_P(b), op->cin, h, w, m->grid_a);
+                conv_example(op, m->wd, m->grid_a, m->grid_b);
+                float *o = OUT_P(b);
+                for (size_t r = 0; r < op->cout * h; r++)
+                    relu_to_float(m->grid_b + r * pw, o + r * w, w);
+                if (!shared) /* else grid_a already holds the padded input */
+                    pad_input(IN_M(b), op->cin, h, w, m->grid_a);
+                conv_example(op, m->wd2, m->grid_a, m->grid_b);
+                o = OUT_M(b);
+                for (size_t r = 0; r < op->cout * h; r++)
+                    relu_to_float(m->grid_b + r * pw, o + r * w, w);
+            }
+        }
+    }
+#undef IN_P
+#undef IN_M
+#undef OUT_P
+#undef OUT_M
 }
 
 /* Cross-entropy of logits z (K of them) at label y; with probs != NULL also the softmax. */
@@ -806,6 +1046,50 @@ dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_pert
         for (size_t b = 0; b < B; b++)
             loss[b0 + b] = xent(m->logits + b * m->n_classes, m->n_classes, ds->y[idx[b0 + b]],
                                 NULL);
+    }
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                 double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                 size_t batch, double *loss_plus, double *loss_minus)
+{
+    dpzo_ctx *ctx = NULL; /* as dpzo_model_losses: errors are status only */
+    if (m == NULL || (batch > 0 && (loss_plus == NULL || loss_minus == NULL)))
+        return DPZO_EINVAL;
+    dpzo_status st = check_rows(ctx, m, theta, ds, idx, batch);
+    if (st != DPZO_OK)
+        return st;
+    if (dir == NULL || !isfinite(lambda) || dir->dim != m->n_params)
+        return DPZO_EINVAL;
+    if (m->wd2 == NULL) {
+        m->wd2 = malloc(max_sz(m->max_wd, 1) * sizeof *m->wd2);
+        m->lin_out2 = malloc(max_sz(LIN_T * m->max_lin_pad, 1) * sizeof *m->lin_out2);
+        if (m->wd2 == NULL || m->lin_out2 == NULL) {
+            free(m->wd2);
+            free(m->lin_out2);
+            m->wd2 = NULL;
+            m->lin_out2 = NULL;
+            return DPZO_ENOMEM;
+        }
+    }
+    /* one buffer: the plus sign's activations (chunk x A), the minus sign's past the input
+     * (chunk x (A - D)), then the minus sign's blocked weights (max_wb) */
+    size_t cm = pm_chunk_max(m), chunk = batch < cm ? batch : cm;
+    size_t A = m->act_per_ex, K = m->n_classes, wb2_at = chunk * (2 * A - m->input_dim);
+    if ((st = ensure_buffers(ctx, m, wb2_at + m->max_wb, 2 * chunk * K)) != DPZO_OK)
+        return st;
+    for (size_t b0 = 0; b0 < batch; b0 += chunk) {
+        size_t B = batch - b0 < chunk ? batch - b0 : chunk;
+        float *act2 = m->act + B * A;
+        double *logits2 = m->logits + B * K;
+        forward_chunk_pm(m, theta, dir, lambda, ds, idx + b0, B, act2, logits2,
+                         m->act + wb2_at);
+        for (size_t b = 0; b < B; b++) {
+            int32_t y = ds->y[idx[b0 + b]];
+            loss_plus[b0 + b] = xent(m->logits + b * K, K, y, NULL);
+            loss_minus[b0 + b] = xent(logits2 + b * K, K, y, NULL);
+        }
     }
     return DPZO_OK;
 }

@@ -76,6 +76,15 @@ void dpzo_model_init(const dpzo_model *m, uint64_t seed, float *theta);
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                               const dpzo_dataset *ds, const size_t *idx, size_t batch,
                               double *loss);
+/* Both signs at once: loss_plus[i] and loss_minus[i] are, bit for bit, what
+ * dpzo_model_losses gives with the perturbations {dir, lambda, +1} and {dir, lambda, -1},
+ * but each layer's direction elements are generated once for the two, and both passes run
+ * together layer by layer. Needs the activations of both signs of a chunk of rows (the
+ * input rows shared): at most one extra batch of activations over dpzo_model_losses, and
+ * never more than the plain pass's chunk bound in all; plus one layer of packed weights. */
+dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                 double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                 size_t batch, double *loss_plus, double *loss_minus);
 /* The logits (n_classes per row, batch x n_classes, row-major) of rows idx[0..batch-1] of
  * ds at the (perturbed) parameters; labels are not read. */
 dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
