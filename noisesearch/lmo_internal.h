@@ -47,10 +47,16 @@ static inline double dpzo__lmo_ymin(const dpzo_lmo *lmo)
     return lmo->uniform_weight > 0.0 ? lmo->uniform_weight * lmo->uniform_low : 0.0;
 }
 
-/* The LMO PLD's raw interval (lmo_pld.c): what dpzo_lmo_pld_epsilon computed before it
- * was made experimental; for tests and for the investigation of its inconsistency. */
+/* The LMO PLD's interval (lmo_pld.c); dpzo_lmo_pld_epsilon returns it unchanged. */
 dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                    const dpzo_lmo_account_options *o, double grid,
                                    dpzo_pld_result *out);
+/* The LMO noise with shift c as a custom noise of the PLD accountant (tilt 0), for that
+ * interval and for tests that discretise one step; *_bad: a cell boundary was not located
+ * to within the noise's loss_slack (no result that used it may be claimed). */
+dpzo_status dpzo__lmo_pld_noise_new(dpzo_ctx *ctx, const dpzo_lmo *lmo, double c,
+                                    dpzo_pld_noise *out);
+int dpzo__lmo_pld_noise_bad(const dpzo_pld_noise *n);
+void dpzo__lmo_pld_noise_free(dpzo_pld_noise *n);
 
 #endif

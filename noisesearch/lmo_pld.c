@@ -14,22 +14,34 @@
  * (P(X > x) = M_Y(-x) / 2 for x >= 0).
  *
  * Roots are bracketed by a safeguarded regula falsi (Illinois) on each piece (the
- * unbounded pieces parametrised by x = -expm1(t), x = c + expm1(t)) until the computed r
- * differs by at most 1e-12 across the bracket. With r evaluated to within e(x), an
- * outcome assigned to {r > s} has true r > s - slack_root and one assigned to {r <= s}
- * has true r <= s + slack_root, slack_root = |r~(xa) - r~(xb)| + 2 (e(xa) + e(xb)); the
- * accountant widens every loss bucket by LOSS_SLACK (1e-8), and a root whose slack exceeds it
- * is reported (the query fails) unless the density there is below e^-8000 (see below).
+ * unbounded pieces parametrised by x = -expm1(t), x = c + expm1(t), t in [0, t_end])
+ * until the computed r differs by at most 1e-12 across the bracket. With r evaluated to
+ * within e(x), an outcome assigned to {r > s} has true r > s - slack_root and one
+ * assigned to {r <= s} has true r <= s + slack_root, slack_root = |r~(xa) - r~(xb)| +
+ * 2 (e(xa) + e(xb)); the accountant widens every loss bucket by LOSS_SLACK (1e-8), and a
+ * root whose slack exceeds it is reported (the query fails).
+ *
+ * The unbounded pieces end at t_end, where P(X > expm1(t_end)) < e^-8000 (piece_end), or
+ * at TMAX for tails that never get that small. Up to this version they always ran to TMAX
+ * (|x| ~ 1e307) and a large slack was excused wherever the density at the bracket was below
+ * e^-8000. That was wrong: past |x| = 2^53 c the computed x - c is a neighbour of x, r~
+ * jumps between values like 0 and -2 c ymin, and a warm-started bracket could settle on
+ * such a jump (say at x = -1.2e16 for s = -0.588) instead of the true root (near x = -2):
+ * the excuse then covered the misassignment of every outcome in between, which carry most
+ * of the mass. The pessimistic distribution stopped dominating (its hockey-stick curve fell
+ * below the exact one at negative epsilons, checked against mpmath) and the intervals of
+ * different grids disagreed (docs/lmo.md, PLD).
  *
  * Error model (docs/lmo.md, "PLD"): every log value v computed in double (log density,
  * log tail) is taken to be within 512 u (2 + |v| + |log p(0)|) of the exact value at the
  * exact argument (u = 2^-53), which covers the few roundings of log_mgf/dlog_mgf with
  * exp/log/log1p/expm1 accurate to a few ulps (the same assumption as the exact RDP
  * enclosure) and the rounding of x - c (phi convex: |phi'(u)| u <= 2 (phi(u/2) - phi(u))).
- * Differences of tails carry their cancellation factor. Outcomes where the density is
- * below e^-8000 may be misassigned by more than the slack; changing the pair there moves
- * each step by a total variation below e^-7000, which changes the composed delta by at
- * most K e^-7000 (1 + e^eps), far below the smallest positive double for eps <= 6000. */
+ * Differences of tails carry their cancellation factor. Only outcomes beyond t_end, whose
+ * P0- and P1-masses are both below e^-8000, may be misassigned by more than the slack;
+ * changing the pair there moves each step by a total variation below e^-7000, which
+ * changes the composed delta by at most K e^-7000 (1 + e^eps), far below the smallest
+ * positive double for eps <= 6000. */
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -45,7 +57,7 @@
 #define LOSS_SLACK 1e-8
 #define R_TOL 1e-12
 #define TMAX 709.0
-#define NEGLIGIBLE_LOG_PDF (-8000.0)
+#define NEGLIGIBLE_LOG_TAIL (-8000.0)
 
 typedef struct {
     dpzo_lmo lmo;
@@ -55,8 +67,11 @@ typedef struct {
     double r_lo_inf;   /* r(-inf) = -c ymin */
     atomic_int bad;    /* a root whose slack exceeded LOSS_SLACK where it matters */
     unsigned long id;  /* this query (for the warm start) */
+    double t_end;      /* where the unbounded pieces stop (TMAX, or earlier when the tails
+                          beyond are negligible) */
+    int negligible;    /* the tails beyond t_end are below e^NEGLIGIBLE_LOG_TAIL */
     struct lmo_pt {
-        double t, r, e, lp;
+        double t, r, e;
     } end[3][2];       /* each piece's ends, t = 0 and t = t1 */
 } lmo_pld;
 
@@ -65,13 +80,11 @@ static double err_of(const lmo_pld *d, double v)
     return isfinite(v) ? 512.0 * U * (2.0 + fabs(v) + fabs(d->lp0)) : INFINITY;
 }
 
-/* r~(x) and its error bound; *lpx: log p(x) (for the negligibility test) */
-static double r_at(const lmo_pld *d, double x, double *e, double *lpx)
+/* r~(x) and its error bound */
+static double r_at(const lmo_pld *d, double x, double *e)
 {
     double a = dpzo_lmo_log_pdf(&d->lmo, x - d->c), b = dpzo_lmo_log_pdf(&d->lmo, x);
     *e = err_of(d, a) + err_of(d, b);
-    if (lpx)
-        *lpx = b > a ? b : a;
     return a - b;
 }
 
@@ -81,12 +94,47 @@ static double x_of(const lmo_pld *d, int piece, double t)
     return piece == 0 ? -expm1(t) : piece == 1 ? t : d->c + expm1(t);
 }
 
-/* Marks the query bad when an assignment's slack exceeds LOSS_SLACK where the density
- * is not negligible. */
-static void check_slack(lmo_pld *d, double slack, double lp)
+/* Marks the query bad when an assignment's slack exceeds LOSS_SLACK. (No exemption for a
+ * small density at the bracket: where r~ is that far off, the misassigned outcomes reach
+ * to the true root, wherever it lies; only the tails beyond t_end may be given up, in
+ * root().) */
+static void check_slack(lmo_pld *d, double slack)
 {
-    if (slack > LOSS_SLACK && !(lp < NEGLIGIBLE_LOG_PDF))
+    if (!(slack <= LOSS_SLACK))
         atomic_store(&d->bad, 1);
+}
+
+/* An upper bound on log P(X > expm1(t)) (= log P(X < -expm1(t))), nonincreasing in t. */
+static double log_tail_up(const lmo_pld *d, double t)
+{
+    double v = -M_LN2 + dpzo_lmo_log_mgf(&d->lmo, -expm1(t));
+    return v == -INFINITY ? v : v + err_of(d, v); /* err_of(NaN or inf) = inf */
+}
+
+/* Where the unbounded pieces stop. Far out, r~ is useless: once |x| passes 2^53 c, x - c
+ * rounds to a neighbour of x and r~ takes values like 0 or -2 c ymin, far from r (the
+ * error model says so: e(x) grows with |log p(x)|), so a bracket there can hold a
+ * spurious sign change. The pieces therefore end at the first t (bisection) with
+ * P(X > expm1(t)) below e^NEGLIGIBLE_LOG_TAIL: beyond x = -expm1(t) (piece 0) and
+ * x = c + expm1(t) (piece 2) both P0 and P1 have mass below e^-8000, and outcomes there
+ * may be assigned to either side (docs/lmo.md, PLD). Heavy tails that never get that
+ * small keep TMAX, and the region beyond is handled through the limit of r. */
+static double piece_end(const lmo_pld *d, int *negligible)
+{
+    double lo = 0.0, hi = TMAX;
+    if (!(log_tail_up(d, hi) < NEGLIGIBLE_LOG_TAIL)) {
+        *negligible = 0;
+        return TMAX;
+    }
+    for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; it++) {
+        double m = 0.5 * (lo + hi);
+        if (log_tail_up(d, m) < NEGLIGIBLE_LOG_TAIL)
+            hi = m;
+        else
+            lo = m;
+    }
+    *negligible = 1;
+    return hi;
 }
 
 /* One evaluation point of a piece: t, r~, its error bound, log p */
@@ -96,7 +144,7 @@ static pt eval_pt(const lmo_pld *d, int piece, double t)
 {
     pt p;
     p.t = t;
-    p.r = r_at(d, x_of(d, piece, t), &p.e, &p.lp);
+    p.r = r_at(d, x_of(d, piece, t), &p.e);
     return p;
 }
 
@@ -119,20 +167,22 @@ static double root(lmo_pld *d, int piece, double s)
     const pt *p0 = &d->end[piece][0], *p1 = &d->end[piece][1];
     double lim = piece == 0 ? d->r_lo_inf : -d->r_lo_inf;
     int in0 = p0->r > s, in1 = p1->r > s;
+    /* beyond x(t1) (pieces 0 and 2): given up when negligible, else bounded by lim */
+    const int beyond = piece != 1 && !d->negligible;
     if (inc ? in0 : in1) {
         /* all: every point has r >= r(x0) (inc) or >= min(r(x1), lim) (dec) */
         if (inc)
-            check_slack(d, p0->e, p0->lp);
+            check_slack(d, p0->e);
         else
-            check_slack(d, fmax(p1->e, s - lim), p1->lp);
+            check_slack(d, beyond ? fmax(p1->e, s - lim) : p1->e);
         return piece == 2 ? INFINITY : 0.0;
     }
     if (inc ? !in1 : !in0) {
         /* none: every point has r <= max(r(x1), lim) (inc) or <= r(x0) (dec) */
         if (inc)
-            check_slack(d, piece == 0 ? fmax(p1->e, lim - s) : p1->e, p1->lp);
+            check_slack(d, beyond ? fmax(p1->e, lim - s) : p1->e);
         else
-            check_slack(d, p0->e, p0->lp);
+            check_slack(d, p0->e);
         return piece == 0 ? -INFINITY : d->c;
     }
     /* bracket: a with pred true, b with pred false */
@@ -212,8 +262,9 @@ static double root(lmo_pld *d, int piece, double s)
     warm[piece].t[0] = b.t;
     warm[piece].n = warm[piece].n < 2 ? warm[piece].n + 1 : 2;
     /* the points between x(a) and x(b) go into the set: their r is >= r(x(b)) >
-     * r~(x(a)) - |r~(x(a)) - r~(x(b))| - e(b) > s - slack */
-    check_slack(d, fabs(a.r - b.r) + 2.0 * (a.e + b.e), fmax(a.lp, b.lp));
+     * r~(x(a)) - |r~(x(a)) - r~(x(b))| - e(b) > s - slack; by monotonicity every point
+     * outside the bracket is on its side, beyond x(t1) included */
+    check_slack(d, fabs(a.r - b.r) + 2.0 * (a.e + b.e));
     return x_of(d, piece, b.t);
 }
 
@@ -318,22 +369,51 @@ static void tails(void *data, double s, double lg[2], double ll[2], double *err)
     *err = e;
 }
 
+dpzo_status dpzo__lmo_pld_noise_new(dpzo_ctx *ctx, const dpzo_lmo *lmo, double c,
+                                    dpzo_pld_noise *out)
+{
+    lmo_pld *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
+    d->lmo = *lmo;
+    d->c = c;
+    d->lp0 = dpzo_lmo_log_pdf(lmo, 0.0);
+    d->E = d->lp0 - dpzo_lmo_log_pdf(lmo, d->c);
+    d->r_lo_inf = -d->c * dpzo__lmo_ymin(lmo);
+    atomic_init(&d->bad, 0);
+    static atomic_ulong next_id = 1;
+    d->id = atomic_fetch_add(&next_id, 1);
+    d->t_end = piece_end(d, &d->negligible);
+    for (int piece = 0; piece < 3; piece++) {
+        d->end[piece][0] = eval_pt(d, piece, 0.0);
+        d->end[piece][1] = eval_pt(d, piece, piece == 1 ? d->c : d->t_end);
+    }
+    double emax = d->E + 2.0 * err_of(d, d->lp0) + LOSS_SLACK;
+    dpzo_pld_noise n = {d, tails, -emax, emax, LOSS_SLACK, 0.0};
+    *out = n;
+    return DPZO_OK;
+}
+
+int dpzo__lmo_pld_noise_bad(const dpzo_pld_noise *n)
+{
+    return atomic_load(&((lmo_pld *)n->data)->bad);
+}
+
+void dpzo__lmo_pld_noise_free(dpzo_pld_noise *n)
+{
+    if (n != NULL) {
+        free(n->data);
+        n->data = NULL;
+    }
+}
+
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *o, double grid,
                                  dpzo_pld_result *out)
 {
-    /* EXPERIMENTAL: on a sampled run of 192 steps (docs/lmo.md, "PLD") the intervals of
-     * different grids do not all overlap, so one end is wrong somewhere; until that is
-     * found nothing is claimed: the interval is reported as an estimate only. */
-    dpzo_status st = dpzo__lmo_pld_interval(ctx, lmo, o, grid, out);
-    if (st == DPZO_OK) {
-        out->epsilon_lower = 0.0;
-        out->epsilon_upper = out->epsilon = INFINITY;
-        snprintf(out->reason, sizeof out->reason,
-                 "experimental: the LMO PLD is not a proven bound in this version "
-                 "(docs/lmo.md, PLD); estimate only");
-    }
-    return st;
+    /* the interval of dpzo_pld_noise_epsilon: the upper end is proven (under the error
+     * model above); an unresolved window claims nothing (upper = +inf) */
+    return dpzo__lmo_pld_interval(ctx, lmo, o, grid, out);
 }
 
 dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
@@ -364,22 +444,9 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
         q = (double)o->batch / (double)o->n;
         wor = 1;
     }
-    lmo_pld *d = calloc(1, sizeof *d);
-    if (d == NULL)
-        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
-    d->lmo = *lmo;
-    d->c = o->sensitivity;
-    d->lp0 = dpzo_lmo_log_pdf(lmo, 0.0);
-    d->E = d->lp0 - dpzo_lmo_log_pdf(lmo, d->c);
-    d->r_lo_inf = -d->c * dpzo__lmo_ymin(lmo);
-    atomic_init(&d->bad, 0);
-    static atomic_ulong next_id = 1;
-    d->id = atomic_fetch_add(&next_id, 1);
-    for (int piece = 0; piece < 3; piece++) {
-        d->end[piece][0] = eval_pt(d, piece, 0.0);
-        d->end[piece][1] = eval_pt(d, piece, piece == 1 ? d->c : TMAX);
-    }
-    double emax = d->E + 2.0 * err_of(d, d->lp0) + LOSS_SLACK;
+    dpzo_pld_noise noise;
+    if ((st = dpzo__lmo_pld_noise_new(ctx, lmo, o->sensitivity, &noise)))
+        return st;
     /* the tilt: the RDP accountant's optimal order for the same run, minus 1 (as the
      * built-in events do); without one the accountant picks it from the steps */
     double tilt = 0.0;
@@ -388,16 +455,16 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
     ro.bound = DPZO_LMO_BOUND_MGF; /* cheap; only its order is used */
     if (dpzo_lmo_epsilon(ctx, lmo, &ro, &rr) == DPZO_OK && rr.order > 1.0)
         tilt = rr.order - 1.0;
-    dpzo_pld_noise noise = {d, tails, -emax, emax, LOSS_SLACK, tilt};
+    noise.tilt = tilt;
     dpzo_pld_options po;
     dpzo_pld_options_default(&po);
     if (grid > 0.0)
         po.grid = grid;
     st = dpzo_pld_noise_epsilon(ctx, &noise, q, wor, o->steps, o->delta, &po, out);
-    if (st == DPZO_OK && atomic_load(&d->bad))
+    if (st == DPZO_OK && dpzo__lmo_pld_noise_bad(&noise))
         st = dpzo__fail(ctx, DPZO_ENOCONV,
                         "LMO PLD: a loss-bucket boundary could not be located to within %g; "
                         "use the RDP accountant for these parameters", LOSS_SLACK);
-    free(d);
+    dpzo__lmo_pld_noise_free(&noise);
     return st;
 }

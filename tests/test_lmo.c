@@ -3,7 +3,8 @@
  *
  * Oracles: the LMO-DP spec's published/derived anchors (spec 2.1, 3.3, 5.8), 50-digit
  * mpmath values from tests/ref/make_lmo_account_reference.py and (one release, the PLD)
- * tests/ref/make_lmo_pld_reference.py, the built-in Laplace PLD for an LMO that is
+ * tests/ref/make_lmo_pld_reference.py (also one release's hockey-stick curve, for the
+ * PLD's one-step domination), the built-in Laplace PLD for an LMO that is
  * almost Laplace, brute force over small grids, and round trips (interrupt and resume). */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "ref/lmo_account_values.h"
 #include "ref/lmo_paper_values.h"
 #include "ref/lmo_pld_values.h"
+#include "lmo_internal.h"
+#include "pld_internal.h"
 #include "dpzo/event.h"
 
 static dpzo_lmo mk(double wg, double k, double th, double we, double lam, double wu, double a,
@@ -734,9 +737,8 @@ static void test_pld_rejects(void **state)
     assert_int_equal(dpzo__lmo_pld_interval(ctx, &l, &o, 0.0, &r), DPZO_EINVAL);
 }
 
-/* The public entry claims nothing while the LMO PLD is experimental (the CLI refuses
- * `lmo search --accountant pld`: test_cli). */
-static void test_pld_experimental(void **state)
+/* The public entry returns the interval (no longer experimental: docs/lmo.md, PLD). */
+static void test_pld_public(void **state)
 {
     dpzo_ctx *ctx = *state;
     dpzo_lmo l = mk(1, 2, 0.5, 0.5, 2, 1, 1, 2);
@@ -744,9 +746,94 @@ static void test_pld_experimental(void **state)
     dpzo_pld_result r, raw;
     assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 1e-3, &r));
     assert_ok(ctx, dpzo__lmo_pld_interval(ctx, &l, &o, 1e-3, &raw));
-    assert_true(isinf(r.epsilon) && isinf(r.epsilon_upper) && r.epsilon_lower == 0.0);
-    assert_true(r.epsilon_estimate == raw.epsilon_estimate && raw.epsilon_upper < 10.0);
-    assert_non_null(strstr(r.reason, "experimental"));
+    assert_true(r.epsilon == r.epsilon_upper && isfinite(r.epsilon) && r.epsilon < 10.0);
+    assert_true(r.epsilon_lower == raw.epsilon_lower && r.epsilon_upper == raw.epsilon_upper);
+    assert_true(0.0 < r.epsilon_lower && r.epsilon_lower <= r.epsilon_upper);
+    assert_string_equal(r.reason, "");
+}
+
+static double pmf_hockey_stick(const dpzo__pld_pmf *p, const double *a, double at_inf, double d,
+                               double eps)
+{
+    double s = at_inf;
+    for (size_t k = 0; k < p->n; k++) {
+        double l = ((double)(p->lo + (long)k) + p->off) * d;
+        if (l > eps && a[k] > 0.0)
+            s += a[k] * -expm1(eps - l);
+    }
+    return s;
+}
+
+/* One release of the task1/lmo_eps0.7 noise at SST-2's rate, discretised as the run below
+ * discretises it: the pessimistic distribution's hockey-stick curve lies above the exact one
+ * (mpmath) and the optimistic one's below, at every eps, negative ones included (composition
+ * needs all of them). Up to this version the root finder could settle on a spurious sign
+ * change of r~ at |x| ~ 1e16 (where x - c rounds) and misassign outcomes of large mass: at
+ * grid 1e-4 the pessimistic curve fell 1.4e-5 below the exact one at eps < -0.014, at 1e-5
+ * the optimistic one rose 4e-5 above it. */
+static void test_pld_one_step_domination(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const double grids[] = {1e-3, 1e-4, 1e-5};
+    const lmo_pld_hs_ref *R0 = &LMO_PLD_HS_REF[0];
+    dpzo_lmo l = mk(R0->lmo[0], R0->lmo[1], R0->lmo[2], R0->lmo[3], R0->lmo[4], R0->lmo[5],
+                    R0->lmo[6], R0->lmo[7]);
+    dpzo_pld_noise noise;
+    assert_ok(ctx, dpzo__lmo_pld_noise_new(ctx, &l, R0->c, &noise));
+    const double tau = 1e-4 * 1e-10 / (192.0 * 2.0); /* the run's truncation (pld.c) */
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++)
+        for (int dir = 0; dir < 2; dir++) {
+            dpzo__pld_source s = {DPZO__PLD_CUSTOM, dir ? DPZO__PLD_ADD : DPZO__PLD_REMOVE, 1.0,
+                                  R0->q, &noise};
+            dpzo__pld_pmf p;
+            assert_ok(ctx, dpzo__pld_discretize(ctx, &s, grids[g], tau, 1, (size_t)1 << 24, &p));
+            for (size_t i = 0; i < LMO_PLD_HS_REF_N; i++) {
+                const lmo_pld_hs_ref *R = &LMO_PLD_HS_REF[i];
+                double truth = dir ? R->add : R->remove;
+                double pe = pmf_hockey_stick(&p, p.pess, p.pess_inf, grids[g], R->eps);
+                double op = pmf_hockey_stick(&p, p.opt, 0.0, grids[g], R->eps);
+                /* raising losses by at most d moves delta by at most d */
+                if (!(pe >= truth * (1.0 - 1e-12) && op <= truth * (1.0 + 1e-12)
+                      && pe - truth < 2.0 * grids[g] && truth - op < 2.0 * grids[g]))
+                    fail_msg("grid %g %s eps %g: pessimistic %.12g optimistic %.12g exact %.12g",
+                             grids[g], dir ? "add" : "remove", R->eps, pe, op, truth);
+            }
+            dpzo__pld_pmf_free(&p);
+        }
+    assert_false(dpzo__lmo_pld_noise_bad(&noise));
+    dpzo__lmo_pld_noise_free(&noise);
+}
+
+/* The run that made the LMO PLD experimental (docs/lmo.md, PLD): task1/lmo_eps0.7, SST-2
+ * (q = 2048/67350), 192 steps, delta 1e-10. The intervals of all grids must overlap (they
+ * all contain the true epsilon), narrow with the grid, and stay below the RDP accountant's
+ * proven bound. Before the fix: 1e-4 gave [0, 1.494548], 3e-5 [1.500679, 1.593748]. */
+static void test_pld_grid_consistency(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = mk(0.1, 1, 0.5, 0.1, 5, 0.1, 5, 6);
+    dpzo_lmo_account_options o = pld_opts(1.0, 0.030408314773570897, 192, 1e-10);
+    dpzo_lmo_account_result rdp;
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+    const double grids[] = {1e-3, 3e-4, 1e-4, 3e-5, 1e-5};
+    double lo = 0.0, hi = INFINITY, width[5];
+    for (size_t g = 0; g < 5; g++) {
+        dpzo_pld_result r;
+        assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, grids[g], &r));
+        if (!(0.0 < r.epsilon_lower && r.epsilon_lower <= r.epsilon_upper
+              && r.epsilon_upper <= rdp.epsilon))
+            fail_msg("grid %g: [%.7f, %.7f], RDP %.7f", grids[g], r.epsilon_lower,
+                     r.epsilon_upper, rdp.epsilon);
+        lo = fmax(lo, r.epsilon_lower);
+        hi = fmin(hi, r.epsilon_upper);
+        width[g] = r.epsilon_upper - r.epsilon_lower;
+    }
+    if (!(lo <= hi))
+        fail_msg("the intervals do not overlap: largest lower end %.7f, smallest upper %.7f", lo,
+                 hi);
+    /* measured: [1.4719546, 1.4958319] at 1e-3 ... [1.4955240, 1.4955777] at 1e-5 */
+    assert_true(width[0] < 0.05 && width[2] < 2e-3 && width[4] < 1e-4);
+    assert_true(lo > 1.4955 && hi < 1.4956);
 }
 
 static volatile int stop_flag;
@@ -824,7 +911,9 @@ int main(void)
         cmocka_unit_test(test_pld_near_laplace),
         cmocka_unit_test(test_pld_properties),
         cmocka_unit_test(test_pld_rejects),
-        cmocka_unit_test(test_pld_experimental),
+        cmocka_unit_test(test_pld_public),
+        cmocka_unit_test(test_pld_one_step_domination),
+        cmocka_unit_test(test_pld_grid_consistency),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

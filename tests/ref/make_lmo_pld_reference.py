@@ -13,6 +13,13 @@ add: with k = e^eps q / (1 - e^eps (1 - q)) (0 when 1 - e^eps (1-q) <= 0),
 The accountant's epsilon is the larger over the two directions; each is solved for the
 target delta by bisection.
 
+A second table gives one release's hockey-stick divergence delta(eps) of each sampled pair
+(remove: ((1-q) P0 + q P1, P0); add: (P0, (1-q) P0 + q P1)) at epsilons of both signs, for
+the one-step domination test (the pessimistic discretisation must lie above it, the
+optimistic one below, at every eps: composition needs it at negative ones too). For
+eps < 0 the plain pair gives delta(eps) = 1 - e^eps + e^eps delta(-eps) (P0 reflected
+about c/2 is P1).
+
 Run: python3 tests/ref/make_lmo_pld_reference.py > tests/ref/lmo_pld_values.h
 """
 from mpmath import mp, mpf, exp, log, expm1, diff, inf
@@ -116,6 +123,33 @@ def delta_dir(p, c, q, eps, add):
     return f * (1 - k + k * delta_plain(p, c, -log(k)))
 
 
+def delta_plain_any(p, c, eps):
+    if eps >= 0:
+        return delta_plain(p, c, eps)
+    return 1 - exp(eps) + exp(eps) * delta_plain(p, c, -eps)
+
+
+def delta_pair(p, c, q, eps, add):
+    eps, q = mpf(eps), mpf(q)
+    if add:
+        f = 1 - exp(eps) * (1 - q)
+        if f <= 0:
+            return mpf(0)
+        return f * delta_plain_any(p, c, log(exp(eps) * q / f))
+    a = expm1(eps) + q
+    if a <= 0:
+        return 1 - exp(eps)
+    return q * delta_plain_any(p, c, log(a / q))
+
+
+# name, LMO, c, q, epsilons: the task1/lmo_eps0.7 noise at SST-2's rate (docs/lmo.md, PLD)
+HS_CASES = [
+    ("task1_lmo_eps0.7", (0.1, 1, 0.5, 0.1, 5, 0.1, 5, 6), 1.0, 0.030408314773570897,
+     (-0.03, -0.02, -0.0142, -0.0141, -0.012, -0.008, -0.004, 0.0, 0.004, 0.008, 0.012,
+      0.014, 0.0142, 0.02, 0.025)),
+]
+
+
 def eps_for(p, c, q, delta, add):
     lo, hi = mpf(0), mpf(1)
     while delta_dir(p, c, q, hi, add) > delta:
@@ -151,6 +185,21 @@ def main():
             name, ", ".join(repr(float(v)) for v in p), c, q, d, mp.nstr(e, 17)))
     print("};")
     print("#define LMO_PLD_REF_N (sizeof LMO_PLD_REF / sizeof LMO_PLD_REF[0])")
+    print("/* one release's hockey-stick divergence of the remove and add pairs */")
+    print("typedef struct {")
+    print("    const char *name;")
+    print("    double lmo[8];")
+    print("    double c, q, eps, remove, add;")
+    print("} lmo_pld_hs_ref;")
+    print("static const lmo_pld_hs_ref LMO_PLD_HS_REF[] = {")
+    for name, p, c, q, epss in HS_CASES:
+        for e in epss:
+            print('    {"%s", {%s}, %r, %r, %r, %s, %s},' % (
+                name, ", ".join(repr(float(v)) for v in p), c, q, e,
+                mp.nstr(delta_pair(p, c, q, e, False), 17),
+                mp.nstr(delta_pair(p, c, q, e, True), 17)))
+    print("};")
+    print("#define LMO_PLD_HS_REF_N (sizeof LMO_PLD_HS_REF / sizeof LMO_PLD_HS_REF[0])")
     print("#endif")
 
 
