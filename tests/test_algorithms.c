@@ -85,6 +85,72 @@ static void test_stage_schedule(void **state)
     assert_rel(g.rate, 0.01, 1e-15);
 }
 
+/* DP-ZOSO is DPZero with each stage's smoothing and learning rate: four steps in two stages
+ * against a DPZero trainer whose lambda and lr are set to the stage's values by hand (same
+ * batches, directions and noise: bit for bit). With prox on, a step is the proximal pull
+ * towards the stage's start followed by the released ZO update. */
+static void test_dpzoso_is_staged_dpzero(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    const char *prof = TMP "/alg_zoso_profile.json";
+    write_profile(ctx, prof, 0.1, 6, 2.0);
+    double ns = 1.8;
+    dpzo_train_config c = base_config(DPZO_ALG_DPZOSO, "mlp:6", 6, 24.0, 0.1);
+    set_private(&c, prof, 2.0);
+    c.stages = (dpzo_stage_config){.count = 2, .first_steps = 2, .lambda_last = 1e-2,
+                                   .lr_decay = 0.5, .prox = 0.0};
+    dpzo_train_config z = c;
+    z.algorithm = DPZO_ALG_DPZERO;
+    dpzo_trainer *a, *b;
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &a));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &z, &tr_ds, &te_ds, &b));
+    dpzo_trainer *both[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, both[i], 99));
+        both[i]->noise_hook = fixed_noise;
+        both[i]->noise_user = &ns;
+    }
+    for (uint64_t t = 0; t < 4; t++) {
+        b->cfg.lambda = t < 2 ? 1e-3 : 1e-2; /* stage 1: lambda, stage 2: lambda_last */
+        b->cfg.lr = t < 2 ? 0.1 : 0.05;      /* halved */
+        assert_ok(ctx, dpzo_trainer_run(ctx, a, t + 1, NULL, NULL));
+        assert_ok(ctx, dpzo_trainer_run(ctx, b, t + 1, NULL, NULL));
+        assert_memory_equal(a->theta, b->theta, a->P * sizeof *a->theta);
+    }
+    dpzo_trainer_free(a);
+    dpzo_trainer_free(b);
+
+    /* prox: step 3 (the second of stage 2) from theta, anchor = theta at step 2 */
+    c.stages.prox = 3.0;
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &a));
+    a->noise_hook = fixed_noise;
+    a->noise_user = &ns;
+    assert_ok(ctx, dpzo_trainer_run(ctx, a, 3, NULL, NULL));
+    const size_t P = a->P;
+    float *before = malloc(P * sizeof *before), *u = malloc(P * sizeof *u);
+    memcpy(before, a->theta, P * sizeof *before);
+    assert_ok(ctx, dpzo_trainer_run(ctx, a, 4, NULL, NULL));
+    dpzo_dir d;
+    assert_ok(ctx, dpzo_dir_init(ctx, &d, DPZO_DIR_GAUSSIAN, 7, 3, 0, P, 1.0));
+    dpzo_dir_fill(&d, 0, P, u);
+    double g = a->last_noisy[0] / 24.0;
+    size_t pulled = 0;
+    for (size_t j = 0; j < P; j++) {
+        float pre = (float)((double)before[j] -
+                            0.05 * 3.0 * ((double)before[j] - (double)a->anchor[j]));
+        float want = (float)((double)pre + (-0.05 * g) * (double)u[j]);
+        assert_memory_equal(&a->theta[j], &want, sizeof want);
+        pulled += before[j] != a->anchor[j];
+    }
+    assert_true(pulled > P / 2); /* the pull acted */
+    free(before);
+    free(u);
+    dpzo_trainer_free(a);
+    dpzo_dataset_free(&tr_ds);
+    dpzo_dataset_free(&te_ds);
+}
+
 /* ---- masked and explicit directions -------------------------------------------------- */
 
 static void test_masked_and_explicit_directions(void **state)
@@ -603,6 +669,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stage_schedule),
+        cmocka_unit_test(test_dpzoso_is_staged_dpzero),
         cmocka_unit_test(test_masked_and_explicit_directions),
         cmocka_unit_test(test_estimator_expectation),
         cmocka_unit_test(test_prune_score_and_selection),
