@@ -488,18 +488,11 @@ typedef double v8d __attribute__((vector_size(64)));
     } while (0)
 #define ST8(p, v) memcpy((p), &(v), sizeof(v8d))
 
-/* For rows t < T (T <= LIN_T): out[t][o] = bias[o] + sum over the nonzero x_t[i], i
- * increasing, of x_t[i] * w[o][i], o < nout_pad (a multiple of LIN_BLK). The weights are
- * float (half the memory traffic of double; converted exactly), in blocks of LIN_BLK
- * outputs: wb[(o / LIN_BLK) * nin * LIN_BLK + i * LIN_BLK + o % LIN_BLK], and the loop runs
- * block by block over all T rows, so a block (nin * LIN_BLK floats) stays in cache while
- * the rows use it. nz / nzv: scratch, LIN_T * nin each. Each
- * output is its own chain of double products and sums. */
-HOT_CLONES static void linear_kernel(const float *const *x, size_t T, size_t nin,
-                                     const float *wb, const double *bias, size_t nout_pad,
-                                     double *out, uint32_t *nz, double *nzv)
+/* The nonzero inputs of rows t < T: their offsets in a weight block (i * LIN_BLK) in
+ * nz + t nin, their values in nzv + t nin, their count in nnz[t]. */
+static inline void nonzeros(const float *const *x, size_t T, size_t nin, uint32_t *nz,
+                            double *nzv, size_t *nnz)
 {
-    size_t nnz[LIN_T];
     for (size_t t = 0; t < T; t++) {
         uint32_t *zi = nz + t * nin;
         double *zv = nzv + t * nin;
@@ -512,6 +505,21 @@ HOT_CLONES static void linear_kernel(const float *const *x, size_t T, size_t nin
         }
         nnz[t] = c;
     }
+}
+
+/* For rows t < T (T <= LIN_T): out[t][o] = bias[o] + sum over the nonzero x_t[i], i
+ * increasing, of x_t[i] * w[o][i], o < nout_pad (a multiple of LIN_BLK). The weights are
+ * float (half the memory traffic of double; converted exactly), in blocks of LIN_BLK
+ * outputs: wb[(o / LIN_BLK) * nin * LIN_BLK + i * LIN_BLK + o % LIN_BLK], and the loop runs
+ * block by block over all T rows, so a block (nin * LIN_BLK floats) stays in cache while
+ * the rows use it. nz / nzv: scratch, LIN_T * nin each. Each
+ * output is its own chain of double products and sums. */
+HOT_CLONES static void linear_kernel(const float *const *x, size_t T, size_t nin,
+                                     const float *wb, const double *bias, size_t nout_pad,
+                                     double *out, uint32_t *nz, double *nzv)
+{
+    size_t nnz[LIN_T];
+    nonzeros(x, T, nin, nz, nzv, nnz);
     for (size_t o = 0; o < nout_pad; o += LIN_BLK) {
         const float *wblk = wb + o * nin;
         for (size_t t = 0; t < T; t++) {
@@ -554,18 +562,7 @@ HOT_CLONES static void linear_kernel_pm(const float *const *x, size_t T, size_t 
                                         uint32_t *nz, double *nzv)
 {
     size_t nnz[LIN_T];
-    for (size_t t = 0; t < T; t++) {
-        uint32_t *zi = nz + t * nin;
-        double *zv = nzv + t * nin;
-        const float *xt = x[t];
-        size_t c = 0;
-        for (size_t i = 0; i < nin; i++) {
-            zi[c] = (uint32_t)(i * LIN_BLK);
-            zv[c] = xt[i];
-            c += xt[i] != 0.0f;
-        }
-        nnz[t] = c;
-    }
+    nonzeros(x, T, nin, nz, nzv, nnz);
     for (size_t o = 0; o < nout_pad; o += LIN_BLK) {
         const float *wp = wbp + o * nin, *wm = wbm + o * nin;
         for (size_t t = 0; t < T; t++) {
