@@ -365,13 +365,14 @@ static const char *help_epsilon =
     "\"gaussian-equivalent total\" (neither is a guarantee; docs/lmo.md), computed from the\n"
     "code epsilon or from --paper-step-epsilon E (the nominal per-step epsilon the paper\n"
     "used, e.g. 0.3 for lmo_eps0.3).\n"
-    "--accountant pld also prints the PLD of the noise's density (scalar queries; loss grid\n"
-    "G, default 1e-4): EXPERIMENTAL in this version, an estimate and not a guarantee\n"
-    "(docs/lmo.md, PLD); epsilon stays the RDP accountant's proven bound.\n"
+    "--accountant pld also runs the PLD accountant on the noise's density (scalar queries;\n"
+    "loss grid G, default 1e-4; docs/lmo.md, PLD): it prints the PLD's proven interval\n"
+    "[lower, upper], and epsilon is its upper end (the RDP bound when that is smaller, e.g.\n"
+    "when the PLD's window is not resolved; route says which).\n"
     "JSON keys: epsilon, epsilon_estimate, order, route, eps0, delta, steps, sampling,\n"
     "sampling_rate, bound, clip, sensitivity, lmo, paper_step_epsilon,\n"
-    "paper_total_epsilon, accountant; with pld also rdp_epsilon, pld_estimate,\n"
-    "pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
+    "paper_total_epsilon, accountant; with pld also epsilon_lower (the PLD's proven lower\n"
+    "end), rdp_epsilon, pld_epsilon (its upper end), pld_estimate, pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
 
 static int lmo_epsilon(int argc, char **argv)
 {
@@ -424,8 +425,15 @@ static int lmo_epsilon(int argc, char **argv)
         st = dpzo_lmo_epsilon(ctx, &l, &o, &r);
     if (st == DPZO_OK && use_pld) {
         rdp_eps = r.epsilon;
-        /* experimental: an estimate beside the proven RDP bound, never the bound */
+        /* both are proven upper bounds: the smaller is the run's epsilon */
         st = dpzo_lmo_pld_epsilon(ctx, &l, &o, pld_grid, &pr);
+        if (st == DPZO_OK && pr.epsilon_upper <= r.epsilon) {
+            r.epsilon = pr.epsilon_upper;
+            r.epsilon_estimate = pr.epsilon_estimate;
+            r.route = "pld";
+            r.order = 0.0;
+            r.order_at_edge = 0;
+        }
     }
     if (st) {
         rc = report_failure(ctx, st);
@@ -466,7 +474,9 @@ static int lmo_epsilon(int argc, char **argv)
         json_number(j, "paper_step_epsilon", pe);
         cJSON_AddStringToObject(j, "accountant", use_pld ? "pld" : "rdp");
         if (use_pld) {
+            json_number(j, "epsilon_lower", pr.epsilon_lower);
             json_number(j, "rdp_epsilon", rdp_eps);
+            json_number(j, "pld_epsilon", pr.epsilon_upper);
             json_number(j, "pld_estimate", pr.epsilon_estimate);
             json_number(j, "pld_grid", pld_grid);
         }
@@ -488,8 +498,12 @@ static int lmo_epsilon(int argc, char **argv)
             printf(", order %g", r.order);
         printf(")%s\n", r.order_at_edge ? "  [optimum at --max-order: raise it]" : "");
         if (use_pld) {
-            printf("pld          %.7f   EXPERIMENTAL estimate, not a guarantee (grid %g; "
-                   "docs/lmo.md, PLD)\n", pr.epsilon_estimate, pld_grid);
+            char b3[32], b4[32], b5[32];
+            printf("rdp          %s   proven upper bound (RDP accountant)\n",
+                   FMT_UP(b3, rdp_eps, 7));
+            printf("pld          [%s, %s]   proven interval (PLD accountant, grid %g)%s\n",
+                   FMT_DOWN(b4, pr.epsilon_lower, 7), FMT_UP(b5, pr.epsilon_upper, 7), pld_grid,
+                   isinf(pr.epsilon_upper) ? "; window not resolved" : "");
         }
         printf("eps0         %s   per step, pure DP\n", FMT_UP(b2, r.eps0, 7));
         printf("paper        step %.9f @ order %g; \"total\" %.6f (gaussian-equivalent)\n"
@@ -581,8 +595,12 @@ static const char *help_search =
     "      1; sampling as in `dpzo lmo epsilon`) must be <= E.\n"
     "  --accountant paper: the released code's single-step epsilon at D must be < E\n"
     "      (bug-compatible replica; NOT a guarantee; --steps and sampling are ignored).\n"
-    "  --accountant pld: suspended in this version (the LMO PLD is experimental,\n"
-    "      docs/lmo.md, PLD); refused with an explanation.\n"
+    "  --accountant pld: as rdp, and a candidate is also feasible when the PLD accountant\n"
+    "      (built from the noise's density; scalar queries) proves it; epsilon is the\n"
+    "      smaller proven bound. Candidates RDP rules out are tried in objective order when\n"
+    "      their RDP lower bracket times the smallest PLD/RDP ratio seen is within the\n"
+    "      target; at most 1000 PLD evaluations (grid 1e-3, then 1e-4). With max-epsilon:\n"
+    "      the largest epsilon <= E proven by either.\n"
     "Objectives (default usefulness): usefulness P(|X| <= G), G = 0.9; mean-abs E|X|;\n"
     "variance; max-epsilon (the released code's: the largest epsilon under the target).\n"
     "Grids: paper (183,708 points, contains the released profiles), paper-script (40,824),\n"
@@ -665,10 +683,12 @@ static int lmo_search_cmd(int argc, char **argv)
     else if (strcmp(acct, "paper") == 0)
         o.paper = 1;
     else if (strcmp(acct, "pld") == 0)
-        return cli_usage_error("--accountant pld is suspended for LMO noise in this version: "
-                               "the LMO PLD is experimental (docs/lmo.md, PLD); use rdp");
+        o.pld = 1;
     else
         return cli_usage_error("--accountant must be rdp, pld or paper, got '%s'", acct);
+    if (o.pld && o.account.vector_l1)
+        return cli_usage_error("--accountant pld covers scalar queries only (--clip scalar); "
+                               "for --clip l1 use the rdp accountant");
     if (!o.paper && strcmp(clip, "l2-paper") == 0)
         return cli_usage_error("--clip l2-paper has no established guarantee: it is only "
                                "available with --accountant paper");
@@ -767,7 +787,7 @@ static int lmo_search_cmd(int argc, char **argv)
     p.sensitivity = o.account.sensitivity;
     snprintf(p.clip, sizeof p.clip, "%s", clip);
     p.queries_per_step = 1;
-    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : "rdp");
+    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : o.pld ? "pld" : "rdp");
     snprintf(p.bound, sizeof p.bound, "%s", dpzo_lmo_bound_name(o.account.bound));
     snprintf(p.sampling, sizeof p.sampling, "%s", o.paper ? "none" : sampling_name(o.account.sampling));
     p.sampling_rate = o.paper || o.account.sampling == DPZO_LMO_SAMPLING_NONE ? 1.0
@@ -814,9 +834,11 @@ static int lmo_search_cmd(int argc, char **argv)
     }
     if (st == DPZO_OK && !args_has(&a, "json")) {
         FILE *s = json ? stderr : stdout;
-        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified%s\n",
-                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact,
-                r.resumed ? " (resumed)" : "");
+        fprintf(s, "grid %s: %zu points, %zu distinct, %zu certified",
+                dpzo_lmo_grid_name(grid), r.n_points, r.n_unique, r.n_exact);
+        if (o.pld)
+            fprintf(s, ", %zu PLD evaluations", r.n_pld);
+        fprintf(s, "%s\n", r.resumed ? " (resumed)" : "");
         if (isatty(STDERR_FILENO)) /* timings vary: only on a terminal */
             fprintf(stderr, "search time %.2f s\n", r.seconds);
         fprintf(s, "chosen: grid index %zu (class of %zu equivalent points)\n", r.index,
@@ -827,13 +849,20 @@ static int lmo_search_cmd(int argc, char **argv)
             snprintf(eb, sizeof eb, "%.9g", r.epsilon);
         else
             FMT_UP(eb, r.epsilon, 9);
+        char desc[96], lb[32];
+        if (o.paper)
+            snprintf(desc, sizeof desc, "paper replica, NOT a guarantee");
+        else if (r.by_pld)
+            snprintf(desc, sizeof desc, "proven upper bound, PLD accountant; lower end %s",
+                     FMT_DOWN(lb, r.pld_lower, 9));
+        else
+            snprintf(desc, sizeof desc, "proven upper bound");
         fprintf(s,
                 "  Y = %g*Gamma(k=%g, theta=%g) + %g*Exp(rate=%g) + %g*U(%g, %g)\n"
                 "  epsilon %s (%s), usefulness(%g) %.9g, E|X| %.6g, Var X %.6g\n",
                 r.lmo.gamma_weight, r.lmo.gamma_shape, r.lmo.gamma_scale, r.lmo.exp_weight,
                 r.lmo.exp_rate, r.lmo.uniform_weight, r.lmo.uniform_low, r.lmo.uniform_high, eb,
-                o.paper ? "paper replica, NOT a guarantee" : "proven upper bound",
-                o.usefulness_gamma, r.usefulness, r.mean_abs, r.variance);
+                desc, o.usefulness_gamma, r.usefulness, r.mean_abs, r.variance);
         if (out)
             fprintf(s, "profile written to %s\n", out);
     }

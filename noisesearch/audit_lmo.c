@@ -3,12 +3,12 @@
  * One scalar release of C X per step (docs/lmo.md). The upper bound is the LMO RDP
  * accountant's (dpzo_lmo_epsilon): Poisson, fixed batches (without replacement, WBK), or
  * shuffled batches as ceil(T/k) unsampled releases (no amplification). There is no lower
- * bound: the PLD built from the noise's density (dpzo_lmo_pld_epsilon), which gave one, is
- * experimental in this version (its intervals are inconsistent across grids on a sampled
- * run), so an LMO claim is HOLDS or UNDETERMINED, never VIOLATED. The lower-bound pairs it
- * used are kept in the comments of the code below for when the PLD is fixed: Poisson and
- * full batches realise the mechanism itself; fixed batches of B of n realise the Poisson
- * pair at q = B/n with shift C (swap a zero contribution for a full one). */
+ * bound: the PLD built from the noise's density (dpzo_lmo_pld_epsilon), which gave one, was
+ * inconsistent across grids on a sampled run until its root finder was fixed (docs/lmo.md,
+ * PLD); the audit has not been switched back to it, so an LMO claim is HOLDS or
+ * UNDETERMINED, never VIOLATED. The lower-bound pairs to use then: Poisson and full batches
+ * realise the mechanism itself; fixed batches of B of n realise the Poisson pair at
+ * q = B/n with shift C (swap a zero contribution for a full one). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,8 +55,8 @@ static dpzo_status lmo_bounds(dpzo_ctx *ctx, void *data, const dpzo_claim *c,
     b->rdp_order = r.order;
     b->upper = r.epsilon;
     b->upper_from = "rdp";
-    /* no lower bound and no PLD: the LMO PLD is experimental in this version (docs/lmo.md,
-     * PLD), so nothing proven rests on it; the pld fields stay NaN (not computed) */
+    /* no lower bound and no PLD yet (the audit has not been switched back to the fixed LMO
+     * PLD, docs/audit.md 10); the pld fields stay NaN (not computed) */
     (void)shift;
     (void)same;
     (void)grid;

@@ -23,7 +23,19 @@
  * certified (dpzo_lmo_epsilon, the full exact curve) and wins if its proven epsilon
  * meets the target. For max-epsilon every candidate is bracketed, the walk goes by
  * decreasing eps_cheap and stops when no remaining candidate can beat the best
- * certified value found. */
+ * certified value found.
+ *
+ * PLD mode (sound mode with opts->pld): a candidate is also feasible when the PLD
+ * accountant built from the noise's density (dpzo_lmo_pld_epsilon) proves it, and the
+ * winner's epsilon is the smaller of the two proven bounds. A PLD run costs 0.1-3 s, so it
+ * is screened: a candidate that RDP rules out is tried only when 0.95 rho eps_low <=
+ * target, where eps_low is its RDP lower bracket and rho the smallest ratio PLD lower end /
+ * eps_low seen so far (1/PLD_SCREEN before the first), within pld_max runs; each try runs
+ * grid 1e-3 and, only when that neither proves the target nor rules it out (its lower end
+ * above the target), grid 1e-4. The screen decides only what is tried, never what is
+ * claimed: whatever wins is proven. PLD results are cached per candidate (and
+ * checkpointed), and the screen is replayed from the cache in the same order, so a resumed
+ * search gives the same answer. */
 #include <math.h>
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
@@ -64,8 +76,12 @@ dpzo_lmo_search_options dpzo_lmo_search_options_default(void)
     o.objective = DPZO_LMO_OBJ_USEFULNESS;
     o.usefulness_gamma = 0.9;
     o.account = dpzo_lmo_account_options_default();
+    o.pld_max = 1000;
     return o;
 }
+
+/* pld mode: the screen's prior ratio PLD / RDP lower bracket is 1 / PLD_SCREEN */
+#define PLD_SCREEN 2.0
 
 static double now_s(void)
 {
@@ -76,7 +92,10 @@ static double now_s(void)
 
 /* ---- search state --------------------------------------------------------------- */
 
-enum { ARR_OBJ, ARR_EPS, ARR_LOW, ARR_BEST, ARR_ORDER, ARR_LOW2, ARR_UP2, N_ARR };
+/* ARR_PLD_UP/LO/N (pld mode): the smallest PLD upper end over the grids tried, the largest
+ * lower end, and the number of PLD runs made for the candidate */
+enum { ARR_OBJ, ARR_EPS, ARR_LOW, ARR_BEST, ARR_ORDER, ARR_LOW2, ARR_UP2,
+       ARR_PLD_UP, ARR_PLD_LO, ARR_PLD_N, N_ARR };
 
 typedef struct {
     const dpzo_lmo_grid *grid;
@@ -86,6 +105,8 @@ typedef struct {
     /* paper-mode MGF tables: [component combo][254 t values] */
     double *tg, *te, *tu;
     size_t n_exact;
+    size_t n_pld;      /* PLD runs (pld mode; replayed from the cache included) */
+    double pld_ratio;  /* the screen: smallest PLD lower end / RDP lower bracket seen */
     int resumed;
     double t_start, t_last_save;
     uint64_t fingerprint;
@@ -333,7 +354,7 @@ static void *worker(void *arg)
 
 /* ---- checkpoints ---------------------------------------------------------------- */
 
-#define CKPT_MAGIC "DPZOSRC1"
+#define CKPT_MAGIC "DPZOSRC2" /* 2: the PLD arrays */
 
 static uint64_t fnv(uint64_t h, const void *data, size_t n)
 {
@@ -349,8 +370,11 @@ static uint64_t fingerprint(const search *S)
 {
     const dpzo_lmo_search_options *o = S->o;
     uint64_t h = 1469598103934665603ULL;
-    int paper = o->paper != 0, obj = (int)o->objective;
+    int paper = o->paper != 0, obj = (int)o->objective, pld = o->pld != 0;
     h = fnv(h, &paper, sizeof paper);
+    h = fnv(h, &pld, sizeof pld);
+    if (pld)
+        h = fnv(h, &o->pld_max, sizeof o->pld_max);
     h = fnv(h, &obj, sizeof obj);
     h = fnv(h, &o->usefulness_gamma, sizeof(double));
     h = fnv(h, &o->epsilon, sizeof(double)); /* brackets mark pruned entries per target */
@@ -556,6 +580,48 @@ static dpzo_status certify(dpzo_ctx *ctx, search *S, size_t i, double *eps, doub
     return DPZO_OK;
 }
 
+/* PLD feasibility of slot i (pld mode): a coarse grid first (cheap; decides most
+ * candidates), the default grid when the coarse interval straddles the target. *eps: the
+ * proven upper bound (+inf when unknown). Cached in ARR_PLD_*: a cached candidate is
+ * replayed (its runs counted, the screen updated) exactly as it was computed. */
+static dpzo_status pld_try(dpzo_ctx *ctx, search *S, size_t i, double *eps)
+{
+    if (isnan(S->arr[ARR_PLD_N][i])) {
+        dpzo_lmo p;
+        dpzo_lmo_grid_point(S->grid, S->reps[i], &p);
+        const double grids[2] = {1e-3, 1e-4};
+        double up = INFINITY, lo = 0.0, n = 0.0;
+        for (int g = 0; g < 2; g++) {
+            dpzo_pld_result r;
+            n += 1.0;
+            dpzo_status st = dpzo_lmo_pld_epsilon(ctx, &p, &S->o->account, grids[g], &r);
+            if (st == DPZO_ENOCONV)
+                break; /* boundaries not located: not provable by the PLD */
+            if (st)
+                return st;
+            up = fmin(up, r.epsilon_upper);
+            if (r.epsilon_lower > lo)
+                lo = r.epsilon_lower;
+            if (up <= S->o->epsilon || lo > S->o->epsilon)
+                break;
+        }
+        S->arr[ARR_PLD_UP][i] = up;
+        S->arr[ARR_PLD_LO][i] = lo;
+        S->arr[ARR_PLD_N][i] = n;
+    }
+    S->n_pld += (size_t)S->arr[ARR_PLD_N][i];
+    double ratio = S->arr[ARR_PLD_LO][i] / S->arr[ARR_LOW][i];
+    if (ratio > 0.0 && ratio < S->pld_ratio)
+        S->pld_ratio = ratio;
+    *eps = S->arr[ARR_PLD_UP][i];
+    return DPZO_OK;
+}
+
+static double pld_rho(const search *S)
+{
+    return isinf(S->pld_ratio) ? 1.0 / PLD_SCREEN : S->pld_ratio;
+}
+
 static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_options *o)
 {
     if ((unsigned)o->objective > DPZO_LMO_OBJ_MAX_EPSILON)
@@ -566,6 +632,12 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
     if (!(isfinite(o->usefulness_gamma) && o->usefulness_gamma > 0.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "usefulness gamma must be finite and > 0, got %g",
                           o->usefulness_gamma);
+    if (o->pld && o->paper)
+        return dpzo__fail(ctx, DPZO_EINVAL, "the PLD accountant and paper mode exclude each other");
+    if (o->pld && o->account.vector_l1)
+        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                          "the PLD of LMO noise covers scalar queries only (clip l1 is not "
+                          "supported; use the RDP accountant)");
     if (o->paper) {
         if (!(o->account.delta > 0.0 && o->account.delta < 1.0))
             return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g",
@@ -575,7 +647,54 @@ static dpzo_status check_search_options(dpzo_ctx *ctx, const dpzo_lmo_search_opt
     return dpzo__lmo_check_options(ctx, &o->account);
 }
 
-static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, double *win_order)
+/* max-epsilon with the PLD: after the RDP walk (best so far `best`), candidates whose
+ * predicted PLD epsilon rho * eps_low lies in [best, target / 0.95] and whose RDP upper
+ * bracket exceeds best are tried, largest prediction first, within pld_max runs; the
+ * largest PLD-proven epsilon <= target wins. key: scratch (n doubles). */
+static dpzo_status max_epsilon_pld(dpzo_ctx *ctx, search *S, double *key, double best,
+                                   long *win, double *win_eps, double *win_order, int *by_pld)
+{
+    const double target = S->o->epsilon;
+    for (size_t i = 0; i < S->n; i++) {
+        double low = S->arr[ARR_LOW][i], up = S->arr[ARR_EPS][i];
+        key[i] = -INFINITY;
+        if (isnan(low) || !(up > best) || (low <= target && up <= target && up <= best))
+            continue;
+        key[i] = low / PLD_SCREEN; /* the prediction before any ratio is known */
+    }
+    size_t *ix = sorted_slots(S, key);
+    if (ix == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
+    dpzo_status st = DPZO_OK;
+    for (size_t k = 0; k < S->n && S->n_pld + 2 <= S->o->pld_max; k++) {
+        size_t i = ix[k];
+        if (key[i] == -INFINITY)
+            break;
+        double pred = pld_rho(S) * S->arr[ARR_LOW][i];
+        if (0.95 * pred > target || pred < best)
+            continue;
+        double e;
+        if ((st = pld_try(ctx, S, i, &e)))
+            break;
+        if (e <= target && e > best) {
+            best = e;
+            *win = (long)i;
+            *win_eps = e;
+            *win_order = 0.0;
+            *by_pld = 1;
+        }
+        if (S->o->interrupt && *S->o->interrupt) {
+            save_checkpoint(S);
+            st = DPZO_EINTERRUPTED;
+            break;
+        }
+    }
+    free(ix);
+    return st;
+}
+
+static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, double *win_order,
+                        int *by_pld)
 {
     const dpzo_lmo_search_options *o = S->o;
     double target = o->epsilon;
@@ -636,18 +755,39 @@ static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, do
                     undefined = 1; /* e.g. infinite variance: never preferred; sorted last */
                     break;
                 }
-                if (S->arr[ARR_LOW][i] > target + margin)
+                /* RDP rules it out (pld mode: unless the screen says the tighter PLD may
+                 * still prove it) */
+                double rdp_low = S->arr[ARR_LOW][i];
+                if (!isnan(S->arr[ARR_LOW2][i]) && S->arr[ARR_LOW2][i] > rdp_low)
+                    rdp_low = S->arr[ARR_LOW2][i];
+                int rdp_out = rdp_low > target + margin;
+                if (rdp_out && !(o->pld && 0.95 * pld_rho(S) * rdp_low <= target
+                                 && S->n_pld + 2 <= o->pld_max))
                     continue;
-                if (!isnan(S->arr[ARR_LOW2][i]) && S->arr[ARR_LOW2][i] > target + margin)
-                    continue;
-                double e, ord;
-                if ((st = certify(ctx, S, i, &e, &ord)))
+                double e = INFINITY, ord = 0.0;
+                int from_pld = 0;
+                if (!rdp_out && (st = certify(ctx, S, i, &e, &ord)))
                     break;
+                /* the PLD: for a winner (its bound is usually smaller) and, within the
+                 * budget, for a candidate RDP cannot prove */
+                if (o->pld && (e <= target || S->n_pld + 2 <= o->pld_max)) {
+                    double ep;
+                    if ((st = pld_try(ctx, S, i, &ep)))
+                        break;
+                    if (ep < e) {
+                        e = ep;
+                        ord = 0.0;
+                        from_pld = 1;
+                    }
+                }
                 if (e <= target) {
                     *win = (long)i;
                     *win_eps = e;
                     *win_order = ord;
+                    *by_pld = from_pld;
                 }
+                if (o->interrupt && *o->interrupt)
+                    break; /* saved and reported below */
             }
             report(S, "search", (double)b1 / S->n, t0);
             if (o->interrupt && *o->interrupt) {
@@ -699,6 +839,8 @@ static dpzo_status walk(dpzo_ctx *ctx, search *S, long *win, double *win_eps, do
         }
     }
     free(ix);
+    if (st == DPZO_OK && o->pld)
+        st = max_epsilon_pld(ctx, S, key, best, win, win_eps, win_order, by_pld);
     free(key);
     return st;
 }
@@ -729,6 +871,7 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
             S.arr[k][i] = NAN;
     }
     S.fingerprint = fingerprint(&S);
+    S.pld_ratio = INFINITY; /* none seen yet: 1 / PLD_SCREEN */
     gsl_set_error_handler_off(); /* once, before any worker thread runs GSL quadrature */
     int loaded = load_checkpoint(&S);
     if (loaded < 0) {
@@ -754,12 +897,15 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     }
     long win;
     double weps = NAN, word = 0.0;
-    if ((st = walk(ctx, &S, &win, &weps, &word)))
+    int by_pld = 0;
+    out->pld_lower = NAN;
+    if ((st = walk(ctx, &S, &win, &weps, &word, &by_pld)))
         goto done;
     save_checkpoint(&S);
     out->n_points = dpzo_lmo_grid_size(grid);
     out->n_unique = S.n;
     out->n_exact = S.n_exact;
+    out->n_pld = S.n_pld;
     out->resumed = S.resumed;
     if (win < 0) {
         st = dpzo__fail(ctx, DPZO_EINFEASIBLE,
@@ -772,6 +918,9 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     dpzo_lmo_grid_point(grid, out->index, &out->lmo);
     out->epsilon = weps;
     out->order = word;
+    out->by_pld = by_pld;
+    if (by_pld)
+        out->pld_lower = S.arr[ARR_PLD_LO][win];
     dpzo_lmo_stats stats;
     if ((st = dpzo_lmo_stats_compute(ctx, &out->lmo, opts->usefulness_gamma, &stats)))
         goto done;

@@ -369,7 +369,7 @@ static void test_published_claims(void **state)
            O = DPZO_AUDIT_ORDERS_TOO_SHORT, N = DPZO_AUDIT_NO_LOWER };
     static const published pub[] = {
         {"tf-privacy-mnist.json", 3, "HHH", "UUU", {P, P | S, P}},
-        /* LMO rows (even positions): no lower bound while the LMO PLD is experimental, so
+        /* LMO rows (even positions): no lower bound (the audit does not use the LMO PLD yet), so
          * the claims the effective batch violates for DP-SGD stay UNDETERMINED for LMO */
         {"lmo-dp-table1.json", 16, "HHHHHHHHUVUVUVUV", "--------UVUVUVUV",
          {E | N, E, E | N, E, E | N, E, E | N, E, P | N, P, P | N, P, P | N, P, P | N, P}},
@@ -428,7 +428,7 @@ static void test_lmo_claim(void **state)
     o.calibrate = 0;
     dpzo_audit_result r;
     assert_ok(ctx, dpzo_audit_claim(ctx, &c, &mech, &o, &r));
-    /* no lower bound for LMO while its PLD is experimental: the RDP bound (0.66) is above
+    /* no lower bound for LMO (the audit does not use its PLD yet): the RDP bound (0.66) is above
      * the claim, so UNDETERMINED, flagged */
     assert_int_equal(r.verdict, DPZO_VERDICT_UNDETERMINED);
     assert_true(r.flags & DPZO_AUDIT_NO_LOWER);

@@ -318,16 +318,60 @@ static void test_lmo_commands(void **state)
     for (int i = 0; i < 8; i++) /* and the same object at the top level */
         assert_rel(num(cJSON_GetObjectItem(j, "lmo"), keys[i]), want[i], 1e-15);
     cJSON_Delete(j);
-    /* the LMO PLD is experimental: an estimate beside the proven RDP bound, which stays
-     * the epsilon; the pld search is refused */
+    /* the PLD accountant: its proven interval, epsilon its upper end (below RDP's here) */
     j = run_json("lmo epsilon --gamma-weight 1 --gamma-shape 2 --gamma-scale 0.5 --exp-weight 0.5 "
                  "--exp-rate 2 --uniform-weight 1 --uniform-low 1 --uniform-high 2 --delta 1e-5 "
                  "--steps 1000 --sampling-rate 0.01 --accountant pld --pld-grid 1e-3 --json");
     assert_string_equal(cJSON_GetObjectItem(j, "accountant")->valuestring, "pld");
-    assert_true(num(j, "epsilon") == num(j, "rdp_epsilon"));
-    assert_true(num(j, "pld_estimate") > 0.0 && num(j, "pld_estimate") < num(j, "rdp_epsilon"));
+    assert_string_equal(cJSON_GetObjectItem(j, "route")->valuestring, "pld");
+    assert_true(num(j, "epsilon") == num(j, "pld_epsilon"));
+    assert_true(num(j, "pld_epsilon") < 0.9 * num(j, "rdp_epsilon"));
+    assert_true(num(j, "epsilon_lower") > 0.0 && num(j, "epsilon_lower") <= num(j, "epsilon"));
+    assert_rel(num(j, "epsilon"), 3.9557450, 1e-6);      /* measured 3.955745044 */
+    assert_rel(num(j, "epsilon_lower"), 3.9266492, 1e-6); /* 3.926649199 */
+    assert_rel(num(j, "rdp_epsilon"), 4.8588875, 1e-6);
+    assert_true(num(j, "pld_grid") == 1e-3);
     cJSON_Delete(j);
-    expect_error("lmo search --epsilon 3 --delta 1e-10 --accountant pld", "suspended");
+    /* the pld search: a noise RDP cannot prove at 3, a profile that verifies */
+    {
+        char grid[512], prof[512], cmd[2048];
+        snprintf(grid, sizeof grid, "%s/cli-pld-grid.json", DPZO_TEST_TMP);
+        snprintf(prof, sizeof prof, "%s/cli-pld-profile.json", DPZO_TEST_TMP);
+        FILE *f = fopen(grid, "w");
+        assert_non_null(f);
+        fputs("{\"gamma_weight\": [0.1, 0.3], \"exp_weight\": [0.1, 0.4], \"uniform_weight\": "
+              "[0.4, 0.6], \"gamma\": [[0.5, 1], [1, 2]], \"exp_rate\": [5], \"uniform\": "
+              "[[1, 2]]}", f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "lmo search --grid %s --accountant pld --epsilon 3 --delta 1e-10 "
+                 "--sampling-rate 0.030408314773570897 --steps 192 -o %s --json", grid, prof);
+        j = run_json(cmd);
+        const cJSON *acc = cJSON_GetObjectItem(j, "accounting");
+        assert_string_equal(cJSON_GetObjectItem(acc, "accountant")->valuestring, "pld");
+        assert_rel(num(acc, "epsilon"), 2.99556297, 1e-8); /* the PLD's bound at grid 1e-3 */
+        assert_true(num(acc, "epsilon") <= 3.0);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(acc, "order")));
+        assert_rel(num(cJSON_GetObjectItem(j, "objective"), "usefulness"), 0.646460777, 1e-8);
+        assert_rel(num(cJSON_GetObjectItem(j, "objective"), "grid_index"), 14, 0);
+        cJSON_Delete(j);
+        snprintf(cmd, sizeof cmd, "profile verify %s --json", prof);
+        j = run_json(cmd);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")));
+        assert_true(num(j, "epsilon_recomputed") <= 3.0);
+        assert_true(num(j, "epsilon_lower") <= num(j, "epsilon_recomputed"));
+        cJSON_Delete(j);
+        /* the profile feeds lmo epsilon: the same PLD bound at the search's grid (RDP: 4.12) */
+        snprintf(cmd, sizeof cmd, "lmo epsilon --profile %s --delta 1e-10 --sampling-rate "
+                 "0.030408314773570897 --steps 192 --accountant pld --pld-grid 1e-3 --json", prof);
+        j = run_json(cmd);
+        assert_rel(num(j, "epsilon"), 2.99556297, 1e-8);
+        assert_rel(num(j, "epsilon_lower"), 2.98681743, 1e-8);
+        assert_rel(num(j, "rdp_epsilon"), 4.12068968, 1e-8);
+        cJSON_Delete(j);
+        remove(grid);
+        remove(prof);
+    }
+    expect_error("lmo search --epsilon 1 --delta 1e-5 --accountant pld --clip l1", "scalar");
     expect_error("lmo rdp " T1_03 " --orders 2 --bound exactish", "bound");
     expect_error("lmo rdp --gamma-weight 0.1 --orders 2", "gamma-shape");
     expect_error("lmo info --gamma-weight -1 --gamma-shape 1 --gamma-scale 0.5 --exp-weight 0.1 "

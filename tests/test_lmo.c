@@ -836,6 +836,85 @@ static void test_pld_grid_consistency(void **state)
     assert_true(lo > 1.4955 && hi < 1.4956);
 }
 
+/* The pld search (issue 4): its winner's epsilon is the PLD's proven upper end, recomputed
+ * here at the grid that proved it, meets the target and is below the winner's RDP epsilon;
+ * it is more useful than the RDP search's winner (measured 0.646461 vs 0.518459) and is
+ * the most useful candidate whose PLD bound meets the target (brute force over the grid at
+ * both grids). max-epsilon: a proven epsilon <= target, at least the RDP search's. */
+static void test_search_pld(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const char *json = "{\"gamma_weight\": [0.1, 0.3, 1], \"exp_weight\": [0.1, 0.4],"
+                       " \"uniform_weight\": [0.1, 0.4, 0.6], \"gamma\": [[0.5, 1], [1, 2]],"
+                       " \"exp_rate\": [5], \"uniform\": [[1, 2]]}";
+    dpzo_lmo_grid *g;
+    assert_ok(ctx, dpzo_lmo_grid_from_json(ctx, json, &g));
+    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
+    o.account.delta = 1e-10;
+    o.account.sampling = DPZO_LMO_SAMPLING_POISSON;
+    o.account.q = 0.030408314773570897;
+    o.account.steps = 192;
+    o.epsilon = 3.0;
+    o.threads = 2;
+    dpzo_lmo_search_result rr, rp;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rr));
+    assert_false(rr.by_pld);
+    assert_int_equal(rr.n_pld, 0);
+    o.pld = 1;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rp));
+    assert_true(rp.n_pld > 0 && rp.by_pld);
+    assert_true(rp.epsilon <= 3.0);
+    assert_true(rp.usefulness > rr.usefulness);
+    assert_rel(rp.usefulness, 0.646460777, 1e-8);
+    assert_rel(rr.usefulness, 0.518459305, 1e-8);
+    assert_true(rp.lmo.gamma_weight == 0.1 && rp.lmo.gamma_shape == 2 && rp.lmo.gamma_scale == 1
+                && rp.lmo.exp_weight == 0.4 && rp.lmo.uniform_weight == 0.6);
+    /* recomputed: the smallest PLD upper end over the search's grids is its epsilon */
+    dpzo_pld_result check;
+    double best = INFINITY, lower = 0.0;
+    for (int k = 0; k < 2 && best > 3.0; k++) {
+        assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &rp.lmo, &o.account, k ? 1e-4 : 1e-3, &check));
+        best = fmin(best, check.epsilon_upper);
+        lower = fmax(lower, check.epsilon_lower);
+    }
+    assert_true(best == rp.epsilon && lower == rp.pld_lower && lower <= rp.epsilon);
+    dpzo_lmo_account_result ra;
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &rp.lmo, &o.account, &ra));
+    assert_true(rp.epsilon <= ra.epsilon && ra.epsilon > 3.0); /* RDP alone cannot prove it */
+    /* brute force: no more useful grid point is proven feasible by either accountant */
+    for (size_t i = 0; i < dpzo_lmo_grid_size(g); i++) {
+        dpzo_lmo p;
+        dpzo_lmo_grid_point(g, i, &p);
+        dpzo_lmo_stats st;
+        assert_ok(ctx, dpzo_lmo_stats_compute(ctx, &p, 0.9, &st));
+        if (!(st.usefulness > rp.usefulness + 1e-12))
+            continue;
+        assert_ok(ctx, dpzo_lmo_epsilon(ctx, &p, &o.account, &ra));
+        double e = ra.epsilon;
+        for (int k = 0; k < 2; k++)
+            if (dpzo_lmo_pld_epsilon(ctx, &p, &o.account, k ? 1e-4 : 1e-3, &check) == DPZO_OK)
+                e = fmin(e, check.epsilon_upper);
+        if (!(e > 3.0))
+            fail_msg("grid point %zu (usefulness %.9f) is proven at %.9f", i, st.usefulness, e);
+    }
+    /* max-epsilon: a proven epsilon <= target, at least the RDP search's */
+    o.objective = DPZO_LMO_OBJ_MAX_EPSILON;
+    o.pld = 0;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rr));
+    o.pld = 1;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &rp));
+    assert_true(rp.epsilon <= 3.0 && rp.epsilon >= rr.epsilon);
+    /* paper mode and L1 vectors are refused */
+    o.paper = 1;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EINVAL);
+    o.paper = 0;
+    o.objective = DPZO_LMO_OBJ_USEFULNESS;
+    o.account.vector_l1 = 1;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &rp), DPZO_EUNSUPPORTED);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "scalar"));
+    dpzo_lmo_grid_free(g);
+}
+
 static volatile int stop_flag;
 static int calls;
 static void stop_after_first(void *user, const char *phase, double frac, double eta)
@@ -885,6 +964,35 @@ static void test_search_interrupt_resume(void **state)
     assert_int_equal(dpzo_lmo_search(ctx, g, &o, &r1), DPZO_EINVAL);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "different search"));
     remove(path);
+    /* the pld search resumes with the same answer (its PLD results are checkpointed and
+     * the screen replayed), and an rdp checkpoint is not reused by it */
+    o = dpzo_lmo_search_options_default();
+    o.account.delta = 1e-10;
+    o.account.sampling = DPZO_LMO_SAMPLING_POISSON;
+    o.account.q = 0.030408314773570897;
+    o.account.steps = 192;
+    o.epsilon = 3.0;
+    o.pld = 1;
+    o.threads = 2;
+    o.checkpoint = path;
+    o.progress = stop_after_first;
+    o.interrupt = &stop_flag;
+    stop_flag = 0;
+    calls = -14; /* stop at the 15th report: the walk's first block (14 objective chunks) */
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &r1), DPZO_EINTERRUPTED);
+    assert_true(r1.n_pld == 0); /* no result: the counters of an interrupted run are 0 */
+    stop_flag = 0;
+    calls = 100;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &r2));
+    assert_true(r2.resumed && r2.by_pld);
+    o.checkpoint = NULL;
+    assert_ok(ctx, dpzo_lmo_search(ctx, g, &o, &r3));
+    assert_int_equal(r2.index, r3.index);
+    assert_true(r2.epsilon == r3.epsilon && r2.n_pld == r3.n_pld && r2.pld_lower == r3.pld_lower);
+    o.checkpoint = path;
+    o.pld = 0;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &r1), DPZO_EINVAL);
+    remove(path);
     dpzo_lmo_grid_free(g);
 }
 
@@ -914,6 +1022,7 @@ int main(void)
         cmocka_unit_test(test_pld_public),
         cmocka_unit_test(test_pld_one_step_domination),
         cmocka_unit_test(test_pld_grid_consistency),
+        cmocka_unit_test(test_search_pld),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

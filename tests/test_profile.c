@@ -513,8 +513,8 @@ static const edit_case EDITS[] = {
     {1, "accounting.bound", "\"tight\"", DPZO_EINVAL, "accounting.bound must be"},
     {1, "accounting.bound", NULL, DPZO_EINVAL, "accounting.bound must be"},
     {1, "accounting.bound", "\"\"", DPZO_EPARSE, "accounting.bound must be null or"},
-    {1, "accounting.accountant", "\"pld\"", DPZO_EINVAL,
-     "accounting.accountant must be \"rdp\" or \"paper\" for lmo noise"},
+    {1, "accounting.accountant", "\"prv\"", DPZO_EINVAL,
+     "accounting.accountant must be \"rdp\", \"pld\" or \"paper\" for lmo noise"},
     {1, "accounting.sampling_rate", "0.03", DPZO_EINVAL,
      "accounting.sampling_rate must be batch_size / dataset_size"},
     {1, "accounting.batch_size", "70000", DPZO_EINVAL, "accounting.batch_size"},
@@ -1045,6 +1045,75 @@ static void test_lmo_verify(void **state)
     dpzo_profile_free(&p);
 }
 
+/* An LMO profile accounted by the PLD (what `dpzo lmo search --accountant pld` writes):
+ * the SST-2 run (q = 2048/67350, 192 steps, delta 1e-10) with a noise that RDP cannot
+ * prove at epsilon 3 (2.9953739 by the PLD at grid 1e-4, 2.9955630 at 1e-3, 4.1206897 by
+ * RDP). Written, read back and verified: verify recomputes the PLD bound (grid 1e-3, then
+ * 1e-4 here) and its lower end; a stored epsilon below
+ * it, or below the PLD's lower end, fails; the same noise under accountant "rdp" fails. */
+static void test_lmo_pld_verify(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_profile p = task1_profile();
+    p.lmo = (dpzo_lmo){0.1, 2.0, 1.0, 0.4, 5.0, 0.6, 1.0, 2.0};
+    strcpy(p.accountant, "pld");
+    strcpy(p.bound, "best");
+    strcpy(p.sampling, "poisson");
+    p.sampling_rate = 0.030408314773570897;
+    p.steps = 192;
+    dpzo_lmo_account_options o = dpzo_profile_lmo_options(&p);
+    dpzo_pld_result pr;
+    dpzo_lmo_account_result rr;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &p.lmo, &o, 1e-4, &pr));
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &p.lmo, &o, &rr));
+    assert_rel(pr.epsilon_upper, 2.99537385, 1e-8);
+    assert_rel(rr.epsilon, 4.12068968, 1e-8);
+    assert_true(pr.epsilon_upper <= 3.0 && rr.epsilon > 3.0);
+    p.epsilon = pr.epsilon_upper;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/profile_lmo_pld.json", DPZO_TEST_TMP);
+    assert_ok(ctx, dpzo_profile_write_file(ctx, &p, path));
+    dpzo_profile q;
+    assert_ok(ctx, dpzo_profile_read_file(ctx, path, &q));
+    remove(path);
+    assert_string_equal(q.accountant, "pld");
+    assert_true(q.epsilon == p.epsilon);
+    round_trip(ctx, &q);
+    dpzo_profile_check k;
+    assert_ok(ctx, dpzo_profile_verify(ctx, &q, &k));
+    if (!k.ok)
+        fail_msg("pld profile does not verify: %s", k.detail);
+    assert_true(k.epsilon_recomputed == pr.epsilon_upper);
+    assert_true(k.epsilon_lower >= pr.epsilon_lower && k.epsilon_lower <= k.epsilon_recomputed);
+    assert_true(isnan(k.order));
+    assert_non_null(strstr(k.detail, "PLD bound"));
+    /* a stored epsilon below the PLD bound fails, and so does one below its lower end */
+    q.epsilon = pr.epsilon_upper * (1.0 - 1e-6);
+    assert_ok(ctx, dpzo_profile_verify(ctx, &q, &k));
+    assert_false(k.ok);
+    assert_non_null(strstr(k.detail, "below the proven bound"));
+    q.epsilon = 0.99 * pr.epsilon_lower;
+    assert_ok(ctx, dpzo_profile_verify(ctx, &q, &k));
+    assert_false(k.ok);
+    /* RDP alone cannot prove the stored epsilon */
+    q.epsilon = pr.epsilon_upper;
+    strcpy(q.accountant, "rdp");
+    assert_ok(ctx, dpzo_profile_verify(ctx, &q, &k));
+    assert_false(k.ok);
+    assert_true(isnan(k.epsilon_lower));
+    /* a pld profile whose epsilon is RDP's verifies too (the smaller proven bound) */
+    strcpy(q.accountant, "pld");
+    q.epsilon = rr.epsilon;
+    assert_ok(ctx, dpzo_profile_verify(ctx, &q, &k));
+    assert_true(k.ok && k.epsilon_recomputed <= rr.epsilon);
+    /* the PLD covers scalar queries only: an l1 pld profile is invalid */
+    strcpy(q.clip, "l1");
+    assert_int_equal(dpzo_profile_verify(ctx, &q, &k), DPZO_EINVAL);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "covers scalar queries only"));
+    dpzo_profile_free(&q);
+    dpzo_profile_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1061,6 +1130,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gaussian_pld_verify, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_cli, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_lmo_verify, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_lmo_pld_verify, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,13 +151,14 @@ dpzo_status dpzo_lmo_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                              const dpzo_lmo_account_options *opts,
                              dpzo_lmo_account_result *out);
 
-/* EXPERIMENTAL. The same run by the PLD accountant (dpzo/pld.h), built from the density
- * of X (noisesearch/lmo_pld.c, docs/lmo.md "PLD"). Scalar queries only (vector_l1 is
- * refused); sensitivity, sampling, q / batch / n, steps and delta come from opts, bound
- * and max_order are ignored. grid: the loss discretisation (0: 1e-4). In this version its
- * intervals are not consistent across grids on some sampled runs, so it claims nothing:
- * out->epsilon_estimate is the PLD's estimate, out->epsilon_upper = +inf,
- * out->epsilon_lower = 0 and out->reason says so. */
+/* The same run by the PLD accountant (dpzo/pld.h), built from the density of X
+ * (noisesearch/lmo_pld.c, docs/lmo.md "PLD"). Scalar queries only (vector_l1 is refused);
+ * sensitivity, sampling, q / batch / n, steps and delta come from opts, bound and
+ * max_order are ignored. grid: the loss discretisation (0: 1e-4). out->epsilon_upper
+ * (= out->epsilon) is a proven upper bound (under the error model of docs/lmo.md, PLD),
+ * out->epsilon_lower a lower bound from the optimistic distribution; when the composed
+ * window does not resolve the answer it claims nothing (epsilon_upper = +inf, reason
+ * says why). DPZO_ENOCONV: a loss-bucket boundary could not be located (use RDP). */
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *opts, double grid,
                                  dpzo_pld_result *out);
@@ -198,6 +199,13 @@ typedef struct {
                                            account.delta) against the target, with its
                                            pre-filter and strict "<" (bug-compatible) */
     dpzo_lmo_account_options account;   /* sound mode: the run being accounted */
+    int pld;                            /* sound mode, 1: a candidate is also feasible when
+                                           the PLD accountant (dpzo_lmo_pld_epsilon, grid
+                                           1e-3, then 1e-4 when that does not decide) proves
+                                           it; which candidates are tried: docs/lmo.md 7
+                                           (max-epsilon: the largest epsilon <= target
+                                           proven by RDP or PLD). Scalar queries only. */
+    unsigned pld_max;                   /* at most this many PLD evaluations (default 1000) */
     unsigned threads;                   /* 0: all cores */
     const char *checkpoint;             /* file to save progress to / resume from, or NULL */
     /* called now and then from the calling thread: phase name, fraction done, and the
@@ -223,6 +231,9 @@ typedef struct {
                                               the exact integral for bounds exact/best) */
     double seconds;
     int resumed;             /* progress was loaded from the checkpoint */
+    int by_pld;              /* epsilon is the PLD accountant's bound (it was smaller) */
+    double pld_lower;        /* pld mode: the winner's PLD lower end when by_pld, else NaN */
+    size_t n_pld;            /* PLD evaluations made (pld mode; replayed ones included) */
 } dpzo_lmo_search_result;
 
 /* DPZO_EINFEASIBLE when no grid point meets the target; DPZO_EINTERRUPTED when

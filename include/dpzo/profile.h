@@ -39,7 +39,7 @@ typedef struct {
                                   "l2-paper" (lmo, accountant "paper" only) */
     unsigned queries_per_step; /* 1 (schema version 1) */
     /* ---- accounting */
-    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "paper" */
+    char accountant[16];       /* gaussian: "rdp", "pld", "prv"; lmo: "rdp", "pld", "paper" */
     char bound[16];            /* lmo: "best", "mgf", "exact", "pure"; gaussian: "" */
     char sampling[16];         /* "poisson", "wor", "none" */
     double sampling_rate;      /* q (wor: batch/dataset; none: 1) */
@@ -124,7 +124,9 @@ typedef struct {
  *  - lmo, rdp: dpzo_lmo_epsilon with the profile's sensitivity, bound, sampling, steps
  *    and delta (vector_l1 for clip "l1"), which also gives eps0 (the vector bound for
  *    l1); the per-step curve (sampling "none" only; for l1 only with bound "mgf") by
- *    dpzo_lmo_rdp;
+ *    dpzo_lmo_rdp; lmo, pld: the same RDP bound, then dpzo_lmo_pld_epsilon at grid 1e-3
+ *    (and 1e-4, 1e-5 while the stored epsilon is still below the bound): the recomputed
+ *    epsilon is the smallest proven upper bound, epsilon_lower the PLD's largest lower end;
  *  - accountant "paper": nothing is proven; ok = 0.
  * A profile that does not verify is not an error: the status is DPZO_OK and out->ok 0. */
 dpzo_status dpzo_profile_verify(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile_check *out);
