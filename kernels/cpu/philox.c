@@ -66,13 +66,15 @@
  *        (sin, cos) of the angle = (sin t, cos t), (cos t, -sin t), (-sin t, -cos t),
  *        (-cos t, sin t) for q = 0, 1, 2, 3.
  *    The reduction is exact, so sin and cos keep a small relative error even next to
- *    their zeros. All coefficients are listed below as hexadecimal literals.
+ *    their zeros. All coefficients are listed as hexadecimal literals in kernels/zo_core.h
+ *    (the scalar cores of sections 1-5, one source for this file and the CUDA kernels).
  *
  * Accuracy (tests/test_zo_dir.c): log, and sin/cos on [-pi/4, pi/4], within 1 ulp of glibc;
  * the normal pair within 2 ulps of 40-digit values. Bit-exactness: the generator
  * tests/ref/gen_zo_dir_values.py re-implements sections 2-5 in Python floats (constants
  * derived from their definitions) and the test requires identical bits (exact values and a
- * hash of 200000 pairs); a CUDA port should pass the same checks. */
+ * hash of 200000 pairs); the CUDA kernels compile the same cores (kernels/zo_core.h) and
+ * tests/test_cuda.c compares them with this file bit for bit. */
 #if defined(__clang__) || !defined(__GNUC__)
 #pragma STDC FP_CONTRACT OFF
 #endif
@@ -83,18 +85,21 @@
 #include <string.h>
 #include "dpzo/zo_dir.h"
 #include "zo_math.h"
+#include "../zo_core.h"
 
 /* ---- implementation notes ---------------------------------------------------------
- * Every step below is written once, as an always-inlined "core" that is branch-free on
- * its normal path, and used both by the scalar entry points (dpzo__log, dpzo_normal_pair,
- * ...) and by the batched generator dpzo__dir_raw_blocks at the end of this file, whose
- * loops GCC vectorises (AVX-512, AVX2 and SSE2 versions, picked at run time). A vector
- * lane performs exactly the IEEE operations of the scalar code in the same order (no FMA:
- * -ffp-contract=off; no reassociation: no -ffast-math), so the lanes and the scalar code
- * agree bit for bit. Integer-to-double conversions of values that are exact either way
- * are done by bit tricks (AVX2 has no 64-bit integer conversion), which give the same
- * doubles as the C conversions. The one stage not shared is the vector Philox (x86
- * intrinsics, integer arithmetic, so exact by construction). */
+ * Every step of sections 1-5 is written once, as a scalar core in kernels/zo_core.h (the
+ * one source shared with the CUDA kernels, kernels/cuda/zo_cuda.cu): always inlined and
+ * branch-free on its normal path. The scalar entry points below (dpzo__log,
+ * dpzo_normal_pair, ...) and the batched generator dpzo__dir_raw_blocks at the end of
+ * this file, whose loops GCC vectorises (AVX-512, AVX2 and SSE2 versions, picked at run
+ * time), inline those cores. A vector lane performs exactly the IEEE operations of the
+ * scalar code in the same order (no FMA: -ffp-contract=off; no reassociation: no
+ * -ffast-math), so the lanes and the scalar code agree bit for bit. Integer-to-double
+ * conversions of values that are exact either way are done by bit tricks (AVX2 has no
+ * 64-bit integer conversion), which give the same doubles as the C conversions. The one
+ * stage not shared is the vector Philox (x86 intrinsics, integer arithmetic, so exact by
+ * construction). */
 
 #if defined(__GNUC__)
 #define DPZO_CORE static inline __attribute__((always_inline))
@@ -102,104 +107,14 @@
 #define DPZO_CORE static inline
 #endif
 
-DPZO_CORE uint64_t bits_of(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-DPZO_CORE double double_of(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
-
-/* (double)a, exactly: 2^52 + a has a in the low significand bits; subtracting 2^52 is
- * exact. */
-DPZO_CORE double u32_to_double(uint32_t a)
-{
-    return double_of(0x4330000000000000ull | (uint64_t)a) - 0x1p52;
-}
-
-/* (double)k for |k| < 2^31, exactly (the same trick on k + 2^31; k = 0 gives +0.0, as
- * (double)0 does). */
-DPZO_CORE double small_int_to_double(int64_t k)
-{
-    return double_of(0x4330000000000000ull + (uint64_t)(k + 0x80000000ll)) -
-           (0x1p52 + 0x1p31);
-}
-
 /* ---- Philox4x32-10 --------------------------------------------------------------- */
-
-/* One round with the round's key (k0, k1). */
-#define DPZO_PHILOX_ROUND(k0, k1)                                                        \
-    do {                                                                                  \
-        uint64_t p0_ = (uint64_t)0xD2511F53u * x0;                                        \
-        uint64_t p1_ = (uint64_t)0xCD9E8D57u * x2;                                        \
-        x0 = (uint32_t)(p1_ >> 32) ^ x1 ^ (k0);                                           \
-        x1 = (uint32_t)p1_;                                                               \
-        x2 = (uint32_t)(p0_ >> 32) ^ x3 ^ (k1);                                           \
-        x3 = (uint32_t)p0_;                                                               \
-    } while (0)
-
-DPZO_CORE dpzo_philox_ctr philox_core(dpzo_philox_ctr ctr, uint32_t k0, uint32_t k1)
-{
-    uint32_t x0 = ctr.v[0], x1 = ctr.v[1], x2 = ctr.v[2], x3 = ctr.v[3];
-    /* round r uses (k0 + r 0x9E3779B9, k1 + r 0xBB67AE85), unrolled */
-    DPZO_PHILOX_ROUND(k0, k1);
-    DPZO_PHILOX_ROUND(k0 + 0x9E3779B9u, k1 + 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 2u * 0x9E3779B9u, k1 + 2u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 3u * 0x9E3779B9u, k1 + 3u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 4u * 0x9E3779B9u, k1 + 4u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 5u * 0x9E3779B9u, k1 + 5u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 6u * 0x9E3779B9u, k1 + 6u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 7u * 0x9E3779B9u, k1 + 7u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 8u * 0x9E3779B9u, k1 + 8u * 0xBB67AE85u);
-    DPZO_PHILOX_ROUND(k0 + 9u * 0x9E3779B9u, k1 + 9u * 0xBB67AE85u);
-    dpzo_philox_ctr out = {{x0, x1, x2, x3}};
-    return out;
-}
-#undef DPZO_PHILOX_ROUND
 
 dpzo_philox_ctr dpzo_philox4x32_10(dpzo_philox_ctr ctr, uint32_t k0, uint32_t k1)
 {
-    return philox_core(ctr, k0, k1);
+    return dpzo_hd_philox(ctr, k0, k1);
 }
 
 /* ---- log ------------------------------------------------------------------------- */
-
-static const double LN2_HI = 0x1.62e42fef00000p-1;
-static const double LN2_LO = 0x1.473de6af278edp-34;
-#define SQRT2_BITS 0x3ff6a09e667f3bcdull /* 0x1.6a09e667f3bcdp+0, sqrt(2) rounded */
-/* 2 / (2n + 1), n = 1..10 */
-static const double L1 = 0x1.5555555555555p-1, L2 = 0x1.999999999999ap-2,
-                    L3 = 0x1.2492492492492p-2, L4 = 0x1.c71c71c71c71cp-3,
-                    L5 = 0x1.745d1745d1746p-3, L6 = 0x1.3b13b13b13b14p-3,
-                    L7 = 0x1.1111111111111p-3, L8 = 0x1.e1e1e1e1e1e1ep-4,
-                    L9 = 0x1.af286bca1af28p-4, L10 = 0x1.8618618618618p-4;
-
-/* log(2^k0 x) for x the positive normal double with bits xbits (section 4; |k0| small). */
-DPZO_CORE double log_core(uint64_t xbits, int64_t k0)
-{
-    /* m = the significand in [1, 2); when m > SQRT2, m * 0.5 and k + 1 (written without
-     * a branch: the exponent field 1022 instead of 1023 is exactly m * 0.5). Both
-     * significands are below 2^52, so the signed comparison is the unsigned one. */
-    uint64_t mant = xbits & 0x000fffffffffffffull;
-    int64_t big = (int64_t)mant > (int64_t)(SQRT2_BITS & 0x000fffffffffffffull);
-    int64_t k = k0 + (int64_t)(xbits >> 52) - 1023 + big;
-    double m = double_of(mant | ((uint64_t)(1023 - big) << 52));
-    double f = m - 1.0;
-    double s = f / (2.0 + f);
-    double z = s * s;
-    double hfsq = 0.5 * f * f;
-    double R =
-        z * (L1 +
-             z * (L2 + z * (L3 + z * (L4 + z * (L5 + z * (L6 + z * (L7 + z * (L8 + z * (L9 + z * L10)))))))));
-    double dk = small_int_to_double(k);
-    return dk * LN2_HI - ((hfsq - (s * (hfsq + R) + dk * LN2_LO)) - f);
-}
 
 double dpzo__log(double x)
 {
@@ -212,88 +127,22 @@ double dpzo__log(double x)
         x *= 0x1p54;
         k = -54;
     }
-    return log_core(bits_of(x), k);
+    return dpzo_hd_log_core(dpzo_hd_bits_of(x), k);
 }
 
-/* ---- sin, cos on [-pi/4, pi/4] ---------------------------------------------------- */
+/* ---- sin, cos on [-pi/4, pi/4]; sin, cos of 2 pi b / 2^32 --------------------------- */
 
-/* (-1)^k / (2k + 1)!, k = 1..8 */
-static const double S1 = -0x1.5555555555555p-3, S2 = 0x1.1111111111111p-7,
-                    S3 = -0x1.a01a01a01a01ap-13, S4 = 0x1.71de3a556c734p-19,
-                    S5 = -0x1.ae64567f544e4p-26, S6 = 0x1.6124613a86d09p-33,
-                    S7 = -0x1.ae7f3e733b81fp-41, S8 = 0x1.952c77030ad4ap-49;
-/* (-1)^k / (2k)!, k = 2..8 */
-static const double C2 = 0x1.5555555555555p-5, C3 = -0x1.6c16c16c16c17p-10,
-                    C4 = 0x1.a01a01a01a01ap-16, C5 = -0x1.27e4fb7789f5cp-22,
-                    C6 = 0x1.1eed8eff8d898p-29, C7 = -0x1.93974a8c07c9dp-37,
-                    C8 = 0x1.ae7f3e733b81fp-45;
+double dpzo__sin_kernel(double x) { return dpzo_hd_sin_core(x); }
 
-DPZO_CORE double sin_core(double x)
-{
-    double z = x * x;
-    double p = S1 + z * (S2 + z * (S3 + z * (S4 + z * (S5 + z * (S6 + z * (S7 + z * S8))))));
-    return x + (x * z) * p;
-}
+double dpzo__cos_kernel(double x) { return dpzo_hd_cos_core(x); }
 
-DPZO_CORE double cos_core(double x)
-{
-    double z = x * x;
-    double q = C2 + z * (C3 + z * (C4 + z * (C5 + z * (C6 + z * (C7 + z * C8)))));
-    double hz = 0.5 * z;
-    double w = 1.0 - hz;
-    return w + (((1.0 - w) - hz) + (z * z) * q);
-}
-
-double dpzo__sin_kernel(double x) { return sin_core(x); }
-
-double dpzo__cos_kernel(double x) { return cos_core(x); }
-
-/* ---- sin, cos of 2 pi b / 2^32 ---------------------------------------------------- */
-
-static const double PH = 0x1.921fb4p-30;
-static const double PL = 0x1.4442d18469899p-54;
-
-/* Section 5, in 64-bit integer lanes (the mod 2^32 arithmetic made explicit by masks, so
- * that a vector lane keeps the width of the doubles it feeds). */
-DPZO_CORE void sincos_core(uint32_t b32, double *s, double *c)
-{
-    const uint64_t b = b32, m32 = 0xffffffffull;
-    uint64_t q = ((b + 0x20000000u) & m32) >> 30;
-    uint64_t rr = (b - (q << 30)) & m32;
-    int64_t r = (int64_t)rr - (int64_t)((rr >> 31) << 32);
-    double dr = small_int_to_double(r); /* (double)r: |r| <= 2^29 */
-    double t = dr * PH + dr * PL;
-    double st = sin_core(t), ct = cos_core(t);
-    /* (st, ct), (ct, -st), (-st, -ct), (-ct, st) for q = 0..3, without branches (q is
-     * random, so a branch would mispredict): swap when q is odd, then negate (flip the
-     * sign bit, which is exactly IEEE negation) sin when q >= 2 and cos when q is 1 or 2 */
-    uint64_t sb = bits_of(st), cb = bits_of(ct);
-    uint64_t swap = (uint64_t)0 - (q & 1), diff = (sb ^ cb) & swap;
-    sb ^= diff;
-    cb ^= diff;
-    sb ^= (q >> 1) << 63;
-    cb ^= ((q ^ (q >> 1)) & 1) << 63;
-    *s = double_of(sb);
-    *c = double_of(cb);
-}
-
-void dpzo__sincos_turn32(uint32_t b, double *s, double *c) { sincos_core(b, s, c); }
+void dpzo__sincos_turn32(uint32_t b, double *s, double *c) { dpzo_hd_sincos_core(b, s, c); }
 
 /* ---- the normal pair ------------------------------------------------------------- */
 
-DPZO_CORE void normal_core(uint32_t a, uint32_t b, double *z0, double *z1)
-{
-    double u1 = (u32_to_double(a) + 1.0) * 0x1p-32; /* in [2^-32, 1]: a normal double */
-    double r = sqrt(-2.0 * log_core(bits_of(u1), 0));
-    double s, c;
-    sincos_core(b, &s, &c);
-    *z0 = r * c;
-    *z1 = r * s;
-}
-
 void dpzo_normal_pair(uint32_t a, uint32_t b, double *z0, double *z1)
 {
-    normal_core(a, b, z0, z1);
+    dpzo_hd_normal_pair(a, b, z0, z1);
 }
 
 /* ---- the batched stream (section 2) ---------------------------------------------- */
@@ -318,7 +167,7 @@ DPZO_CORE void philox_words_scalar(philox_key key, uint64_t m0, size_t i0, size_
     for (size_t i = i0; i < nb; i++) {
         uint64_t m = m0 + i;
         dpzo_philox_ctr ctr = {{(uint32_t)m, (uint32_t)(m >> 32), key.step, key.query}};
-        dpzo_philox_ctr w = philox_core(ctr, key.k0, key.k1);
+        dpzo_philox_ctr w = dpzo_hd_philox(ctr, key.k0, key.k1);
         w0[i] = w.v[0];
         w1[i] = w.v[1];
         w2[i] = w.v[2];
@@ -333,12 +182,11 @@ DPZO_CORE void normal_pairs(size_t n, const uint32_t *restrict a,
                             double *restrict c, double *restrict s)
 {
     for (size_t i = 0; i < n; i++) {
-        double u1 = (u32_to_double(a[i]) + 1.0) * 0x1p-32;
-        r[i] = sqrt(-2.0 * log_core(bits_of(u1), 0));
+        r[i] = dpzo_hd_radius(a[i]);
     }
     for (size_t i = 0; i < n; i++) {
         double sn, cs;
-        sincos_core(b[i], &sn, &cs);
+        dpzo_hd_sincos_core(b[i], &sn, &cs);
         c[i] = r[i] * cs;
         s[i] = r[i] * sn;
     }

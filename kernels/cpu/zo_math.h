@@ -1,7 +1,8 @@
 /* kernels/cpu/zo_math.h: private pieces of the exactly specified normal transform
  * (kernels/cpu/philox.c), exposed for tests/test_zo_dir.c and as the reference for the
- * CUDA port. Every function uses only IEEE-754 binary64 +, -, *, /, sqrt (no FMA
- * contraction) and exact bit manipulation, so its result is fully determined. */
+ * CUDA port (the scalar cores themselves live in kernels/zo_core.h, one source for both).
+ * Every function uses only IEEE-754 binary64 +, -, *, /, sqrt (no FMA contraction) and
+ * exact bit manipulation, so its result is fully determined. */
 #ifndef DPZO_KERNELS_ZO_MATH_H
 #define DPZO_KERNELS_ZO_MATH_H
 
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "dpzo/zo_dir.h"
+#include "../zo_core.h" /* the scalar cores, shared with the CUDA kernels */
 
 /* Vector width dispatch for zo_dir.c's loops over a chunk's elements: GCC compiles
  * AVX-512, AVX2 and baseline versions and picks one at load time (dpzo__dir_raw_blocks
@@ -39,13 +41,7 @@ void dpzo__sincos_turn32(uint32_t b, double *s, double *c);
 
 /* +1 or -1 from the top bit of w, without a branch (the RADEMACHER element, philox.c
  * section 2). */
-static inline double dpzo__sign_of(uint32_t w)
-{
-    uint64_t bits = 0x3ff0000000000000ull | ((uint64_t)(w >> 31) << 63);
-    double v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
+static inline double dpzo__sign_of(uint32_t w) { return dpzo_hd_sign_of(w); }
 
 /* The blocks of the batched generator (256 elements). */
 #define DPZO_RAW_CHUNK 64
