@@ -1,14 +1,30 @@
 #!/usr/bin/env python3
 """Fashion-MNIST results for docs/results.md: DPZero, MeZO, DP-SGD and SGD with the same
-model, private runs at epsilon 1 and 3 (delta = 1/n), three seeds each.
+model; the papers' algorithms DP-ZOSO, DP-ZOPO, PAZO-M/P/S and DP-SGD with public
+pre-training; private runs at epsilon 1 and 3 (delta = 1/n, n the private rows), three
+seeds each.
 
-    python3 scripts/results.py [--jobs 2] [--out results-run] [--seeds 1,2,3]
+    python3 scripts/results.py [--jobs 2] [--out results-run] [--seeds 1,2,3] [--eps 1,3]
+                               [--methods dpzoso,pazo-m,...] [--dpzo build/bin/dpzo]
+                               [--nice N]
 
-For each private method and epsilon it writes a Gaussian profile with `dpzo profile
-gaussian` (the example configuration's q, T and C), then runs `dpzo train --config ...
---json` for every seed (each run's configuration is the example's with the seed and the
-profile replaced), and prints the Markdown table (mean and sample standard deviation of
-the test accuracy, epsilon spent, wall time). Every command it runs is printed first.
+Each method is an example configuration (examples/fmnist-<method>.json). A method whose
+example holds out public rows (data.public_size) trains on n = 60000 - public_size
+private rows, so its q = B/n and delta = 1/n are those of n. For each private method and
+epsilon it writes a Gaussian profile with `dpzo profile gaussian` (the example's q, T and
+C), then runs `dpzo train --config ... --json` for every seed (each run's configuration
+is the example's with the seed, the profile and the metrics file replaced), and prints the
+Markdown table (mean and sample standard deviation of the test accuracy, epsilon spent,
+wall time per run and per step). Every command it runs is printed first.
+
+--methods picks methods by their short name (the example's name without fmnist- and
+.json; the DP-ZOPO strategy rows dpzopo-static, dpzopo-dynamic, dpzopo-increasing and
+dpzopo-incremental are the dpzopo example with its pruning strategy replaced, and the
+control pazo-m-alpha1 is the pazo-m example with alpha = 1; these run only when named).
+The summaries of all runs so far are kept in OUT/summaries.json (new runs replace the
+entries of their method and epsilon). With public pre-training, the
+metrics line at step 0 is the accuracy after pre-training, before any private step: the
+"public pre-training only" row is its mean over the seeds (it depends on the seed only).
 """
 import argparse
 import concurrent.futures as cf
@@ -19,15 +35,35 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DPZO = os.path.join(ROOT, "build", "bin", "dpzo")
-N_TRAIN = 60000
-DELTA = 1.0 / N_TRAIN
-METHODS = [  # (name, example config, private)
-    ("DPZero", "fmnist-dpzero.json", True),
-    ("MeZO (non-private ZO)", "fmnist-mezo.json", False),
-    ("DP-SGD", "fmnist-dpsgd.json", True),
-    ("SGD (non-private)", "fmnist-sgd.json", False),
+N_ALL = 60000  # Fashion-MNIST training rows
+# (short name, table name, example configuration, private, overrides of the example)
+METHODS = [
+    ("dpzero", "DPZero (zeroth-order, C = 20)", "fmnist-dpzero.json", True, None),
+    ("mezo", "MeZO (zeroth-order, non-private)", "fmnist-mezo.json", False, None),
+    ("dpsgd", "DP-SGD (first-order, C = 1)", "fmnist-dpsgd.json", True, None),
+    ("sgd", "SGD (first-order, non-private)", "fmnist-sgd.json", False, None),
+    ("dpzoso", "DP-ZOSO (zeroth-order, stages, C = 20)", "fmnist-dpzoso.json", True, None),
+    ("dpzopo", "DP-ZOPO (zeroth-order, pruned, C = 20)", "fmnist-dpzopo.json", True, None),
+    ("dpsgd-public", "DP-SGD + public pre-training (C = 1)", "fmnist-dpsgd-public.json", True,
+     None),
+    ("pazo-m", "PAZO-M (public + private ZO)", "fmnist-pazo-m.json", True, None),
+    ("pazo-p", "PAZO-P (public + private ZO)", "fmnist-pazo-p.json", True, None),
+    ("pazo-s", "PAZO-S (public + private ZO)", "fmnist-pazo-s.json", True, None),
 ]
+DEFAULT = [m[0] for m in METHODS]
+for _s in ("static", "dynamic", "increasing", "incremental"):
+    _p = {"strategy": _s}
+    if _s in ("static", "dynamic"):
+        _p["growth"] = 1
+    METHODS.append(("dpzopo-" + _s, "DP-ZOPO, %s masks" % _s, "fmnist-dpzopo.json", True,
+                    {"prune": _p}))
+# A control: PAZO-M with alpha = 1 steps along the public gradient alone (its private
+# release is made and accounted, but has weight 0): what the public rows give by themselves
+# after pre-training.
+METHODS.append(("pazo-m-alpha1", "PAZO-M with α = 1 (public gradient only, control)",
+                "fmnist-pazo-m.json", True, {"public": {"alpha": 1.0}}))
+DPZO = os.path.join(ROOT, "build", "bin", "dpzo")
+NICE = []  # ["nice", "-n", N] with --nice N
 
 
 def run(cmd):
@@ -38,10 +74,15 @@ def run(cmd):
     return r.stdout
 
 
-def profile_for(cfg, eps, out):
-    path = os.path.join(out, "profile-%s-eps%g.json" % (cfg["algorithm"], eps))
-    q = cfg["batch_size"] / N_TRAIN
-    run([DPZO, "profile", "gaussian", "--epsilon", repr(eps), "--delta", repr(DELTA),
+def n_train(cfg):
+    return N_ALL - cfg.get("data", {}).get("public_size", 0)
+
+
+def profile_for(cfg, short, eps, out):
+    path = os.path.join(out, "profile-%s-eps%g.json" % (short, eps))
+    n = n_train(cfg)
+    q = cfg["batch_size"] / n
+    run([DPZO, "profile", "gaussian", "--epsilon", repr(eps), "--delta", repr(1.0 / n),
          "--sampling-rate", repr(q), "--steps", str(cfg["steps"]),
          "--sensitivity", repr(cfg["clip"]), "--created", "2026-11-21T12:00:00Z", "-o", path])
     return path
@@ -51,54 +92,102 @@ def train(cfg, name, out):
     path = os.path.join(out, name + ".json")
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2)
-    return json.loads(run([DPZO, "train", "--config", path, "--json"]))
+    s = json.loads(run(NICE + [DPZO, "train", "--config", path, "--json"]))
+    s["seed"] = cfg["seed"]
+    with open(cfg["metrics"]) as f:  # the step-0 line: after pre-training, before step 1
+        first = json.loads(f.readline())
+    s["step0_accuracy"] = first["test_accuracy"]
+    s["step0_seconds"] = first["seconds"]
+    return s
+
+
+def merge(base, over):
+    out = dict(base)
+    for k, v in (over or {}).items():
+        out[k] = merge(base.get(k, {}), v) if isinstance(v, dict) else v
+    return out
 
 
 def main():
+    global DPZO, NICE
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "results-run"))
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--eps", default="1,3")
+    ap.add_argument("--methods", default=",".join(DEFAULT),
+                    help="comma-separated short names (default: all but the dpzopo-* rows)")
+    ap.add_argument("--dpzo", default=DPZO, help="the dpzo binary (default build/bin/dpzo)")
+    ap.add_argument("--nice", type=int, default=0, help="run dpzo train under nice -n N")
     a = ap.parse_args()
+    DPZO = os.path.abspath(a.dpzo)
+    NICE = ["nice", "-n", str(a.nice)] if a.nice else []
     os.makedirs(a.out, exist_ok=True)
     seeds = [int(s) for s in a.seeds.split(",")]
     epsilons = [float(e) for e in a.eps.split(",")]
+    wanted = a.methods.split(",")
+    known = {m[0] for m in METHODS}
+    for w in wanted:
+        if w not in known:
+            sys.exit("unknown method %r (known: %s)" % (w, ", ".join(sorted(known))))
+    methods = [m for m in METHODS if m[0] in wanted]
     jobs = []  # (method, eps or None, seed, cfg, name)
-    for method, example, private in METHODS:
+    for short, method, example, private, over in methods:
         base = json.load(open(os.path.join(ROOT, "examples", example)))
-        base.pop("metrics", None)
+        base = merge(base, over)
         base.pop("checkpoint", None)
         for eps in (epsilons if private else [None]):
-            prof = profile_for(base, eps, a.out) if private else None
+            prof = profile_for(base, short, eps, a.out) if private else None
             for seed in seeds:
                 cfg = dict(base, seed=seed)
                 if prof:
                     cfg["profile"] = os.path.abspath(prof)
-                name = "%s-eps%s-seed%d" % (base["algorithm"], eps if eps else "inf", seed)
+                name = "%s-eps%s-seed%d" % (short, eps if eps else "inf", seed)
+                cfg["metrics"] = os.path.abspath(os.path.join(a.out, name + ".jsonl"))
                 jobs.append((method, eps, seed, cfg, name))
+    jobs.sort(key=lambda j: j[2])  # seed-major: an interrupted run still has whole seeds
     results = {}
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         futs = {ex.submit(train, cfg, name, a.out): (m, e, s) for m, e, s, cfg, name in jobs}
         for fut in cf.as_completed(futs):
             m, e, s = futs[fut]
             results.setdefault((m, e), []).append(fut.result())
-    json.dump({"%s|%s" % k: v for k, v in results.items()},
-              open(os.path.join(a.out, "summaries.json"), "w"), indent=1)
+    spath = os.path.join(a.out, "summaries.json")
+    summaries = json.load(open(spath)) if os.path.exists(spath) else {}
+    summaries.update({"%s|%s" % k: v for k, v in results.items()})
+    json.dump(summaries, open(spath, "w"), indent=1)
     print()
-    print("| method | epsilon (delta = 1/60000) | test accuracy, mean ± sd (%d seeds) | "
-          "epsilon spent | wall time per run |" % len(seeds))
-    print("|---|---:|---:|---:|---:|")
-    for method, _, private in METHODS:
+    print("| method | steps | ε | δ | test accuracy, mean ± sd (%d seeds) | ε spent | "
+          "wall time per run | per step |" % len(seeds))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    pre = {}  # public pre-training only: the step-0 accuracy of each seed
+    for short, method, example, private, over in methods:
+        cfg = json.load(open(os.path.join(ROOT, "examples", example)))
+        n = n_train(cfg)
         for eps in (epsilons if private else [None]):
             rs = results[(method, eps)]
             acc = [100.0 * r["test_accuracy"] for r in rs]
             spent = [r["epsilon_spent"] for r in rs]
             secs = [r["seconds"] for r in rs]
+            # per step: the training after step 0 (pre-training and the first evaluation
+            # excluded; the later evaluations included)
+            per = [(r["seconds"] - r["step0_seconds"]) / r["steps"] for r in rs]
             sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
-            print("| %s | %s | %.2f%% ± %.2f | %s | %.0f s |" % (
-                method, "%g" % eps if eps else "∞ (non-private)", statistics.mean(acc), sd,
-                "%.4f" % max(spent) if private else "∞", statistics.mean(secs)))
+            print("| %s | %s | %s | 1/%d | %.2f%% ± %.2f | %s | %.0f s | %.1f ms |" % (
+                method, format(cfg["steps"], ","),
+                "%g" % eps if eps else "∞ (non-private)", n, statistics.mean(acc), sd,
+                "%.4f" % max(spent) if private else "∞", statistics.mean(secs),
+                1000.0 * statistics.mean(per)))
+            if cfg.get("pretrain", {}).get("steps", 0) > 0:
+                for r in rs:
+                    pre.setdefault(r["seed"], set()).add(r["step0_accuracy"])
+    if pre:
+        per_seed = [min(v) for v in pre.values()]
+        same = all(len(v) == 1 for v in pre.values())
+        sd = statistics.stdev(per_seed) * 100 if len(per_seed) > 1 else 0.0
+        print("| public pre-training only (step 0 of the runs above) | - | 0 | - | "
+              "%.2f%% ± %.2f | 0 | - | - |%s" % (100 * statistics.mean(per_seed), sd,
+                                                 "" if same else " (differs between runs!)"))
 
 
 if __name__ == "__main__":
