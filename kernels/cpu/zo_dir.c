@@ -11,6 +11,7 @@
 #include "dpzo/zo_dir.h"
 #include "internal.h"
 #include "zo_math.h"
+#include "../dir_check.h"
 
 #define SPHERE_BLOCK 4096 /* the norm's summation block (a multiple of 4: a Philox block
                           * never straddles two) */
@@ -115,26 +116,47 @@ dpzo_status dpzo_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind, uint
         }
         for (; j0 < dim; j0 += SPHERE_BLOCK)
             total += block_sumsq(&d, j0, dim - j0 < SPHERE_BLOCK ? dim - j0 : SPHERE_BLOCK);
-        if (!(total > 0.0 && isfinite(total)))
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "sphere direction: the Gaussian draw has norm^2 %g (seed %llu, "
-                              "step %llu, query %u, dim %llu); use another seed",
-                              total, (unsigned long long)seed, (unsigned long long)step,
-                              (unsigned)query, (unsigned long long)dim);
-        d.scale = radius / sqrt(total);
+        dpzo_status st = dpzo__sphere_scale(ctx, &d, total, radius, 0, &d.scale);
+        if (st != DPZO_OK)
+            return st;
     }
     *dir = d;
     return DPZO_OK;
 }
 
-dpzo_status dpzo_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult, double radius)
+dpzo_status dpzo__sphere_scale(dpzo_ctx *ctx, const dpzo_dir *d, double total, double radius,
+                               int masked, double *scale)
+{
+    if (!(total > 0.0 && isfinite(total))) {
+        if (masked)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "masked sphere direction: the masked draw has norm^2 %g", total);
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "sphere direction: the Gaussian draw has norm^2 %g (seed %llu, "
+                          "step %llu, query %u, dim %llu); use another seed",
+                          total, (unsigned long long)d->seed, (unsigned long long)d->step,
+                          (unsigned)d->query, (unsigned long long)d->dim);
+    }
+    *scale = radius / sqrt(total);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__mult_check(dpzo_ctx *ctx, const dpzo_dir *dir, const void *mult, double radius)
 {
     if (dir == NULL || mult == NULL || dir->vec != NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "masked direction: NULL direction or multipliers");
+    if (dir->kind == DPZO_DIR_SPHERE && !(radius > 0.0 && isfinite(radius)))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "sphere direction radius must be > 0 and finite, got %g", radius);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult, double radius)
+{
+    dpzo_status st = dpzo__mult_check(ctx, dir, mult, radius);
+    if (st != DPZO_OK)
+        return st;
     if (dir->kind == DPZO_DIR_SPHERE) {
-        if (!(radius > 0.0 && isfinite(radius)))
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "sphere direction radius must be > 0 and finite, got %g", radius);
         dpzo_dir raw = *dir;
         raw.scale = 1.0;
         raw.mult = NULL;
@@ -152,10 +174,8 @@ dpzo_status dpzo_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult, d
             }
             total += sum;
         }
-        if (!(total > 0.0 && isfinite(total)))
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "masked sphere direction: the masked draw has norm^2 %g", total);
-        dir->scale = radius / sqrt(total);
+        if ((st = dpzo__sphere_scale(ctx, dir, total, radius, 1, &dir->scale)) != DPZO_OK)
+            return st;
     }
     dir->mult = mult;
     return DPZO_OK;

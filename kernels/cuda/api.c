@@ -8,6 +8,7 @@
 #include "dpzo/cuda.h"
 #include "internal.h"
 #include "zo_cuda.h"
+#include "../dir_check.h"
 
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_ok;
@@ -163,15 +164,10 @@ dpzo_status dpzo_cuda_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind,
     d.kind = DPZO_DIR_SPHERE;
     double total;
     st = dpzo_cuda_dir_sumsq(ctx, &d, &total);
+    if (st == DPZO_OK)
+        st = dpzo__sphere_scale(ctx, &d, total, radius, 0, &d.scale);
     if (st != DPZO_OK)
         return st;
-    if (!(total > 0.0 && isfinite(total)))
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "sphere direction: the Gaussian draw has norm^2 %g (seed %llu, "
-                          "step %llu, query %u, dim %llu); use another seed",
-                          total, (unsigned long long)seed, (unsigned long long)step,
-                          (unsigned)query, (unsigned long long)dim);
-    d.scale = radius / sqrt(total);
     *dir = d;
     return DPZO_OK;
 }
@@ -179,23 +175,19 @@ dpzo_status dpzo_cuda_dir_init(dpzo_ctx *ctx, dpzo_dir *dir, dpzo_dir_kind kind,
 dpzo_status dpzo_cuda_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mult_dev,
                                    double radius)
 {
-    if (dir == NULL || mult_dev == NULL || dir->vec != NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "masked direction: NULL direction or multipliers");
+    dpzo_status st = dpzo__mult_check(ctx, dir, mult_dev, radius);
+    if (st != DPZO_OK)
+        return st;
     if (dir->kind == DPZO_DIR_SPHERE) {
-        if (!(radius > 0.0 && isfinite(radius)))
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "sphere direction radius must be > 0 and finite, got %g", radius);
         dpzo_dir raw = *dir;
         raw.scale = 1.0;
         raw.mult = mult_dev;
         double total;
-        dpzo_status st = dpzo_cuda_dir_sumsq(ctx, &raw, &total);
+        st = dpzo_cuda_dir_sumsq(ctx, &raw, &total);
+        if (st == DPZO_OK)
+            st = dpzo__sphere_scale(ctx, &raw, total, radius, 1, &dir->scale);
         if (st != DPZO_OK)
             return st;
-        if (!(total > 0.0 && isfinite(total)))
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "masked sphere direction: the masked draw has norm^2 %g", total);
-        dir->scale = radius / sqrt(total);
     }
     dir->mult = mult_dev;
     return DPZO_OK;
