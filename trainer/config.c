@@ -634,8 +634,8 @@ static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, u
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "config: 'radius' applies to direction \"sphere\" only");
     if ((seen & (1u << K_STAGES)) && !dpzo_algorithm_is_stagewise(c->algorithm))
-        return dpzo__fail(ctx, DPZO_EINVAL, "config: 'stages' applies to dpzoso and dpzopo, not to %s",
-                          alg);
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'stages' applies to dpzoso and dpzopo, not to %s", alg);
     if ((seen & (1u << K_PRUNE)) && c->algorithm != DPZO_ALG_DPZOPO)
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'prune' applies to dpzopo, not to %s", alg);
     if ((seen & (1u << K_PUBLIC)) && !is_pazo(c->algorithm))

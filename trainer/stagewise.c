@@ -95,8 +95,8 @@ static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, doub
     memset(score, 0, P * sizeof *score);
     for (unsigned p = 0; p < pc->queries && st == DPZO_OK; p++) {
         dpzo_dir v;
-        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ DPZO__PRUNE_SEED_TWEAK, s - 1, p,
-                           P, 1.0);
+        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ DPZO__PRUNE_SEED_TWEAK,
+                           s - 1, p, P, 1.0);
         if (st != DPZO_OK)
             break;
         dpzo_perturb plus = {&v, pc->lambda, +1}, minus = {&v, pc->lambda, -1};

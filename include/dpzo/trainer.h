@@ -182,7 +182,7 @@ typedef struct {
     char data_dir[DPZO_TRAIN_PATH_MAX];    /* Fashion-MNIST directory; "" = dpzo_fmnist_find */
     uint64_t train_subset;                 /* use the first N training rows (0: all) */
     uint64_t public_size;                  /* rows held out as public data (0: none) */
-    char profile[DPZO_TRAIN_PATH_MAX];     /* noise profile (dpzero, dpsgd); "" otherwise */
+    char profile[DPZO_TRAIN_PATH_MAX];     /* noise profile (private algorithms); "" otherwise */
     uint64_t steps;                        /* T: planned steps, 1 .. 2^32 - 1 */
     double batch_size;                     /* B: expected (poisson) or exact (shuffle) */
     dpzo_batching batching;
@@ -193,7 +193,7 @@ typedef struct {
     dpzo_radius_kind radius_kind;          /* sphere only */
     double radius;                         /* DPZO_RADIUS_FIXED: the radius */
     unsigned queries;                      /* Q directions per step (ZO) */
-    double clip;                           /* C (dpzero, dpsgd); NaN otherwise */
+    double clip;                           /* C (private algorithms); NaN otherwise */
     uint64_t seed;                         /* directions, initial theta, public split */
     uint64_t eval_every;                   /* evaluate every k steps (0: start and end only) */
     char metrics[DPZO_TRAIN_PATH_MAX];     /* JSON-lines file; "" = none */
@@ -256,7 +256,7 @@ typedef int (*dpzo_train_callback)(void *user, const dpzo_train_report *r);
 /* Sets up a run: loads the data (train and test NULL: Fashion-MNIST as the configuration
  * says; otherwise the caller's data sets, which must outlive the trainer), takes the first
  * train_subset rows, holds out public_size rows (dpzo_dataset_split with the seed), builds
- * the model, initialises theta from the seed, opens the privacy object (dpzero, dpsgd: a
+ * the model, initialises theta from the seed, opens the privacy object (private algorithms: a
  * plan beyond the profile is refused with DPZO_EINFEASIBLE) and draws the sampling seed
  * from getrandom. */
 dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
