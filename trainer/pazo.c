@@ -200,6 +200,17 @@ static dpzo_status release_part(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, siz
     return st;
 }
 
+/* A loss that overflowed (or is NaN) at a candidate counts as a very large one, so that
+ * candidate is not preferred: 1e150 before clipping (its square, summed over at most 65
+ * values, stays finite, and the clip then scales the example's vector to its share). A
+ * fixed substitute: the example's contribution still has norm at most its share of C. */
+static void huge_if_not_finite(double *v, unsigned n)
+{
+    for (unsigned j = 0; j < n; j++)
+        if (!isfinite(v[j]))
+            v[j] = 1e150;
+}
+
 static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
 {
     const dpzo_public_config *u = &tr->cfg.pub;
@@ -222,7 +233,7 @@ static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
         return st;
     tr->loss_count += b;
     for (size_t i = 0; i < b; i++) {
-        dpzo__zero_if_not_finite(tr->vals + i * Q, k);
+        huge_if_not_finite(tr->vals + i * Q, k);
         dpzo_privacy_clip_part(tr->privacy, tr->vals + i * Q, k, share);
     }
     if ((st = release_part(ctx, tr, t, b, 0, k)) != DPZO_OK)
@@ -246,7 +257,7 @@ static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
         for (size_t i = 0; i < b; i++) {
             double *v = tr->vals + i * Q + k;
             *v = tr->lp[i];
-            dpzo__zero_if_not_finite(v, 1);
+            huge_if_not_finite(v, 1);
             dpzo_privacy_clip_part(tr->privacy, v, 1, 1.0 / (double)(k + 1));
         }
         if ((st = release_part(ctx, tr, t, b, k, 1)) != DPZO_OK)

@@ -61,7 +61,7 @@ dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double
 /* An example whose differences are not all finite (an overflowed loss) contributes the
  * zero vector: a fixed value, so one example still moves the sum by at most C, and a NaN
  * never reaches the release. */
-void dpzo__zero_if_not_finite(double *v, unsigned Q)
+static void zero_if_not_finite(double *v, unsigned Q)
 {
     for (unsigned k = 0; k < Q; k++)
         if (!isfinite(v[k])) {
@@ -79,7 +79,7 @@ static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
     for (size_t i = 0; i < b; i++) {
         double *v = tr->vals + i * Q;
         if (tr->privacy != NULL) {
-            dpzo__zero_if_not_finite(v, Q);
+            zero_if_not_finite(v, Q);
             dpzo_privacy_clip(tr->privacy, v, Q);
         }
         for (unsigned k = 0; k < Q; k++)

@@ -138,8 +138,6 @@ dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double 
 /* Step t's noise: n draws (the privacy object's, or the test hook's), counted. */
 dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
                              size_t n);
-/* An example's values with a non-finite entry become zeros. */
-void dpzo__zero_if_not_finite(double *v, unsigned n);
 dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what);
 /* DP-ZOSO / DP-ZOPO step t (stagewise.c) and PAZO-M/P/S step t (pazo.c). */
 dpzo_status dpzo__stagewise_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
