@@ -618,6 +618,20 @@ static void test_pazo_s_clip_shares(void **state)
     assert_true(tr->last_clean[3] <= b * C / 2.0 * (1 + 1e-12));
     assert_true(tr->last_clean[3] >= 0.999 * b * C / 2.0);
     dpzo_trainer_free(tr);
+    /* candidates so far away (lr 1e39) that most losses overflow to inf or NaN: such a loss
+     * counts as a huge one, so the candidate whose losses stay finite (here the second)
+     * gets the small clipped sum and is chosen; were overflows zeros, it would lose */
+    tr = pazo_trainer(ctx, DPZO_ALG_PAZO_S, &tr_ds, &te_ds, C, 1, &ns);
+    tr->cfg.lr = 1e39;
+    assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
+    assert_int_equal(tr->last_choice, 1);
+    assert_true(tr->last_clean[1] < 1e-6);
+    assert_true(tr->last_clean[0] > 10.0 && tr->last_clean[2] > 1.0);
+    pub = 0.0;
+    for (unsigned j = 0; j < 3; j++)
+        pub += tr->last_clean[j] * tr->last_clean[j];
+    assert_true(sqrt(pub) <= b * C * sqrt(3.0 / 4.0) * (1 + 1e-12));
+    dpzo_trainer_free(tr);
     dpzo_dataset_free(&tr_ds);
     dpzo_dataset_free(&te_ds);
 }
