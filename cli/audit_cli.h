@@ -35,8 +35,12 @@
 
 /* Splits argv into positional file names and the options (with their values) that
  * args_parse understands; option values are recognised through `specs`. */
-int cli_split_files(int argc, char **argv, const opt_spec *specs, const char **files,
-                    int *nfiles, char **rest, int *nrest);
+/* Splits argv into file arguments and options (an option's value stays with it) and
+ * parses the options into *a. *files is allocated (argc + 1 entries, the files first, NULL
+ * after them); the caller frees it whatever the result. Returns args_parse's status, or a
+ * usage error when out of memory (*files NULL then). */
+int cli_parse_files(int argc, char **argv, const opt_spec *specs, const char ***files,
+                    int *nfiles, parsed_args *a);
 
 typedef struct {
     dpzo_claim_spec *specs; /* files' claims, then the inline one */

@@ -57,8 +57,8 @@ static const char *audit_help =
 
 /* ---- Shared with dpzo plot ------------------------------------------------------------ */
 
-int cli_split_files(int argc, char **argv, const opt_spec *specs, const char **files,
-                    int *nfiles, char **rest, int *nrest)
+static void split_files(int argc, char **argv, const opt_spec *specs, const char **files,
+                        int *nfiles, char **rest, int *nrest)
 {
     *nfiles = *nrest = 0;
     for (int i = 0; i < argc; i++) {
@@ -77,7 +77,25 @@ int cli_split_files(int argc, char **argv, const opt_spec *specs, const char **f
             files[(*nfiles)++] = a;
         }
     }
-    return 0;
+}
+
+int cli_parse_files(int argc, char **argv, const opt_spec *specs, const char ***files,
+                    int *nfiles, parsed_args *a)
+{
+    *files = calloc((size_t)argc + 1, sizeof **files);
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int nrest = 0;
+    if (*files == NULL || rest == NULL) {
+        free(*files);
+        free(rest);
+        *files = NULL;
+        *nfiles = 0;
+        return cli_usage_error("out of memory");
+    }
+    split_files(argc, argv, specs, *files, nfiles, rest, &nrest);
+    int rc = args_parse(nrest, rest, specs, a); /* a points into argv, not into rest */
+    free(rest);
+    return rc;
 }
 
 static int scheme_of(const char *s, dpzo_sampling_scheme *out)
@@ -649,25 +667,16 @@ static int audit_claims(int argc, char **argv)
                                      {"confidence", 1},
                                      {"help", 0},
                                      {NULL, 0}};
-    const char **files = calloc((size_t)argc + 1, sizeof *files);
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nfiles, nrest, rc;
+    const char **files;
+    int nfiles, rc;
     parsed_args a;
-    if (files == NULL || rest == NULL) {
+    if ((rc = cli_parse_files(argc, argv, specs, &files, &nfiles, &a))) {
         free(files);
-        free(rest);
-        return cli_usage_error("out of memory");
-    }
-    cli_split_files(argc, argv, specs, files, &nfiles, rest, &nrest);
-    if ((rc = args_parse(nrest, rest, specs, &a))) {
-        free(files);
-        free(rest);
         return rc;
     }
     if (args_has(&a, "help")) {
         fputs(audit_help, stdout);
         free(files);
-        free(rest);
         return 0;
     }
     dpzo_audit_options opts;
@@ -676,12 +685,10 @@ static int audit_claims(int argc, char **argv)
     if ((v = args_get(&a, "grid")) != NULL) {
         if (parse_real("grid", v, &opts.pld_grid)) {
             free(files);
-            free(rest);
             return 2;
         }
         if (!(opts.pld_grid > 0.0 && opts.pld_grid <= 1.0)) {
             free(files);
-            free(rest);
             return cli_usage_error("--grid must be in (0, 1], got %s", v);
         }
         if (opts.pld_grid_min > opts.pld_grid)
@@ -693,7 +700,6 @@ static int audit_claims(int argc, char **argv)
     claim_set cs;
     if (ctx == NULL) {
         free(files);
-        free(rest);
         return cli_usage_error("out of memory");
     }
     rc = claims_load(ctx, files, nfiles, &a, 1, &cs);
@@ -760,7 +766,6 @@ static int audit_claims(int argc, char **argv)
     claims_free(&cs);
     dpzo_ctx_free(ctx);
     free(files);
-    free(rest);
     return rc;
 }
 

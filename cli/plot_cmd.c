@@ -68,20 +68,13 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     static const opt_spec specs[] = {CLAIM_OPTS,        {"o", 1},         {"points", 1},
                                      {"delta-min", 1},  {"delta-max", 1}, {"steps-max", 1},
                                      {"grid", 1},       {"help", 0},      {NULL, 0}};
-    const char **files = calloc((size_t)argc + 1, sizeof *files);
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    int nfiles, nrest, rc = 0;
+    const char **files;
+    int nfiles, rc = 0;
     parsed_args a;
-    if (files == NULL || rest == NULL) {
-        free(files);
-        free(rest);
-        return cli_usage_error("out of memory");
-    }
-    cli_split_files(argc, argv, specs, files, &nfiles, rest, &nrest);
     plot_curve_options po = {0, 0, 0, 12, 0};
     uint64_t points = 12;
     const char *out = NULL;
-    if ((rc = args_parse(nrest, rest, specs, &a)))
+    if ((rc = cli_parse_files(argc, argv, specs, &files, &nfiles, &a)))
         goto done;
     if (args_has(&a, "help")) {
         fputs(plot_help, stdout);
@@ -152,7 +145,6 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     dpzo_ctx_free(ctx);
 done:
     free(files);
-    free(rest);
     return rc;
 }
 
@@ -168,19 +160,11 @@ static int plot_noise(int argc, char **argv)
         {"uniform-high", 1}, {"delta", 1},       {"sampling-rate", 1}, {"steps", 1},
         {"o", 1},           {"help", 0},         {NULL, 0}};
     const char *files[2] = {NULL, NULL};
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
-    const char **fl = calloc((size_t)argc + 1, sizeof *fl);
-    int nfiles, nrest, rc;
+    const char **fl;
+    int nfiles, rc;
     parsed_args a;
-    if (rest == NULL || fl == NULL) {
-        free(rest);
-        free(fl);
-        return cli_usage_error("out of memory");
-    }
-    cli_split_files(argc, argv, specs, fl, &nfiles, rest, &nrest);
+    rc = cli_parse_files(argc, argv, specs, &fl, &nfiles, &a);
     files[0] = nfiles ? fl[0] : NULL;
-    rc = args_parse(nrest, rest, specs, &a);
-    free(rest);
     free(fl);
     if (rc)
         return rc;
