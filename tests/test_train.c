@@ -108,6 +108,8 @@ static void test_zo_estimate_directional_derivative(void **state)
         double dot = 0.0;
         for (size_t j = 0; j < P; j++)
             dot += (double)pe[i * P + j] * (double)u[j];
+        /* O(lambda^2) ~ 1e-8 is negligible; theta +- lambda u rounded to float moves each
+         * lambda u_j by up to 2^-24 |theta_j|, a few 1e-4 of it at lambda 1e-4 */
         assert_true(fabs(d[i] - dot) <= 1e-3 * fabs(dot) + 1e-6);
     }
     free(theta);
@@ -268,14 +270,14 @@ static void test_noise_once_per_query(void **state)
     const size_t n = 64;
     const uint64_t T = 150;
     const unsigned Q = 3;
-    dpzo_dataset tr_ds = clusters(n, 4, 2, 0.3, 1, 1), te_ds = clusters(20, 4, 2, 0.3, 1, 2);
+    cluster_sets sets = cluster_pair(n, 20, 4, 2, 0.3, 1, 1);
     const char *prof = TMP "/train_noise_profile.json";
     double sigma = write_profile(ctx, prof, 1.0 / 64.0, T, 0.5);
     dpzo_train_config c = base_config(DPZO_ALG_DPZERO, "mlp:", T, 1.0, 1e-3);
     set_private(&c, prof, 0.5);
     c.queries = Q;
     dpzo_trainer *tr;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     double sum = 0.0, sum2 = 0.0;
     unsigned empty = 0;
     for (uint64_t t = 0; t < T; t++) {
@@ -299,7 +301,7 @@ static void test_noise_once_per_query(void **state)
     dpzo_trainer_free(tr);
     /* mezo: nothing drawn, nothing added */
     c = base_config(DPZO_ALG_MEZO, "mlp:", T, 1.0, 1e-3);
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     for (uint64_t t = 0; t < 5; t++) {
         size_t b = dpzo__sampler_batch(&tr->sampler, t, tr->idx);
         assert_ok(ctx, dpzo__train_step(ctx, tr, t, b));
@@ -307,21 +309,20 @@ static void test_noise_once_per_query(void **state)
     }
     assert_int_equal(tr->noise_draws, 0);
     dpzo_trainer_free(tr);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* An example whose loss overflows contributes nothing (not a NaN) to the private sum. */
 static void test_nonfinite_differences_contribute_zero(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(64, 4, 2, 0.3, 1, 1), te_ds = clusters(20, 4, 2, 0.3, 1, 2);
+    cluster_sets sets = cluster_pair(64, 20, 4, 2, 0.3, 1, 1);
     const char *prof = TMP "/train_nonfinite_profile.json";
     write_profile(ctx, prof, 0.5, 10, 1.0);
     dpzo_train_config c = base_config(DPZO_ALG_DPZERO, "mlp:", 10, 32.0, 1e-3);
     set_private(&c, prof, 1.0);
     dpzo_trainer *tr;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     double zero = 0.0;
     tr->noise_hook = fixed_noise;
     tr->noise_user = &zero;
@@ -333,8 +334,7 @@ static void test_nonfinite_differences_contribute_zero(void **state)
     assert_false(isfinite(tr->lp[0] - tr->lm[0])); /* the path under test was taken */
     assert_true(tr->last_clean[0] == 0.0 && tr->last_noisy[0] == 0.0);
     dpzo_trainer_free(tr);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* DP-SGD: with the noise replaced by zeros, one step moves theta by at most lr b C / B
@@ -342,14 +342,14 @@ static void test_nonfinite_differences_contribute_zero(void **state)
 static void test_dpsgd_clips(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(100, 6, 3, 0.3, 2, 3), te_ds = clusters(20, 6, 3, 0.3, 2, 4);
+    cluster_sets sets = cluster_pair(100, 20, 6, 3, 0.3, 2, 3);
     const char *prof = TMP "/train_dpsgd_profile.json";
     const double C = 1e-3, B = 20.0, lr = 0.5;
     write_profile(ctx, prof, B / 100.0, 10, C);
     dpzo_train_config c = base_config(DPZO_ALG_DPSGD, "mlp:5", 10, B, lr);
     set_private(&c, prof, C);
     dpzo_trainer *tr;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     double zero = 0.0;
     tr->noise_hook = fixed_noise;
     tr->noise_user = &zero;
@@ -368,8 +368,7 @@ static void test_dpsgd_clips(void **state)
     assert_true(moved <= lr * (double)b * C / B * (1.0 + 1e-3) + 1e-6);
     free(before);
     dpzo_trainer_free(tr);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* ---- the privacy plan -------------------------------------------------------------------- */
@@ -377,18 +376,18 @@ static void test_dpsgd_clips(void **state)
 static void test_budget_refusal(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(100, 4, 2, 0.3, 1, 1), te_ds = clusters(20, 4, 2, 0.3, 1, 2);
+    cluster_sets sets = cluster_pair(100, 20, 4, 2, 0.3, 1, 1);
     const char *prof = TMP "/train_budget_profile.json";
     write_profile(ctx, prof, 0.1, 100, 1.0);
     dpzo_train_config c = base_config(DPZO_ALG_DPZERO, "mlp:", 200, 10.0, 1e-3);
     set_private(&c, prof, 1.0);
     dpzo_trainer *tr = NULL;
-    assert_int_equal(dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr), DPZO_EINFEASIBLE);
+    assert_int_equal(dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr), DPZO_EINFEASIBLE);
     assert_null(tr);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "200 steps"));
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "100"));
     c.steps = 100; /* within the profile: accepted, and the ledger ends within the budget */
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
     dpzo_train_report r;
     dpzo_trainer_report_now(tr, &r);
@@ -399,7 +398,7 @@ static void test_budget_refusal(void **state)
      * (forced here by planning past the opened plan) stops before it, logs and saves */
     snprintf(c.metrics, sizeof c.metrics, TMP "/train_budget.jsonl");
     snprintf(c.checkpoint, sizeof c.checkpoint, TMP "/train_budget.ckpt");
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     tr->cfg.steps = 101;
     assert_int_equal(dpzo_trainer_run(ctx, tr, 0, NULL, NULL), DPZO_EINFEASIBLE);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "privacy budget: step 101"));
@@ -411,8 +410,7 @@ static void test_budget_refusal(void **state)
     free(m);
     assert_int_equal(access(TMP "/train_budget.ckpt", R_OK), 0);
     dpzo_trainer_free(tr);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* ---- resume ------------------------------------------------------------------------------ */
@@ -526,10 +524,10 @@ static void check_resume(dpzo_ctx *ctx, run_spec *rs, const char *tag)
 static void test_resume_dpzero(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    cluster_sets sets = cluster_pair(240, 60, 8, 3, 0.3, 3, 4);
     const char *prof = TMP "/train_resume_profile.json";
     write_profile(ctx, prof, 0.1, 40, 2.0);
-    run_spec rs = {base_config(DPZO_ALG_DPZERO, "mlp:6", 40, 24.0, 0.05), &tr_ds, &te_ds, 0.0};
+    run_spec rs = {base_config(DPZO_ALG_DPZERO, "mlp:6", 40, 24.0, 0.05), &sets.tr, &sets.te, 0.0};
     set_private(&rs.cfg, prof, 2.0);
     rs.noise_scale = 2.0 * 0.9; /* about sigma C */
     rs.cfg.queries = 2;
@@ -537,23 +535,21 @@ static void test_resume_dpzero(void **state)
     rs.cfg.eval_every = 6;
     rs.cfg.checkpoint_every = 7;
     check_resume(ctx, &rs, "dpzero");
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 static void test_resume_mezo(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
-    run_spec rs = {base_config(DPZO_ALG_MEZO, "mlp:6", 40, 24.0, 0.05), &tr_ds, &te_ds, 0.0};
+    cluster_sets sets = cluster_pair(240, 60, 8, 3, 0.3, 3, 4);
+    run_spec rs = {base_config(DPZO_ALG_MEZO, "mlp:6", 40, 24.0, 0.05), &sets.tr, &sets.te, 0.0};
     rs.cfg.batching = DPZO_BATCH_SHUFFLE; /* 10 steps per epoch: the resume is mid-epoch */
     rs.cfg.direction = DPZO_DIR_SPHERE;
     rs.cfg.lr_schedule = DPZO_LR_COSINE;
     rs.cfg.eval_every = 6;
     rs.cfg.checkpoint_every = 7;
     check_resume(ctx, &rs, "mezo");
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* DP-ZOPO: the resume falls inside stage 2 and the run crosses into stage 3 (a new
@@ -561,10 +557,10 @@ static void test_resume_mezo(void **state)
 static void test_resume_dpzopo(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    cluster_sets sets = cluster_pair(240, 60, 8, 3, 0.3, 3, 4);
     const char *prof = TMP "/train_resume_zopo_profile.json";
     write_profile(ctx, prof, 0.1, 40, 2.0);
-    run_spec rs = {base_config(DPZO_ALG_DPZOPO, "mlp:6", 40, 24.0, 0.05), &tr_ds, &te_ds, 1.8};
+    run_spec rs = {base_config(DPZO_ALG_DPZOPO, "mlp:6", 40, 24.0, 0.05), &sets.tr, &sets.te, 1.8};
     set_private(&rs.cfg, prof, 2.0);
     rs.cfg.prune.strategy = DPZO_PRUNE_INCREMENTAL;
     rs.cfg.prune.rate = 0.1;
@@ -573,8 +569,7 @@ static void test_resume_dpzopo(void **state)
     rs.cfg.eval_every = 6;
     rs.cfg.checkpoint_every = 7; /* stages [0, 6) [6, 18) [18, 40); resume at 20 and 17 */
     check_resume(ctx, &rs, "dpzopo");
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* PAZO-S (k + 1 noise draws in two parts, public batches) after public pre-training, and
@@ -582,12 +577,12 @@ static void test_resume_dpzopo(void **state)
 static void test_resume_pazo(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(240, 8, 3, 0.3, 3, 4), te_ds = clusters(60, 8, 3, 0.3, 3, 5);
+    cluster_sets sets = cluster_pair(240, 60, 8, 3, 0.3, 3, 4);
     const char *prof = TMP "/train_resume_pazo_profile.json";
     write_profile(ctx, prof, 0.1, 40, 2.0);
     const dpzo_algorithm algs[2] = {DPZO_ALG_PAZO_S, DPZO_ALG_PAZO_P};
     for (int a = 0; a < 2; a++) {
-        run_spec rs = {base_config(algs[a], "mlp:6", 40, 20.0, 0.05), &tr_ds, &te_ds, 1.8};
+        run_spec rs = {base_config(algs[a], "mlp:6", 40, 20.0, 0.05), &sets.tr, &sets.te, 1.8};
         set_private(&rs.cfg, prof, 2.0);
         rs.cfg.public_size = 40;
         rs.cfg.pub.batch_size = 8;
@@ -597,19 +592,18 @@ static void test_resume_pazo(void **state)
         rs.cfg.checkpoint_every = 7;
         check_resume(ctx, &rs, a == 0 ? "pazo_s" : "pazo_p");
     }
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* Truncated, corrupted, foreign and mismatched checkpoints are refused, saying why. */
 static void test_checkpoint_refusals(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(100, 4, 2, 0.3, 1, 1), te_ds = clusters(20, 4, 2, 0.3, 1, 2);
+    cluster_sets sets = cluster_pair(100, 20, 4, 2, 0.3, 1, 1);
     dpzo_train_config c = base_config(DPZO_ALG_MEZO, "mlp:", 10, 10.0, 0.01);
     const char *path = TMP "/train_refuse.ckpt", *bad = TMP "/train_refuse_bad.ckpt";
     dpzo_trainer *tr;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 4, NULL, NULL));
     assert_ok(ctx, dpzo_trainer_save(ctx, tr, path));
     dpzo_trainer_free(tr);
@@ -634,7 +628,7 @@ static void test_checkpoint_refusals(void **state)
             copy[cases[i].flip] ^= 0x10;
         write_bytes(bad, copy, len);
         free(copy);
-        assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+        assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
         assert_int_equal(dpzo_trainer_resume(ctx, tr, bad), DPZO_EPARSE);
         if (strstr(dpzo_ctx_errmsg(ctx), cases[i].msg) == NULL)
             fail_msg("%s: message '%s' lacks '%s'", cases[i].what, dpzo_ctx_errmsg(ctx),
@@ -644,18 +638,17 @@ static void test_checkpoint_refusals(void **state)
     /* another configuration (learning rate) */
     dpzo_train_config other = c;
     other.lr = 0.02;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &other, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &other, &sets.tr, &sets.te, &tr));
     assert_int_equal(dpzo_trainer_resume(ctx, tr, path), DPZO_EINVAL);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "another configuration"));
     dpzo_trainer_free(tr);
     /* a missing file */
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     assert_int_equal(dpzo_trainer_resume(ctx, tr, TMP "/train_no_such.ckpt"), DPZO_EINVAL);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "cannot open"));
     dpzo_trainer_free(tr);
     free(good);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* ---- configuration ----------------------------------------------------------------------- */
@@ -787,11 +780,10 @@ static double accuracy_of(dpzo_ctx *ctx, dpzo_trainer *tr)
 static void test_mezo_learns(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo_dataset tr_ds = clusters(400, 10, 4, 0.25, 8, 9);
-    dpzo_dataset te_ds = clusters(400, 10, 4, 0.25, 8, 10);
+    cluster_sets sets = cluster_pair(400, 400, 10, 4, 0.25, 8, 9);
     dpzo_train_config c = base_config(DPZO_ALG_MEZO, "mlp:", 300, 32.0, 0.5);
     dpzo_trainer *tr;
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, tr, 2024)); /* reproducible batches */
     double before = accuracy_of(ctx, tr);
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
@@ -801,7 +793,7 @@ static void test_mezo_learns(void **state)
         fail_msg("mezo: accuracy %.3f -> %.3f", before, after);
     dpzo_trainer_free(tr);
     c = base_config(DPZO_ALG_SGD, "mlp:", 100, 32.0, 0.5);
-    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &tr_ds, &te_ds, &tr));
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, tr, 2024));
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
     after = accuracy_of(ctx, tr);
@@ -809,8 +801,7 @@ static void test_mezo_learns(void **state)
     if (!(after > 0.85))
         fail_msg("sgd: accuracy %.3f -> %.3f", before, after);
     dpzo_trainer_free(tr);
-    dpzo_dataset_free(&tr_ds);
-    dpzo_dataset_free(&te_ds);
+    cluster_sets_free(&sets);
 }
 
 /* ---- the command line -------------------------------------------------------------------- */

@@ -42,6 +42,25 @@ FIXTURE dpzo_dataset clusters(size_t n, size_t dim, int K, double spread, uint64
     return ds;
 }
 
+/* A training set and a test set around the same centres (the test rows from row_seed + 1). */
+typedef struct {
+    dpzo_dataset tr, te;
+} cluster_sets;
+
+FIXTURE cluster_sets cluster_pair(size_t n_train, size_t n_test, size_t dim, int K,
+                                  double spread, uint64_t centre_seed, uint64_t row_seed)
+{
+    cluster_sets s = {clusters(n_train, dim, K, spread, centre_seed, row_seed),
+                      clusters(n_test, dim, K, spread, centre_seed, row_seed + 1)};
+    return s;
+}
+
+FIXTURE void cluster_sets_free(cluster_sets *s)
+{
+    dpzo_dataset_free(&s->tr);
+    dpzo_dataset_free(&s->te);
+}
+
 /* A ZO configuration on synthetic data (no files). */
 FIXTURE dpzo_train_config base_config(dpzo_algorithm alg, const char *model, uint64_t steps,
                                      double batch, double lr)
