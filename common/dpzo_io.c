@@ -67,21 +67,21 @@ int dpzo_io_open_read(const char *path, const char *what, size_t limit, long lon
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return fail(err, errlen, "%s %s: cannot open: %s", what, path, strerror(errno));
+        return fail(err, errlen, "%s '%s': cannot open (%s)", what, path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         close(fd);
-        return fail(err, errlen, "%s %s: cannot stat: %s", what, path, strerror(e));
+        return fail(err, errlen, "%s '%s': cannot stat: %s", what, path, strerror(e));
     }
     if (!S_ISREG(sb.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s %s: is %s, only regular files are read", what, path,
+        return fail(err, errlen, "%s '%s': is %s, only regular files are read", what, path,
                     kind_name(sb.st_mode));
     }
     if (sb.st_size < 0 || (unsigned long long)sb.st_size > (unsigned long long)limit) {
         close(fd);
-        return fail(err, errlen, "%s %s: %lld bytes, more than the limit of %zu bytes", what,
+        return fail(err, errlen, "%s '%s': %lld bytes, more than the limit of %zu bytes", what,
                     path, (long long)sb.st_size, limit);
     }
     int fl = fcntl(fd, F_GETFL);
@@ -107,7 +107,7 @@ int dpzo_io_read_file(const char *path, const char *what, size_t limit, char **o
     char *buf = malloc(cap + 1);
     if (buf == NULL) {
         close(fd);
-        return fail(err, errlen, "%s %s: out of memory (%zu bytes)", what, path, cap + 1);
+        return fail(err, errlen, "%s '%s': out of memory (%zu bytes)", what, path, cap + 1);
     }
     for (;;) {
         if (n == cap) {
@@ -118,7 +118,7 @@ int dpzo_io_read_file(const char *path, const char *what, size_t limit, char **o
             if (nb == NULL) {
                 free(buf);
                 close(fd);
-                return fail(err, errlen, "%s %s: out of memory (%zu bytes)", what, path,
+                return fail(err, errlen, "%s '%s': out of memory (%zu bytes)", what, path,
                             ncap + 1);
             }
             buf = nb;
@@ -131,7 +131,7 @@ int dpzo_io_read_file(const char *path, const char *what, size_t limit, char **o
             int e = errno;
             free(buf);
             close(fd);
-            return fail(err, errlen, "%s %s: read error: %s", what, path, strerror(e));
+            return fail(err, errlen, "%s '%s': read error: %s", what, path, strerror(e));
         }
         if (r == 0)
             break;
@@ -140,7 +140,7 @@ int dpzo_io_read_file(const char *path, const char *what, size_t limit, char **o
     close(fd);
     if (n > limit) {
         free(buf);
-        return fail(err, errlen, "%s %s: more than the limit of %zu bytes", what, path, limit);
+        return fail(err, errlen, "%s '%s': more than the limit of %zu bytes", what, path, limit);
     }
     buf[n] = '\0';
     *out = buf;
@@ -191,11 +191,11 @@ static int resolve(const char *path, const char *what, unsigned flags, target *t
         return 0;
     }
     if (strlen(path) >= sizeof t->dest)
-        return fail(err, errlen, "%s %s: path too long", what, path);
+        return fail(err, errlen, "%s '%s': path too long", what, path);
     struct stat lsb;
     if (lstat(path, &lsb) != 0) {
         if (errno != ENOENT)
-            return fail(err, errlen, "%s %s: %s", what, path, strerror(errno));
+            return fail(err, errlen, "%s '%s': %s", what, path, strerror(errno));
         t->kind = 0;
         snprintf(t->dest, sizeof t->dest, "%s", path);
         return 0;
@@ -203,11 +203,11 @@ static int resolve(const char *path, const char *what, unsigned flags, target *t
     if (S_ISLNK(lsb.st_mode)) {
         if (realpath(path, t->dest) == NULL)
             return fail(err, errlen,
-                        "%s %s: a symbolic link whose target cannot be resolved (%s): refusing "
+                        "%s '%s': a symbolic link whose target cannot be resolved (%s): refusing "
                         "to write",
                         what, path, strerror(errno));
         if (stat(t->dest, &t->sb) != 0)
-            return fail(err, errlen, "%s %s: its target %s: %s", what, path, t->dest,
+            return fail(err, errlen, "%s '%s': its target %s: %s", what, path, t->dest,
                         strerror(errno));
     } else {
         snprintf(t->dest, sizeof t->dest, "%s", path);
@@ -218,10 +218,10 @@ static int resolve(const char *path, const char *what, unsigned flags, target *t
         return 0;
     }
     if (S_ISDIR(t->sb.st_mode))
-        return fail(err, errlen, "%s %s: is a directory", what, path);
+        return fail(err, errlen, "%s '%s': is a directory", what, path);
     if (!(flags & DPZO_IO_DIRECT) || S_ISSOCK(t->sb.st_mode))
         return fail(err, errlen,
-                    "%s %s: is %s; only a regular file can hold it (it is never replaced)",
+                    "%s '%s': is %s; only a regular file can hold it (it is never replaced)",
                     what, path, kind_name(t->sb.st_mode));
     t->kind = 2;
     return 0;
@@ -244,14 +244,14 @@ static int open_direct(const target *t, const char *path, const char *what, char
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         if (errno == ENXIO)
-            return fail(err, errlen, "%s %s: a FIFO with no reader: refusing to wait", what,
+            return fail(err, errlen, "%s '%s': a FIFO with no reader: refusing to wait", what,
                         path);
-        return fail(err, errlen, "%s %s: cannot open: %s", what, path, strerror(errno));
+        return fail(err, errlen, "%s '%s': cannot open (%s)", what, path, strerror(errno));
     }
     struct stat sb;
     if (fstat(fd, &sb) != 0 || S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)) {
         close(fd);
-        return fail(err, errlen, "%s %s: changed while being opened", what, path);
+        return fail(err, errlen, "%s '%s': changed while being opened", what, path);
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0)
@@ -330,13 +330,13 @@ static int write_replace(const target *t, const char *path, const char *what,
     char dir[PATH_MAX], name[NAME_MAX + 1];
     const char *base;
     if (split(t->dest, dir, sizeof dir, &base) != 0)
-        return fail(err, errlen, "%s %s: not a file name", what, path);
+        return fail(err, errlen, "%s '%s': not a file name", what, path);
     if (strlen(base) + 40 > NAME_MAX)
-        return fail(err, errlen, "%s %s: file name too long for a temporary beside it", what,
+        return fail(err, errlen, "%s '%s': file name too long for a temporary beside it", what,
                     path);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
-        return fail(err, errlen, "%s %s: cannot open its folder %s: %s", what, path, dir,
+        return fail(err, errlen, "%s '%s': cannot open its folder %s: %s", what, path, dir,
                     strerror(errno));
     mode_t mode = t->kind == 1 ? (t->sb.st_mode & 07777) : 0644;
     int named = 0; /* the temporary has a name to remove on failure */
@@ -353,7 +353,7 @@ static int write_replace(const target *t, const char *path, const char *what,
         if (fd < 0) {
             e = errno;
             close(dfd);
-            return fail(err, errlen, "%s %s: cannot create a temporary in %s: %s", what, path,
+            return fail(err, errlen, "%s '%s': cannot create a temporary in %s: %s", what, path,
                         dir, strerror(e));
         }
         named = 1;
@@ -404,14 +404,14 @@ static int write_replace(const target *t, const char *path, const char *what,
         if (named)
             (void)unlinkat(dfd, name, 0);
         close(dfd);
-        return fail(err, errlen, "%s %s: cannot write: %s", what, path,
+        return fail(err, errlen, "%s '%s': cannot write: %s", what, path,
                     strerror(e != 0 ? e : EIO));
     }
     named = 0;
     if (fsync(dfd) != 0) {
         e = errno;
         close(dfd);
-        return fail(err, errlen, "%s %s: written, but its folder %s cannot be synced: %s", what,
+        return fail(err, errlen, "%s '%s': written, but its folder %s cannot be synced: %s", what,
                     path, dir, strerror(e));
     }
     clean_stale(dfd, base);
@@ -437,7 +437,7 @@ int dpzo_io_write_file(const char *path, const char *what, const void *buf, size
         e = errno;
     }
     if (bad)
-        return fail(err, errlen, "%s %s: write error: %s", what, path, strerror(e));
+        return fail(err, errlen, "%s '%s': write error: %s", what, path, strerror(e));
     return 0;
 }
 
@@ -466,7 +466,7 @@ dpzo_io_out *dpzo_io_out_open(const char *path, const char *what, unsigned flags
     }
     if (o == NULL || o->path == NULL || o->what == NULL || o->f == NULL) {
         dpzo_io_out_discard(o);
-        fail(err, errlen, "%s %s: out of memory", what, path);
+        fail(err, errlen, "%s '%s': out of memory", what, path);
         return NULL;
     }
     return o;
@@ -491,7 +491,7 @@ int dpzo_io_out_commit(dpzo_io_out *o, char *err, size_t errlen)
     int bad = ferror(o->f) != 0;
     bad |= fclose(o->f) != 0;
     o->f = NULL;
-    int rc = bad ? fail(err, errlen, "%s %s: out of memory while formatting", o->what, o->path)
+    int rc = bad ? fail(err, errlen, "%s '%s': out of memory while formatting", o->what, o->path)
                  : dpzo_io_write_file(o->path, o->what, o->buf, o->len, o->flags, err, errlen);
     dpzo_io_out_discard(o);
     return rc;
@@ -515,16 +515,16 @@ FILE *dpzo_io_open_append(const char *path, const char *what, int truncate, int 
             fd = open(t.dest, fl, 0644);
         while (fd < 0 && errno == EINTR);
         if (fd < 0) {
-            fail(err, errlen, "%s %s: cannot open: %s", what, path, strerror(errno));
+            fail(err, errlen, "%s '%s': cannot open (%s)", what, path, strerror(errno));
         } else {
             struct stat sb;
             if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
                 close(fd);
-                fd = fail(err, errlen, "%s %s: changed while being opened", what, path);
+                fd = fail(err, errlen, "%s '%s': changed while being opened", what, path);
             } else if (truncate && ftruncate(fd, 0) != 0) {
                 int e = errno;
                 close(fd);
-                fd = fail(err, errlen, "%s %s: cannot empty: %s", what, path, strerror(e));
+                fd = fail(err, errlen, "%s '%s': cannot empty: %s", what, path, strerror(e));
             } else {
                 int f2 = fcntl(fd, F_GETFL);
                 if (f2 >= 0)
@@ -538,7 +538,7 @@ FILE *dpzo_io_open_append(const char *path, const char *what, int truncate, int 
     if (f == NULL) {
         int e = errno;
         close(fd);
-        fail(err, errlen, "%s %s: %s", what, path, strerror(e));
+        fail(err, errlen, "%s '%s': %s", what, path, strerror(e));
         return NULL;
     }
     if (regular != NULL)

@@ -1,3 +1,9 @@
 # Tests of common/dpzo_io and of the files dpzo reads and writes (docs/files.md).
 dpzo_test(test_io)
 target_compile_definitions(test_io PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+dpzo_test(test_checkpoint)
+target_link_libraries(test_checkpoint PRIVATE dpzo_trainer dpzo_noisesearch)
+target_include_directories(test_checkpoint PRIVATE ${PROJECT_SOURCE_DIR}/trainer
+                                                   ${PROJECT_SOURCE_DIR}/noisesearch)
+target_compile_definitions(test_checkpoint PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+set_tests_properties(test_checkpoint PROPERTIES TIMEOUT 120)

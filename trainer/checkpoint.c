@@ -8,16 +8,20 @@
  * length implied by n_params and the checksum before it trusts any field, so a truncated or
  * corrupted file is refused with a message saying which check failed.
  *
- * Writing is atomic: the bytes go to PATH.tmp, which is flushed and fsync'ed, renamed over
- * PATH, and the directory is fsync'ed. A crash at any point leaves PATH either the old
- * checkpoint or the new one, never a mixture; a stale PATH.tmp is never read. */
+ * Writing is atomic (common/dpzo_io.c, docs/files.md): the bytes go to a temporary created
+ * exclusively in PATH's folder, which is fsync'ed and renamed over PATH, and the folder is
+ * fsync'ed. A crash at any point leaves PATH either the old checkpoint or the new one, never
+ * a mixture; nothing planted at a temporary's name is followed, and a PATH that is a
+ * device or FIFO is refused, never replaced. Only regular files are read. */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "dpzo_io.h"
 #include "internal.h"
 #include "sha256.h"
 #include "train_internal.h"
@@ -120,63 +124,15 @@ static void header_codec(cursor *c, dpzo__ckpt_state *s, int write)
 
 /* ---- writing ----------------------------------------------------------------------- */
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* fsync of the directory holding path, so the rename itself is durable. */
-static int sync_dir(const char *path)
-{
-    char dir[DPZO_TRAIN_PATH_MAX + 8];
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
+/* Atomic (common/dpzo_io.c): a temporary created exclusively beside the target, fsync,
+ * rename, fsync of the folder; a link at path is written through to its regular target; a
+ * device, FIFO or directory at path is refused, never replaced. */
 static dpzo_status write_atomic(dpzo_ctx *ctx, const char *path, const unsigned char *buf,
                                 size_t n)
 {
-    char tmp[DPZO_TRAIN_PATH_MAX + 8];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return dpzo__fail(ctx, DPZO_EINVAL, "checkpoint: path too long: %s", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return dpzo__fail(ctx, DPZO_EINVAL, "checkpoint: cannot create %s: %s", tmp,
-                          strerror(errno));
-    int bad = write_all(fd, buf, n) != 0 || fsync(fd) != 0;
-    int err = errno;
-    bad |= close(fd) != 0;
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad) {
-        unlink(tmp);
-        return dpzo__fail(ctx, DPZO_EINVAL, "checkpoint: cannot write %s: %s", path,
-                          strerror(err));
-    }
-    if (sync_dir(path) != 0)
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "checkpoint: wrote %s but cannot sync its directory: %s", path,
-                          strerror(errno));
+    char err[DPZO_IO_ERRMAX];
+    if (dpzo_io_write_file(path, "checkpoint", buf, n, 0, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
     return DPZO_OK;
 }
 
@@ -210,24 +166,15 @@ dpzo_status dpzo__ckpt_write(dpzo_ctx *ctx, const char *path, const dpzo__ckpt_s
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-static dpzo_status read_whole(dpzo_ctx *ctx, const char *path, unsigned char **out, size_t *n)
+/* A regular file only (a FIFO or device is refused before any read), at most limit bytes
+ * (the size a checkpoint of this model has: a longer file is refused unread). */
+static dpzo_status read_whole(dpzo_ctx *ctx, const char *path, size_t limit, unsigned char **out,
+                              size_t *n)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "checkpoint: cannot open %s: %s", path,
-                          strerror(errno));
-    struct stat sb;
-    unsigned char *buf = NULL;
-    int bad = fstat(fileno(f), &sb) != 0 || sb.st_size < 0 ||
-              (buf = malloc((size_t)sb.st_size + 1)) == NULL ||
-              fread(buf, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return dpzo__fail(ctx, DPZO_EINVAL, "checkpoint: cannot read %s", path);
-    }
-    *out = buf;
-    *n = (size_t)sb.st_size;
+    char err[DPZO_IO_ERRMAX], *buf = NULL;
+    if (dpzo_io_read_file(path, "checkpoint", limit, &buf, n, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
+    *out = (unsigned char *)buf;
     return DPZO_OK;
 }
 
@@ -263,12 +210,73 @@ static dpzo_status check_frame(dpzo_ctx *ctx, const char *path, const unsigned c
     return DPZO_OK;
 }
 
+/* Each field against its domain (the checksum only says the file is as written, not that
+ * what was written is sane: a re-hashed edit must still be refused). The caller compares
+ * the fields against its run's configuration. */
+static dpzo_status check_fields(dpzo_ctx *ctx, const char *path, const dpzo__ckpt_state *s,
+                                const unsigned char *state, size_t n_params)
+{
+#define BAD(...) return dpzo__fail(ctx, DPZO_EPARSE, __VA_ARGS__)
+    if (s->algorithm > DPZO_ALG_PAZO_S)
+        BAD("checkpoint %s: field algorithm is %u (0 to %d accepted)", path,
+            (unsigned)s->algorithm, (int)DPZO_ALG_PAZO_S);
+    if (s->batching > DPZO_BATCH_SHUFFLE)
+        BAD("checkpoint %s: field batching is %u (0 poisson or 1 shuffle accepted)", path,
+            (unsigned)s->batching);
+    if (s->lr_schedule > DPZO_LR_COSINE)
+        BAD("checkpoint %s: field lr_schedule is %u (0 to %d accepted)", path,
+            (unsigned)s->lr_schedule, (int)DPZO_LR_COSINE);
+    if (s->steps == 0 || s->step > s->steps)
+        BAD("checkpoint %s: field step is %llu of steps %llu (0 <= step <= steps, steps >= 1)",
+            path, (unsigned long long)s->step, (unsigned long long)s->steps);
+    if (s->ledger_steps != s->step)
+        BAD("checkpoint %s: field ledger_steps is %llu, step is %llu (they must agree)", path,
+            (unsigned long long)s->ledger_steps, (unsigned long long)s->step);
+    if (!(isfinite(s->lr) && s->lr > 0))
+        BAD("checkpoint %s: field lr is %g (a finite value > 0 accepted)", path, s->lr);
+    if (!(isfinite(s->lr_last) && s->lr_last >= 0))
+        BAD("checkpoint %s: field lr_last is %g (a finite value >= 0 accepted)", path,
+            s->lr_last);
+    if (!(s->epsilon_spent >= 0)) /* +inf: non-private; NaN refused */
+        BAD("checkpoint %s: field epsilon_spent is %g (>= 0 or inf accepted)", path,
+            s->epsilon_spent);
+    if (!(isfinite(s->loss_sum) && s->loss_sum >= 0) || (s->loss_count == 0 && s->loss_sum != 0))
+        BAD("checkpoint %s: field loss_sum is %g over %llu losses (a finite sum >= 0, 0 when "
+            "there are none)",
+            path, s->loss_sum, (unsigned long long)s->loss_count);
+    if (!(isnan(s->test_acc) || (s->test_acc >= 0 && s->test_acc <= 1)))
+        BAD("checkpoint %s: field test_acc is %g (in [0, 1], or NaN before an evaluation)", path,
+            s->test_acc);
+    if (s->test_loss < 0)
+        BAD("checkpoint %s: field test_loss is %g (>= 0, or NaN before an evaluation)", path,
+            s->test_loss);
+    if (!(isfinite(s->seconds) && s->seconds >= 0))
+        BAD("checkpoint %s: field seconds is %g (a finite value >= 0 accepted)", path,
+            s->seconds);
+    if (s->metrics_offset > ((uint64_t)1 << 62))
+        BAD("checkpoint %s: field metrics_offset is %llu (at most 2^62 accepted)", path,
+            (unsigned long long)s->metrics_offset);
+    cursor c = {(unsigned char *)state, 0};
+    for (size_t j = 0; j < n_params; j++) {
+        uint32_t u = get_u32(&c);
+        float v;
+        memcpy(&v, &u, sizeof v);
+        if (!isfinite(v))
+            BAD("checkpoint %s: state value %zu (theta, anchor or mask) is %g (finite values "
+                "accepted)",
+                path, j, (double)v);
+    }
+#undef BAD
+    return DPZO_OK;
+}
+
 dpzo_status dpzo__ckpt_read(dpzo_ctx *ctx, const char *path, size_t n_params,
                             dpzo__ckpt_state *st, float *theta)
 {
     unsigned char *buf = NULL;
     size_t n = 0;
-    dpzo_status status = read_whole(ctx, path, &buf, &n);
+    size_t want = DPZO_CKPT_HEADER + 4 * n_params + CKPT_DIGEST;
+    dpzo_status status = read_whole(ctx, path, want, &buf, &n);
     if (status != DPZO_OK)
         return status;
     status = check_frame(ctx, path, buf, n, n_params);
@@ -280,6 +288,8 @@ dpzo_status dpzo__ckpt_read(dpzo_ctx *ctx, const char *path, size_t n_params,
                                 "checkpoint %s: holds %llu parameters, the model has %zu", path,
                                 (unsigned long long)st->n_params, n_params);
     }
+    if (status == DPZO_OK)
+        status = check_fields(ctx, path, st, buf + DPZO_CKPT_HEADER, n_params);
     if (status == DPZO_OK) {
         cursor c = {buf, DPZO_CKPT_HEADER};
         for (size_t j = 0; j < n_params; j++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
+#include "dpzo_io.h"
 #include "internal.h"
 #include "sha256.h"
 #include "train_internal.h"
@@ -696,23 +697,10 @@ dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char 
 dpzo_status dpzo_train_config_read_file(dpzo_ctx *ctx, const char *path, dpzo_train_config *out)
 {
     dpzo_train_config_init(out);
-    FILE *f = path != NULL ? fopen(path, "rb") : NULL;
-    if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "config: cannot open '%s': %s", path ? path : "(null)",
-                          strerror(errno));
-    char *text = NULL;
-    size_t len = 0;
-    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (size >= 0 && size < (1L << 24) && fseek(f, 0, SEEK_SET) == 0 &&
-        (text = malloc((size_t)size + 1)) != NULL)
-        len = fread(text, 1, (size_t)size, f);
-    int bad = size < 0 || size >= (1L << 24) || text == NULL || len != (size_t)size;
-    fclose(f);
-    if (bad) {
-        free(text);
-        return dpzo__fail(ctx, DPZO_EINVAL, "config: cannot read '%s' (at most 16 MiB)", path);
-    }
-    text[len] = '\0';
+    /* a regular file only (a FIFO or device is refused before any read), at most 16 MiB */
+    char *text = NULL, err[DPZO_IO_ERRMAX];
+    if (dpzo_io_read_file(path, "config", DPZO_IO_LIMIT_CONFIG, &text, NULL, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
     char base[DPZO_TRAIN_PATH_MAX] = "";
     const char *slash = strrchr(path, '/');
     if (slash != NULL)

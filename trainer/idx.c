@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "dpzo_io.h"
 #include "internal.h"
 #include "dpzo/model.h"
 
@@ -71,11 +72,18 @@ static dpzo_status read_idx(dpzo_ctx *ctx, const char *path, uint32_t magic, uin
     unsigned ndims = magic & 0xffu;
     *data = NULL;
     *count = 0;
-    errno = 0;
-    gzFile f = gzopen(path, "rb");
-    if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EPARSE, "IDX %s file '%s': cannot open (%s)", what, path,
-                          errno != 0 ? strerror(errno) : "out of memory");
+    /* a regular file only: a FIFO or device is refused before any read (docs/files.md) */
+    char ioerr[DPZO_IO_ERRMAX], label[32];
+    snprintf(label, sizeof label, "IDX %s file", what); /* "IDX image file 'PATH': ..." */
+    int fd = dpzo_io_open_read(path, label, DPZO_IO_LIMIT_IDX, NULL, ioerr, sizeof ioerr);
+    if (fd < 0)
+        return dpzo__fail(ctx, DPZO_EPARSE, "%s", ioerr);
+    gzFile f = gzdopen(fd, "rb");
+    if (f == NULL) {
+        close(fd);
+        return dpzo__fail(ctx, DPZO_EPARSE, "IDX %s file '%s': cannot open (out of memory)",
+                          what, path);
+    }
     gzbuffer(f, 1u << 17);
 
     dpzo_status st = DPZO_OK;
@@ -143,6 +151,16 @@ static dpzo_status read_idx(dpzo_ctx *ctx, const char *path, uint32_t magic, uin
             size_t ncap = cap == 0 ? ((size_t)1 << 16) : 2 * cap;
             if (ncap > total)
                 ncap = total;
+            /* the decompressed data is bounded by the header's size (one byte more is an
+             * error below), and what is held at once by the limit */
+            if (ncap > DPZO_IO_LIMIT_IDX) {
+                free(buf);
+                st = dpzo__fail(ctx, DPZO_EPARSE,
+                                "IDX %s file '%s': the header announces %zu bytes of data, "
+                                "more than the limit of %zu",
+                                what, path, total, (size_t)DPZO_IO_LIMIT_IDX);
+                goto done;
+            }
             unsigned char *nb = realloc(buf, ncap);
             if (nb == NULL) {
                 free(buf);

@@ -3,6 +3,7 @@
  * belongs to this run (fingerprint, ledger, sampler position) and the metrics file cut
  * back to what it held at the checkpoint. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,8 +67,31 @@ static dpzo_status check_state(dpzo_ctx *ctx, const dpzo_trainer *tr, const char
                           "(algorithm, model, data, steps, batching, lr, ZO settings, clip, "
                           "seed or profile differ): refusing to resume",
                           path);
+    /* the fingerprint covers the configuration; the fields are compared one by one too, so
+     * that a checkpoint whose fields were edited (and re-hashed) is refused by name */
+    const dpzo_train_config *c = &tr->cfg;
+#define FIELD(cond, name, fmt, got, want)                                                      \
+    if (!(cond))                                                                               \
+        return dpzo__fail(ctx, DPZO_EPARSE,                                                    \
+                          "checkpoint %s: field " name " is " fmt ", this run's configuration " \
+                          "has " fmt,                                                          \
+                          path, got, want)
+    FIELD(s->algorithm == (uint32_t)c->algorithm, "algorithm", "%u", (unsigned)s->algorithm,
+          (unsigned)c->algorithm);
+    FIELD(s->batching == (uint32_t)c->batching, "batching", "%u", (unsigned)s->batching,
+          (unsigned)c->batching);
+    FIELD(s->lr_schedule == (uint32_t)c->lr_schedule, "lr_schedule", "%u",
+          (unsigned)s->lr_schedule, (unsigned)c->lr_schedule);
+    FIELD(s->lr == c->lr, "lr", "%.17g", s->lr, c->lr);
+    FIELD(s->steps == c->steps, "steps", "%llu", (unsigned long long)s->steps,
+          (unsigned long long)c->steps);
+    FIELD(s->dir_seed == c->seed, "seed", "%llu", (unsigned long long)s->dir_seed,
+          (unsigned long long)c->seed);
+#undef FIELD
     if (s->step > tr->cfg.steps || s->ledger_steps != s->step || s->steps != tr->cfg.steps)
         return dpzo__fail(ctx, DPZO_EPARSE, "checkpoint %s: inconsistent step counts", path);
+    /* the epsilon spent is the ledger's for the step count (recomputed from the profile),
+     * never the stored number: a checkpoint that disagrees is refused */
     double eps = dpzo__trainer_epsilon_after(tr, s->step);
     if (!(eps == s->epsilon_spent || (isinf(eps) && isinf(s->epsilon_spent))))
         return dpzo__fail(ctx, DPZO_EPARSE,
@@ -82,24 +106,56 @@ static dpzo_status check_state(dpzo_ctx *ctx, const dpzo_trainer *tr, const char
 }
 
 /* Cuts the metrics file back to the length it had at the checkpoint (lines written after
- * it belong to steps that will be redone). A missing file restarts empty; a shorter one
- * is not this run's. */
+ * it belong to steps that will be redone). A missing file restarts empty; a shorter one, or
+ * one whose recorded length does not end a line, or a non-empty one where the checkpoint
+ * recorded none, is not this run's and is left alone. A metrics stream that is not a regular
+ * file (a device or FIFO, written directly) is not rewound. The file is opened once (a link
+ * followed to its regular target, as the writer does, docs/files.md) and cut through that
+ * descriptor. */
 static dpzo_status metrics_rewind(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t offset)
 {
     tr->metrics_offset = 0;
     if (tr->cfg.metrics[0] == '\0')
         return DPZO_OK;
-    struct stat sb;
-    if (stat(tr->cfg.metrics, &sb) != 0)
+    const char *path = tr->cfg.metrics;
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == ENOENT)
         return DPZO_OK;
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        close(fd);
+        tr->metrics_offset = offset;
+        return DPZO_OK;
+    }
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot open %s: %s", path, strerror(e));
+    }
+    const char *why = NULL;
+    char last = '\n';
     if ((uint64_t)sb.st_size < offset)
+        why = "is shorter";
+    else if (offset == 0 && sb.st_size > 0)
+        why = "is not empty";
+    else if (offset > 0 && pread(fd, &last, 1, (off_t)offset - 1) != 1)
+        why = "cannot be read";
+    else if (last != '\n')
+        why = "has no line end there";
+    if (why != NULL) {
+        close(fd);
         return dpzo__fail(ctx, DPZO_EINVAL,
-                          "metrics file %s has %lld bytes, the checkpoint recorded %llu: it is "
-                          "not this run's (move it away to start a new one)",
-                          tr->cfg.metrics, (long long)sb.st_size, (unsigned long long)offset);
-    if (truncate(tr->cfg.metrics, (off_t)offset) != 0)
-        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot truncate %s: %s", tr->cfg.metrics,
-                          strerror(errno));
+                          "metrics file %s has %lld bytes and %s, the checkpoint recorded %llu: "
+                          "it is not this run's (move it away to start a new one)",
+                          path, (long long)sb.st_size, why, (unsigned long long)offset);
+    }
+    int bad = ftruncate(fd, (off_t)offset) != 0;
+    int e = errno;
+    close(fd);
+    if (bad)
+        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot truncate %s: %s", path,
+                          strerror(e));
     tr->metrics_offset = offset;
     return DPZO_OK;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "dpzo_io.h"
 #include "internal.h"
 #include "train_internal.h"
 
@@ -287,10 +288,13 @@ static dpzo_status metrics_open(dpzo_ctx *ctx, dpzo_trainer *tr, FILE **out)
     *out = NULL;
     if (tr->cfg.metrics[0] == '\0')
         return DPZO_OK;
-    FILE *f = fopen(tr->cfg.metrics, tr->metrics_offset == 0 ? "w" : "a");
+    /* a link is followed to its regular target; a device or FIFO is written directly,
+     * never replaced; a directory is refused (common/dpzo_io.c, docs/files.md) */
+    char err[DPZO_IO_ERRMAX];
+    FILE *f = dpzo_io_open_append(tr->cfg.metrics, "metrics", tr->metrics_offset == 0, NULL,
+                                  err, sizeof err);
     if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot open %s: %s", tr->cfg.metrics,
-                          strerror(errno));
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
     *out = f;
     return DPZO_OK;
 }
@@ -420,7 +424,9 @@ static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run
 static dpzo_status finish_run(dpzo_ctx *ctx, dpzo_trainer *tr, run_state *rs, dpzo_status st)
 {
     if (rs->metrics != NULL) {
-        int bad = fflush(rs->metrics) != 0 || fsync(fileno(rs->metrics)) != 0;
+        /* EINVAL: a device or FIFO, which has nothing to sync */
+        int bad = fflush(rs->metrics) != 0 ||
+                  (fsync(fileno(rs->metrics)) != 0 && errno != EINVAL);
         bad |= fclose(rs->metrics) != 0;
         if (bad && st == DPZO_OK)
             st = dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot write %s", tr->cfg.metrics);

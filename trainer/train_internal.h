@@ -223,13 +223,15 @@ typedef struct {
     double seconds;
 } dpzo__ckpt_state;
 
-/* Writes header, theta and a SHA-256 of both to path, atomically (path.tmp, fsync, rename,
- * fsync of the directory). */
+/* Writes header, theta and a SHA-256 of both to path, atomically (common/dpzo_io.c: a
+ * temporary created exclusively beside path, fsync, rename, fsync of the folder; a device
+ * or FIFO at path is refused). */
 dpzo_status dpzo__ckpt_write(dpzo_ctx *ctx, const char *path, const dpzo__ckpt_state *st,
                              const float *theta);
-/* Reads and validates a checkpoint (size, magic, version, length for n_params, checksum);
+/* Reads and validates a checkpoint (a regular file; size, magic, version, length for
+ * n_params, checksum, then every field against its domain and every state value finite);
  * theta (n_params floats) is filled only when everything holds. The caller checks the
- * fingerprint and the state against its run. */
+ * fingerprint and the fields against its run's configuration. */
 dpzo_status dpzo__ckpt_read(dpzo_ctx *ctx, const char *path, size_t n_params,
                             dpzo__ckpt_state *st, float *theta);
 

@@ -275,7 +275,9 @@ dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *pat
  * spend more than the profile's budget (the run stops before it). */
 dpzo_status dpzo_trainer_run(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until,
                              dpzo_train_callback cb, void *user);
-/* Writes a checkpoint of the current state (atomically: PATH.tmp, fsync, rename). */
+/* Writes a checkpoint of the current state atomically (docs/files.md: a temporary created
+ * exclusively beside PATH, fsync, rename, fsync of the folder; a device or FIFO at PATH is
+ * refused, never replaced). */
 dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path);
 /* Test accuracy and mean loss at the current theta (no metrics line). */
 dpzo_status dpzo_trainer_evaluate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
