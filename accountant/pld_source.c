@@ -47,6 +47,23 @@ static double log_phibar(double z)
     return -0.5 * z2 - log(z) - 0.5 * log(2.0 * M_PI) + log(s);
 }
 
+/* log P(Z > t), log P(Z <= t) for a standard normal Z (t = +-inf included) */
+static void gauss_tails(double t, double *lg, double *ll)
+{
+    /* one erfc for both tails: the small one directly, the other as log1p of it */
+    double a = fabs(t), small, large;
+    if (a < 37.0) {
+        double e = 0.5 * erfc(a * M_SQRT1_2);
+        small = log(e);
+        large = log1p(-e);
+    } else {
+        small = log_phibar(a);
+        large = -exp(small); /* log1p(-x) = -x to double precision for x < 1e-300 */
+    }
+    *lg = t >= 0.0 ? small : large;
+    *ll = t >= 0.0 ? large : small;
+}
+
 /* log P(X > x), log P(X <= x) for X = noise + mu. */
 static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, double *lg,
                         double *ll)
@@ -63,18 +80,7 @@ static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, 
     }
     double t = (x - mu) / scale;
     if (base == DPZO__PLD_GAUSSIAN) {
-        /* one erfc for both tails: the small one directly, the other as log1p of it */
-        double a = fabs(t), small, large;
-        if (a < 37.0) {
-            double e = 0.5 * erfc(a * M_SQRT1_2);
-            small = log(e);
-            large = log1p(-e);
-        } else {
-            small = log_phibar(a);
-            large = -exp(small); /* log1p(-x) = -x to double precision for x < 1e-300 */
-        }
-        *lg = t >= 0.0 ? small : large;
-        *ll = t >= 0.0 ? large : small;
+        gauss_tails(t, lg, ll);
     } else if (t >= 0.0) {
         *lg = -M_LN2 - t;
         *ll = log1p(-0.5 * exp(-t));
@@ -122,6 +128,10 @@ static double ginv(double q, double l)
         return l;
     if (l <= log1p(-q))
         return -INFINITY;
+    /* e^l overflows above l = 709.78: there log(e^l - 1 + q) = l + log1p(-(1 - q) e^-l),
+     * computed without forming e^l (a loss beyond the double range of e^l is no different) */
+    if (l > 1.0)
+        return l + log1p(-(1.0 - q) * exp(-l)) - log(q);
     return log(expm1(l) + q) - log(q);
 }
 
@@ -144,6 +154,15 @@ static void r_tails(const dpzo__pld_source *s, double rs, int lt, double g[2], d
         }
         /* r has no atoms: {r < rs} and {r <= rs} have the same probabilities */
         s->noise->tails(s->noise->data, rs, g, l, err);
+        return;
+    }
+    if (s->base == DPZO__PLD_GAUSSIAN && isfinite(rs)) {
+        /* (x - mu) / sigma with x = sigma^2 rs + 1/2, formed without sigma^2 (which
+         * overflows for sigma > 1e154 and underflows below 1e-154): sigma rs + (1/2 - mu)
+         * / sigma. The two terms cannot be infinite with opposite signs for finite rs. */
+        double a = s->scale * rs, b = 0.5 / s->scale;
+        gauss_tails(a + b, &g[0], &l[0]);
+        gauss_tails(a - b, &g[1], &l[1]);
         return;
     }
     double x = lt ? threshold_lt(s, rs) : threshold(s, rs);
@@ -199,7 +218,8 @@ void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax)
             lo = s->noise->r_min, hi = s->noise->r_max;
         /* rounded outward: the grid must cover the support */
         g_lo = q == 1.0 ? lo : log1p(-q + q * exp(lo));
-        g_hi = q == 1.0 ? hi : log1p(q * expm1(hi));
+        /* log(1 - q + q e^hi), without forming e^hi where it would overflow */
+        g_hi = q == 1.0 ? hi : hi > 1.0 ? hi + log(q + (1.0 - q) * exp(-hi)) : log1p(q * expm1(hi));
         if (s->base == DPZO__PLD_CUSTOM) {
             g_lo = isfinite(g_lo) ? g_lo - 4.0 * DBL_EPSILON * (fabs(g_lo) + 1.0) : g_lo;
             g_hi = isfinite(g_hi) ? g_hi + 4.0 * DBL_EPSILON * (fabs(g_hi) + 1.0) : g_hi;
