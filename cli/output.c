@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mpfr.h>
+#include "dpzo_io.h"
 #include "output.h"
 
 /* Numbers are written with 17 significant digits, which read back as exactly the same
@@ -54,28 +55,6 @@ void json_print(cJSON *obj)
     cJSON_Delete(obj);
 }
 
-static char *read_file(const char *path, long max_bytes)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size >= 0 && size <= max_bytes && fseek(f, 0, SEEK_SET) == 0) {
-            buf = malloc((size_t)size + 1);
-            if (buf != NULL && fread(buf, 1, (size_t)size, f) != (size_t)size) {
-                free(buf);
-                buf = NULL;
-            }
-            if (buf != NULL)
-                buf[size] = '\0';
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 static int schedule_field(const char *path, int idx, const cJSON *entry, const char *key,
                           double *out)
 {
@@ -88,9 +67,11 @@ static int schedule_field(const char *path, int idx, const cJSON *entry, const c
 
 int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
 {
-    char *text = read_file(path, 1L << 30);
-    if (text == NULL)
-        return cli_usage_error("cannot read schedule file '%s'", path);
+    /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
+    char *text = NULL, err[DPZO_IO_ERRMAX];
+    if (dpzo_io_read_file(path, "schedule file", DPZO_IO_LIMIT_JSON, &text, NULL, err,
+                          sizeof err) != 0)
+        return cli_usage_error("cannot read %s", err);
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!cJSON_IsArray(root) || cJSON_GetArraySize(root) == 0) {

@@ -336,8 +336,8 @@ static int write_replace(const target *t, const char *path, const char *what,
                     path);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
-        return fail(err, errlen, "%s '%s': cannot open its folder %s: %s", what, path, dir,
-                    strerror(errno));
+        return fail(err, errlen, "%s '%s': cannot write: cannot open its folder %s (%s)", what,
+                    path, dir, strerror(errno));
     mode_t mode = t->kind == 1 ? (t->sb.st_mode & 07777) : 0644;
     int named = 0; /* the temporary has a name to remove on failure */
     int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);

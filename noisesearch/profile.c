@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <cjson/cJSON.h>
+#include "dpzo_io.h"
 #include "internal.h"
 #include "sha256.h"
 
@@ -614,31 +615,16 @@ dpzo_status dpzo_profile_write_file(dpzo_ctx *ctx, dpzo_profile *p, const char *
     dpzo_status st = dpzo_profile_to_json(ctx, p, &json);
     if (st != DPZO_OK)
         return st;
-    /* atomic: a temporary file next to the target, renamed over it when complete, so a
-     * reader never sees half a profile and a failed write leaves the old file intact */
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (tmp == NULL) {
-        free(json);
-        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
-    }
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        free(json);
-        free(tmp);
-        return dpzo__fail(ctx, DPZO_EINVAL, "profile: cannot write '%s'", path);
-    }
-    int bad = fputs(json, f) < 0 || fputc('\n', f) == EOF;
-    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
+    /* atomic (common/dpzo_io.c, docs/files.md): a temporary created exclusively next to the
+     * target (or its link's target), fsync'ed and renamed over it, so a reader never sees
+     * half a profile and a failed or killed write leaves the old file intact; a device, FIFO
+     * or "-" (stdout) is written directly, never replaced */
+    size_t n = strlen(json);
+    json[n] = '\n'; /* the text's terminator becomes the final newline */
+    char err[DPZO_IO_ERRMAX];
+    int bad = dpzo_io_write_file(path, "profile", json, n + 1, DPZO_IO_DIRECT, err, sizeof err);
     free(json);
-    if (!bad)
-        bad = rename(tmp, path) != 0;
-    if (bad)
-        remove(tmp);
-    free(tmp);
-    return bad ? dpzo__fail(ctx, DPZO_EINVAL, "profile: error writing '%s'", path) : DPZO_OK;
+    return bad ? dpzo__fail(ctx, DPZO_EINVAL, "%s", err) : DPZO_OK;
 }
 
 /* ---- reading --------------------------------------------------------------------- */
@@ -1021,38 +1007,12 @@ dpzo_status dpzo_profile_read_file(dpzo_ctx *ctx, const char *path, dpzo_profile
         dpzo_profile_init(out);
     if (path == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "profile: no file name given");
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EPARSE, "profile: cannot open '%s'", path);
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (cap - len < 4096) {
-            if (cap >= ((size_t)1 << 26)) { /* a profile is a few kB; refuse 64 MiB */
-                free(buf);
-                fclose(f);
-                return dpzo__fail(ctx, DPZO_EPARSE, "profile: '%s' is too large", path);
-            }
-            char *nb = realloc(buf, cap = cap ? 2 * cap : 8192);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return dpzo__fail(ctx, DPZO_ENOMEM, "profile: out of memory");
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + len, 1, cap - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        return dpzo__fail(ctx, DPZO_EPARSE, "profile: error reading '%s'", path);
-    }
-    buf[len] = '\0';
+    /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB
+     * (a profile is a few kB) */
+    char *buf = NULL, err[DPZO_IO_ERRMAX];
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "profile", DPZO_IO_LIMIT_PROFILE, &buf, &len, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EPARSE, "%s", err);
     if (strlen(buf) != len) {
         free(buf);
         return dpzo__fail(ctx, DPZO_EPARSE, "profile: '%s' contains a NUL byte", path);
