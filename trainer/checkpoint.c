@@ -172,6 +172,17 @@ static dpzo_status read_whole(dpzo_ctx *ctx, const char *path, size_t limit, uns
                               size_t *n)
 {
     char err[DPZO_IO_ERRMAX], *buf = NULL;
+    long long size = 0;
+    int fd = dpzo_io_open_read(path, "checkpoint", DPZO_IO_LIMIT_CHECKPOINT, &size, err,
+                               sizeof err);
+    if (fd < 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
+    close(fd);
+    if ((unsigned long long)size > limit)
+        return dpzo__fail(ctx, DPZO_EPARSE,
+                          "checkpoint %s: %lld bytes, a checkpoint of this model (%zu "
+                          "parameters) has %zu: truncated or not from this model",
+                          path, size, (limit - DPZO_CKPT_HEADER - CKPT_DIGEST) / 4, limit);
     if (dpzo_io_read_file(path, "checkpoint", limit, &buf, n, err, sizeof err) != 0)
         return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
     *out = (unsigned char *)buf;
