@@ -7,3 +7,7 @@ target_include_directories(test_checkpoint PRIVATE ${PROJECT_SOURCE_DIR}/trainer
                                                    ${PROJECT_SOURCE_DIR}/noisesearch)
 target_compile_definitions(test_checkpoint PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
 set_tests_properties(test_checkpoint PROPERTIES TIMEOUT 120)
+dpzo_test(test_files_cli)
+target_compile_definitions(test_files_cli PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
+                                                  DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+add_dependencies(test_files_cli dpzo)
