@@ -77,6 +77,8 @@ const char *dpzo_verdict_name(dpzo_verdict v)
 
 dpzo_verdict dpzo_verdict_of(double lower, double upper, double epsilon)
 {
+    if (!(lower <= upper)) /* contradictory (or NaN) bounds certify nothing */
+        return DPZO_VERDICT_UNDETERMINED;
     if (upper <= epsilon)
         return DPZO_VERDICT_HOLDS;
     if (lower > epsilon)
@@ -281,19 +283,21 @@ static dpzo_status tight(dpzo_ctx *ctx, const dpzo_event *e, double delta, dpzo_
     po.memory_limit = o->memory_limit;
     size_t bytes = 0, fft = 0;
     *ran = 0;
+    /* The claim was validated: a refusal here (over the memory limit, a loss range wider
+     * than the grid can index, an event it cannot analyse) only means this accountant
+     * has nothing to add; the RDP bound stands. */
+    char saved[DPZO_ERRMSG_SIZE];
+    snprintf(saved, sizeof saved, "%s", dpzo_ctx_errmsg(ctx));
     dpzo_status st = dpzo_pld_plan(ctx, e, delta, 0, &po, &bytes, &fft);
-    if (st == DPZO_EUNSUPPORTED)
-        return DPZO_OK;
-    if (st)
-        return st;
-    if (bytes > o->memory_limit)
-        return DPZO_OK;
-    st = dpzo_pld_epsilon(ctx, e, delta, &po, r);
-    if (st == DPZO_ENOMEM || st == DPZO_EUNSUPPORTED)
-        return DPZO_OK;
+    if (st == DPZO_OK && bytes <= o->memory_limit)
+        st = dpzo_pld_epsilon(ctx, e, delta, &po, r);
+    else
+        st = DPZO_ENOMEM;
     if (st == DPZO_OK)
         *ran = 1;
-    return st;
+    else
+        dpzo__fail(ctx, DPZO_OK, "%s", saved);
+    return DPZO_OK;
 }
 
 static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_sampling_scheme scheme,
@@ -318,7 +322,9 @@ static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_samp
         b->pld_upper = t.epsilon_upper;
         b->pld_grid = t.grid;
         take_upper(b, t.epsilon_upper, "pld");
-        b->upper_slack = t.epsilon_upper - t.epsilon_lower;
+        /* the interval's width is the grid's doing only when the PLD resolved the answer;
+         * after a fallback a finer grid cannot help (NaN: not refinable) */
+        b->upper_slack = t.fallback || t.reason[0] ? NAN : t.epsilon_upper - t.epsilon_lower;
         if (same) {
             b->pld_lower = t.epsilon_lower;
             take_lower(b, t.epsilon_lower, "pld");
@@ -344,7 +350,7 @@ static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_samp
             b->pld_lower = t.epsilon_lower;
             b->lower_elsewhere = 1;
             take_lower(b, t.epsilon_lower, "pld");
-            b->lower_slack = t.epsilon_upper - t.epsilon_lower;
+            b->lower_slack = t.fallback || t.reason[0] ? NAN : t.epsilon_upper - t.epsilon_lower;
         }
     }
 done:
@@ -353,10 +359,10 @@ done:
     return st;
 }
 
-dpzo_status dpzo_audit_bounds_at(dpzo_ctx *ctx, const dpzo_claim *claim,
-                                 const dpzo_audit_mechanism *mech, dpzo_sampling_scheme scheme,
-                                 uint64_t steps, double delta, double grid,
-                                 const dpzo_audit_options *opts, dpzo_audit_bounds *out)
+static dpzo_status bounds_raw(dpzo_ctx *ctx, const dpzo_claim *claim,
+                              const dpzo_audit_mechanism *mech, dpzo_sampling_scheme scheme,
+                              uint64_t steps, double delta, double grid,
+                              const dpzo_audit_options *opts, dpzo_audit_bounds *out)
 {
     dpzo_audit_options def;
     if (opts == NULL) {
@@ -386,6 +392,39 @@ dpzo_status dpzo_audit_bounds_at(dpzo_ctx *ctx, const dpzo_claim *claim,
         return dpzo__fail(ctx, DPZO_EINVAL, "the Gaussian noise multiplier must be > 0, got %g",
                           claim->noise_multiplier);
     return gaussian_bounds(ctx, claim, scheme, steps, delta, grid, opts, out);
+}
+
+static void add_note(dpzo_audit_result *r, unsigned flag, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Bounds whose lower end exceeds the upper end (or NaN) mean that some accountant's proof
+ * does not apply to this input: neither end can be trusted. They are replaced by the
+ * trivial [0, +inf] (the verdict becomes UNDETERMINED) and, given a result, it says why. */
+static int contradictory(dpzo_audit_bounds *b, dpzo_audit_result *r, const char *what)
+{
+    if (b->lower <= b->upper)
+        return 0;
+    if (r != NULL)
+        add_note(r, DPZO_AUDIT_INCONSISTENT,
+                 "%s: internal error, the proven lower end %.8g (%s) exceeds the proven upper "
+                 "end %.8g (%s); not certified, both ends are withdrawn",
+                 what, b->lower, b->lower_from, b->upper, b->upper_from);
+    b->lower = 0.0;
+    b->upper = INFINITY;
+    b->lower_from = b->upper_from = "none (withdrawn: lower > upper)";
+    b->upper_slack = b->lower_slack = NAN;
+    return 1;
+}
+
+dpzo_status dpzo_audit_bounds_at(dpzo_ctx *ctx, const dpzo_claim *claim,
+                                 const dpzo_audit_mechanism *mech, dpzo_sampling_scheme scheme,
+                                 uint64_t steps, double delta, double grid,
+                                 const dpzo_audit_options *opts, dpzo_audit_bounds *out)
+{
+    dpzo_status st = bounds_raw(ctx, claim, mech, scheme, steps, delta, grid, opts, out);
+    if (st == DPZO_OK)
+        contradictory(out, NULL, NULL);
+    return st;
 }
 
 /* Keeps the best of two bound sets (smallest upper, largest lower, finest PLD). */
@@ -424,13 +463,18 @@ static int refinable(const dpzo_audit_bounds *b, double eps)
 /* The bounds for `scheme`, refining the PLD grid while the claim is undecided. */
 static dpzo_status decide(dpzo_ctx *ctx, const dpzo_claim *c, const dpzo_audit_mechanism *mech,
                           dpzo_sampling_scheme scheme, const dpzo_audit_options *o,
-                          dpzo_audit_bounds *best, dpzo_verdict *v, double *inconsistent)
+                          dpzo_audit_bounds *best, dpzo_verdict *v, double *inconsistent,
+                          dpzo_audit_result *r, const char *what)
 {
     *inconsistent = 0.0;
     double g0 = mech != NULL && mech->pld_grid > 0.0 ? mech->pld_grid : o->pld_grid;
-    dpzo_status st = dpzo_audit_bounds_at(ctx, c, mech, scheme, c->steps, c->delta, g0, o, best);
+    dpzo_status st = bounds_raw(ctx, c, mech, scheme, c->steps, c->delta, g0, o, best);
     if (st)
         return st;
+    if (contradictory(best, r, what)) {
+        *v = DPZO_VERDICT_UNDETERMINED;
+        return DPZO_OK;
+    }
     *v = dpzo_verdict_of(best->lower, best->upper, c->epsilon);
     dpzo_audit_options fine = *o;
     fine.prv = 0;
@@ -438,11 +482,11 @@ static dpzo_status decide(dpzo_ctx *ctx, const dpzo_claim *c, const dpzo_audit_m
                                refinable(best, c->epsilon);
          g /= 10.0) {
         dpzo_audit_bounds b;
-        if ((st = dpzo_audit_bounds_at(ctx, c, mech, scheme, c->steps, c->delta, g, &fine, &b)))
+        if ((st = bounds_raw(ctx, c, mech, scheme, c->steps, c->delta, g, &fine, &b)))
             return st;
         if (isnan(b.pld_grid)) /* over the memory limit: finer grids will be too */
             break;
-        if (b.lower > best->upper || best->lower > b.upper) {
+        if (!(b.lower <= b.upper) || b.lower > best->upper || best->lower > b.upper) {
             /* two proven intervals that do not meet: an accountant's error model was
              * exceeded somewhere; keep the coarser grid's answer and say so */
             *inconsistent = g;
@@ -451,13 +495,13 @@ static dpzo_status decide(dpzo_ctx *ctx, const dpzo_claim *c, const dpzo_audit_m
         merge(best, &b);
         *v = dpzo_verdict_of(best->lower, best->upper, c->epsilon);
     }
+    if (contradictory(best, r, what))
+        *v = DPZO_VERDICT_UNDETERMINED;
     return DPZO_OK;
 }
 
 /* ---- Description, mismatches, calibration ------------------------------------------ */
 
-static void add_note(dpzo_audit_result *r, unsigned flag, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 static void add_note(dpzo_audit_result *r, unsigned flag, const char *fmt, ...)
 {
     r->flags |= flag;
@@ -783,7 +827,8 @@ dpzo_status dpzo_audit_claim(dpzo_ctx *ctx, const dpzo_claim *claim,
         return dpzo__fail(ctx, DPZO_EINVAL, "PLD grid must be in (0, 1], got %g", opts->pld_grid);
     describe(claim, mech, claim->sampling, out->accounted, sizeof out->accounted);
     double bad;
-    if ((st = decide(ctx, claim, mech, claim->sampling, opts, &out->bounds, &out->verdict, &bad)))
+    if ((st = decide(ctx, claim, mech, claim->sampling, opts, &out->bounds, &out->verdict, &bad,
+                     out, "the claim's bounds")))
         return st;
     if (bad > 0.0)
         add_note(out, 0,
@@ -819,7 +864,7 @@ dpzo_status dpzo_audit_claim(dpzo_ctx *ctx, const dpzo_claim *claim,
         out->has_pipeline = 1;
         describe(&p, mech, p.sampling, out->pipeline_accounted, sizeof out->pipeline_accounted);
         if ((st = decide(ctx, &p, mech, p.sampling, opts, &out->pipeline_bounds,
-                         &out->pipeline_verdict, &bad)))
+                         &out->pipeline_verdict, &bad, out, "the pipeline's bounds")))
             return st;
     }
 

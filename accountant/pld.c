@@ -53,7 +53,9 @@ typedef struct {
 typedef struct {
     tterm *t;
     size_t n, cap;
-    int infinite;
+    int infinite;      /* a step without noise: epsilon is +inf at every delta < 1 ... */
+    int infinite_lower; /* ... and provably so (an unsampled one; a sampled one at rate q
+                           has delta(eps) >= q only, so the lower end stays 0) */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -88,11 +90,15 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
     case DPZO_EVENT_GAUSSIAN:
         if (isinf(e->param))
             return DPZO_OK;
+        if (!(e->param > 0.0)) { /* no noise (0 or -0): the output reveals the record */
+            l->infinite = l->infinite_lower = 1;
+            return DPZO_OK;
+        }
         t.src.scale = e->param;
         break;
     case DPZO_EVENT_LAPLACE:
-        if (e->param == 0.0) {
-            l->infinite = 1;
+        if (!(e->param > 0.0)) {
+            l->infinite = l->infinite_lower = 1;
             return DPZO_OK;
         }
         t.src.base = DPZO__PLD_LAPLACE;
@@ -105,8 +111,9 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
         if (q == 0.0)
             return DPZO_OK;
         if (e->inner->kind == DPZO_EVENT_LAPLACE && e->kind == DPZO_EVENT_POISSON_SAMPLED) {
-            if (e->inner->param == 0.0) {
+            if (!(e->inner->param > 0.0)) {
                 l->infinite = 1;
+                l->infinite_lower |= q >= 1.0;
                 return DPZO_OK;
             }
             t.src.base = DPZO__PLD_LAPLACE;
@@ -118,6 +125,11 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
                                   "sampling, Laplace) mechanisms only");
             if (isinf(sigma))
                 return DPZO_OK;
+            if (!(sigma > 0.0)) {
+                l->infinite = 1;
+                l->infinite_lower |= q >= 1.0;
+                return DPZO_OK;
+            }
             t.src.scale = sigma;
         }
         t.src.q = q;
@@ -575,11 +587,16 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     if (q.terms.infinite || q.terms.n == 0) {
         /* a Laplace of scale 0 spends infinity; an empty event spends nothing */
         double e = q.terms.infinite ? INFINITY : 0.0, dl = q.terms.infinite ? 1.0 : 0.0;
+        /* a sampled step without noise: only the trivial lower ends are proven here */
+        double elo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : e;
+        double dlo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : dl;
         if (want_delta) {
-            out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = dl;
+            out->delta = out->delta_estimate = out->delta_upper = dl;
+            out->delta_lower = dlo;
             out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
         } else {
-            out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = e;
+            out->epsilon = out->epsilon_estimate = out->epsilon_upper = e;
+            out->epsilon_lower = elo;
             out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = target;
         }
         query_free(&q);

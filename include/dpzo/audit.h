@@ -150,7 +150,8 @@ typedef enum {
 } dpzo_verdict;
 
 const char *dpzo_verdict_name(dpzo_verdict v); /* "HOLDS", "VIOLATED", "UNDETERMINED" */
-/* The rule: upper <= epsilon: HOLDS; lower > epsilon: VIOLATED; else UNDETERMINED. */
+/* The rule: upper <= epsilon: HOLDS; lower > epsilon: VIOLATED; else UNDETERMINED
+ * (always UNDETERMINED when lower > upper or either is NaN: such bounds certify nothing). */
 dpzo_verdict dpzo_verdict_of(double lower, double upper, double epsilon);
 
 /* Assumption mismatches (bits of dpzo_audit_result.flags). */
@@ -161,7 +162,9 @@ enum {
     DPZO_AUDIT_EFFECTIVE_BATCH = 1u << 3,   /* q counts a per-device batch, not the step's */
     DPZO_AUDIT_ADJACENCY = 1u << 4,         /* add-remove stated for fixed-size batches */
     DPZO_AUDIT_STATED_ACCOUNTANT = 1u << 5, /* the authors' own accountant exceeds the claim */
-    DPZO_AUDIT_NO_LOWER = 1u << 6           /* no lower bound available for this scheme */
+    DPZO_AUDIT_NO_LOWER = 1u << 6,          /* no lower bound available for this scheme */
+    DPZO_AUDIT_INCONSISTENT = 1u << 7       /* the accountants contradicted each other
+                                               (lower > upper): both ends withdrawn */
 };
 
 #define DPZO_AUDIT_MAX_NOTES 8
