@@ -325,7 +325,8 @@ static void clean_stale(int dfd, const char *base)
 }
 
 static int write_replace(const target *t, const char *path, const char *what,
-                         const unsigned char *buf, size_t n, char *err, size_t errlen)
+                         const unsigned char *buf, size_t n, unsigned flags, char *err,
+                         size_t errlen)
 {
     char dir[PATH_MAX], name[NAME_MAX + 1];
     const char *base;
@@ -340,7 +341,9 @@ static int write_replace(const target *t, const char *path, const char *what,
                     path, dir, strerror(errno));
     mode_t mode = t->kind == 1 ? (t->sb.st_mode & 07777) : 0644;
     int named = 0; /* the temporary has a name to remove on failure */
-    int fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    int fd = -1;
+    if (!(flags & DPZO_IO_NAMED))
+        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     int e = 0;
     if (fd < 0) { /* no O_TMPFILE here: a named temporary, created exclusively */
         for (int tries = 0; tries < 100 && fd < 0; tries++) {
@@ -426,7 +429,7 @@ int dpzo_io_write_file(const char *path, const char *what, const void *buf, size
     if (resolve(path, what, flags, &t, err, errlen) != 0)
         return -1;
     if (t.kind != 2)
-        return write_replace(&t, path, what, buf, n, err, errlen);
+        return write_replace(&t, path, what, buf, n, flags, err, errlen);
     int fd = open_direct(&t, path, what, err, errlen);
     if (fd < 0)
         return -1;

@@ -46,6 +46,7 @@ extern "C" {
 
 /* Writing flags. */
 #define DPZO_IO_DIRECT 1u /* a device, FIFO or "-" (stdout) is written directly, not refused */
+#define DPZO_IO_NAMED 2u  /* tests: a named temporary even where O_TMPFILE works */
 
 /* Reads all of the regular file path (at most limit bytes) into a new buffer, NUL-terminated
  * (the terminator is not counted in *len). what names the file in messages ("profile"). */

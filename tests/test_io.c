@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -320,6 +322,59 @@ static void test_stale_temporaries_cleaned(void **state)
     unlink(at("p.json"));
 }
 
+/* The named temporary (filesystems without O_TMPFILE): same rules. */
+static void test_named_temporary(void **state)
+{
+    (void)state;
+    put(at("victim"), "precious");
+    assert_int_equal(symlink(at("victim"), at("n.json.tmp")), 0);
+    put(at("n.json"), "old");
+    assert_int_equal(chmod(at("n.json"), 0640), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(dpzo_io_write_file(at("n.json"), "test", "named", 5, DPZO_IO_NAMED,
+                                            err, sizeof err),
+                         0);
+    assert_content(at("n.json"), "named");
+    assert_content(at("victim"), "precious");
+    struct stat sb;
+    assert_int_equal(stat(at("n.json"), &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    const char *keep[] = {"victim", "n.json.tmp", "n.json"};
+    assert_int_equal(strays(keep, 3), 0);
+    unlink(at("n.json.tmp"));
+    unlink(at("n.json"));
+    unlink(at("victim"));
+}
+
+/* A write that fails midway (the file size limit) leaves the old file whole and no
+ * temporary, with either kind of temporary. */
+static void test_failed_write_cleans_up(void **state)
+{
+    (void)state;
+    static char big[5000];
+    memset(big, 'x', sizeof big);
+    for (unsigned flags = 0; flags <= DPZO_IO_NAMED; flags += DPZO_IO_NAMED) {
+        put(at("f.json"), "old content");
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {1000, 1000};
+            setrlimit(RLIMIT_FSIZE, &rl);
+            int rc = dpzo_io_write_file(at("f.json"), "test", big, sizeof big, flags, err,
+                                        sizeof err);
+            _exit(rc == -1 && strstr(err, "cannot write") != NULL ? 0 : 1);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        assert_content(at("f.json"), "old content");
+        const char *keep[] = {"f.json"};
+        assert_int_equal(strays(keep, 1), 0);
+    }
+    unlink(at("f.json"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +386,8 @@ int main(void)
         cmocka_unit_test(test_stdio_writer),
         cmocka_unit_test(test_append_stream),
         cmocka_unit_test(test_stale_temporaries_cleaned),
+        cmocka_unit_test(test_named_temporary),
+        cmocka_unit_test(test_failed_write_cleans_up),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
