@@ -9,6 +9,7 @@
 #include "account.h"
 #include "commands.h"
 #include "output.h"
+#include "dpzo_io.h"
 
 #define LMO_PARAM_OPTS                                                                      \
     {"gamma-weight", 1}, {"gamma-shape", 1}, {"gamma-scale", 1}, {"exp-weight", 1},       \
@@ -22,6 +23,17 @@
     "  --exp-rate lam --uniform-weight wU --uniform-low a --uniform-high b\n"                \
     "(a weight of 0 drops its component; the exponential takes its RATE), or\n"            \
     "  --profile FILE   an LMO noise profile (from dpzo lmo search -o)\n"
+
+/* The paper's numbers in fixed point with `dec` decimals, as the docs show them; past
+ * 1e9 (or not finite) in %g form, so a huge value is not printed as 300 digits. */
+static const char *paper_fmt(char *buf, size_t size, double v, int dec)
+{
+    if (isfinite(v) && fabs(v) < 1e9)
+        snprintf(buf, size, "%.*f", dec, v);
+    else
+        snprintf(buf, size, "%.*g", dec, v);
+    return buf;
+}
 
 #define SAMPLING_OPTS {"sampling-rate", 1}, {"batch-size", 1}, {"dataset-size", 1}, {"steps", 1}
 
@@ -248,9 +260,10 @@ static int lmo_info(int argc, char **argv)
         printf("Var C X      %.7g\n", c * c * s.variance);
         printf("usefulness   %.9g   P(|X| <= %g)\n", s.usefulness, g);
         printf("E[Y]         %.7g\n", s.mean_y);
-        printf("paper        %.9f @ order %g: the released code's single-step epsilon at delta "
+        char b3[48];
+        printf("paper        %s @ order %g: the released code's single-step epsilon at delta "
                "1e-10 (NOT a guarantee; docs/lmo.md)\n",
-               pe, po);
+               paper_fmt(b3, sizeof b3, pe, 9), po);
     }
     dpzo_ctx_free(ctx);
     return 0;
@@ -372,7 +385,9 @@ static const char *help_epsilon =
     "JSON keys: epsilon, epsilon_estimate, order, route, eps0, delta, steps, sampling,\n"
     "sampling_rate, bound, clip, sensitivity, lmo, paper_step_epsilon,\n"
     "paper_total_epsilon, accountant; with pld also epsilon_lower (the PLD's proven lower\n"
-    "end), rdp_epsilon, pld_epsilon (its upper end), pld_estimate, pld_grid.\n" CLIP_HELP "\n" LMO_PARAM_HELP;
+    "end), rdp_epsilon, pld_epsilon (its upper end), pld_estimate, pld_grid, and\n"
+    "pld_reason when the PLD claims nothing (its upper end is then inf: the window is not\n"
+    "resolved, the loss range needs too many grid points, or a boundary was not located).\n" CLIP_HELP "\n" LMO_PARAM_HELP;
 
 static int lmo_epsilon(int argc, char **argv)
 {
@@ -427,6 +442,14 @@ static int lmo_epsilon(int argc, char **argv)
         rdp_eps = r.epsilon;
         /* both are proven upper bounds: the smaller is the run's epsilon */
         st = dpzo_lmo_pld_epsilon(ctx, &l, &o, pld_grid, &pr);
+        if (st == DPZO_ENOCONV || st == DPZO_ENOMEM) {
+            /* the PLD cannot certify these parameters: the RDP bound stands, and the pld
+             * line says why (the PLD claims nothing) */
+            memset(&pr, 0, sizeof pr);
+            pr.epsilon_upper = pr.epsilon = pr.epsilon_estimate = INFINITY;
+            snprintf(pr.reason, sizeof pr.reason, "%s", dpzo_ctx_errmsg(ctx));
+            st = DPZO_OK;
+        }
         if (st == DPZO_OK && pr.epsilon_upper <= r.epsilon) {
             r.epsilon = pr.epsilon_upper;
             r.epsilon_estimate = pr.epsilon_estimate;
@@ -453,8 +476,15 @@ static int lmo_epsilon(int argc, char **argv)
                                                      : 1.0;
     if (pstep > 0.0 && isfinite(pstep) &&
         dpzo_lmo_paper_total_epsilon(ctx, pstep, o.delta, q, o.steps, DPZO_LMO_PAPER_ORDERS_PT,
-                                     &pt) != DPZO_OK)
+                                     &pt) != DPZO_OK) {
         pt = NAN;
+        if (args_has(&a, "paper-step-epsilon")) { /* the user's value cannot be used */
+            rc = cli_usage_error("--paper-step-epsilon %s: %s",
+                                 args_get(&a, "paper-step-epsilon"), dpzo_ctx_errmsg(ctx));
+            dpzo_ctx_free(ctx);
+            return rc;
+        }
+    }
     char b1[32], b2[32];
     if (args_has(&a, "json")) {
         cJSON *j = cJSON_CreateObject();
@@ -479,6 +509,8 @@ static int lmo_epsilon(int argc, char **argv)
             json_number(j, "pld_epsilon", pr.epsilon_upper);
             json_number(j, "pld_estimate", pr.epsilon_estimate);
             json_number(j, "pld_grid", pld_grid);
+            if (isinf(pr.epsilon_upper)) /* the PLD claims nothing: why */
+                cJSON_AddStringToObject(j, "pld_reason", pr.reason[0] ? pr.reason : "not resolved");
         }
         if (isnan(pt))
             cJSON_AddNullToObject(j, "paper_total_epsilon");
@@ -501,14 +533,17 @@ static int lmo_epsilon(int argc, char **argv)
             char b3[32], b4[32], b5[32];
             printf("rdp          %s   proven upper bound (RDP accountant)\n",
                    FMT_UP(b3, rdp_eps, 7));
-            printf("pld          [%s, %s]   proven interval (PLD accountant, grid %g)%s\n",
+            printf("pld          [%s, %s]   proven interval (PLD accountant, grid %g)%s%s\n",
                    FMT_DOWN(b4, pr.epsilon_lower, 7), FMT_UP(b5, pr.epsilon_upper, 7), pld_grid,
-                   isinf(pr.epsilon_upper) ? "; window not resolved" : "");
+                   isinf(pr.epsilon_upper) ? "; claims nothing: " : "",
+                   isinf(pr.epsilon_upper) ? (pr.reason[0] ? pr.reason : "not resolved") : "");
         }
         printf("eps0         %s   per step, pure DP\n", FMT_UP(b2, r.eps0, 7));
-        printf("paper        step %.9f @ order %g; \"total\" %.6f (gaussian-equivalent)\n"
+        char b6[48], b7[48];
+        printf("paper        step %s @ order %g; \"total\" %s (gaussian-equivalent)\n"
                "             neither is a guarantee (docs/lmo.md)\n",
-               pe, po, pt);
+               paper_fmt(b6, sizeof b6, pe, 9), po,
+               isnan(pt) ? "n/a" : paper_fmt(b7, sizeof b7, pt, 6));
     }
     dpzo_ctx_free(ctx);
     return 0;
@@ -719,33 +754,22 @@ static int lmo_search_cmd(int argc, char **argv)
         if (strcmp(gname, "paper") == 0 || strcmp(gname, "paper-script") == 0) {
             st = dpzo_lmo_grid_preset(ctx, gname, &grid);
         } else {
-            FILE *f = fopen(gname, "rb");
-            if (f == NULL) {
-                fprintf(stderr, "dpzo: error: cannot open grid file %s\n", gname);
+            /* a regular file only (a FIFO or /dev/zero is refused before any read), at
+             * most 64 MiB (docs/files.md) */
+            char *buf = NULL, err[DPZO_IO_ERRMAX];
+            size_t len = 0;
+            if (dpzo_io_read_file(gname, "grid file", DPZO_IO_LIMIT_GRID, &buf, &len, err,
+                                  sizeof err) != 0) {
+                fprintf(stderr, "dpzo: error: %s\n", err);
                 dpzo_ctx_free(ctx);
                 return 2;
             }
-            char *buf = NULL;
-            size_t len = 0, cap = 0, k;
-            char chunk[4096];
-            while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) {
-                if (len + k + 1 > cap) {
-                    cap = 2 * (len + k + 1);
-                    char *nb = realloc(buf, cap);
-                    if (nb == NULL)
-                        break;
-                    buf = nb;
-                }
-                memcpy(buf + len, chunk, k);
-                len += k;
-            }
-            fclose(f);
-            if (buf == NULL) {
+            if (len == 0) {
+                free(buf);
                 fprintf(stderr, "dpzo: error: grid file %s is empty\n", gname);
                 dpzo_ctx_free(ctx);
                 return 2;
             }
-            buf[len] = '\0';
             st = dpzo_lmo_grid_from_json(ctx, buf, &grid);
             free(buf);
         }

@@ -40,7 +40,8 @@ typedef struct {
     int rounds;          /* refinement rounds */
     double achieved_gap; /* max_i (upper - lower) */
     double x_left, x_right; /* the grid's ends; beyond them the tails are bounded */
-    int capped;          /* 1 when the point cap stopped the refinement */
+    int capped;          /* 1 when the point cap, or a refinement that stopped shrinking
+                            the gap (halving it in no three rounds), ended it */
     int quad_outside;    /* orders whose quadrature estimate fell outside [lower, upper] */
 } dpzo__lmo_exact_info;
 

@@ -19,6 +19,7 @@
  * {1.1, ..., 10.9} u {12, ..., 127} (PT) or over 2..128 (INT). The LMO noise plays no
  * part in it. Integer orders use the accountant's binomial sum; fractional ones the
  * paper's own truncated series (below), so every published digit comes out. */
+#include <float.h>
 #include <math.h>
 #include "lmo_internal.h"
 
@@ -121,10 +122,14 @@ static double paper_log_a_frac(double q, double sigma, double alpha)
 {
     double la0 = -INFINITY, la1 = -INFINITY;
     double z0 = sigma * sigma * log(1.0 / q - 1.0) + 0.5;
+    /* binom(alpha, i) in the released code's operation order: it recomputed the product
+     * (alpha - 0)/1 * (alpha - 1)/2 * ... from 1 for every i; carrying it over from i - 1
+     * performs the same operations in the same order (the same bits) in O(1) a term
+     * instead of O(i), so the 100,000-term cap costs milliseconds, not hours */
+    double coef = 1.0;
     for (int i = 0; i < 100000; i++) {
-        double coef = 1.0; /* binom(alpha, i), in the released code's operation order */
-        for (int m = 0; m < i; m++)
-            coef = coef * (alpha - m) / (m + 1);
+        if (i > 0)
+            coef = coef * (alpha - (i - 1)) / i;
         double j = alpha - i;
         double lc = log(fabs(coef));
         double lt0 = lc + i * log(q) + j * log(1 - q);
@@ -140,6 +145,8 @@ static double paper_log_a_frac(double q, double sigma, double alpha)
             la0 = lsub(la0, ls0);
             la1 = lsub(la1, ls1);
         }
+        if (isnan(ls0) || isnan(ls1))
+            return NAN; /* no stopping rule can fire: the order is dropped */
         if (fmax(ls0, ls1) < -30.0)
             break;
     }
@@ -164,7 +171,9 @@ static size_t paper_orders(dpzo_lmo_paper_orders which, double *out)
 
 double dpzo__lmo_paper_sigma(double eps_step, double delta)
 {
-    return sqrt(2.0 * log(1.25 / delta)) / eps_step;
+    /* ln(1.25/delta) as ln 1.25 - ln delta: 1.25/delta overflows to inf for delta below
+     * 1.25/DBL_MAX (subnormal deltas such as 1e-320), which gave sigma = inf */
+    return sqrt(2.0 * (log(1.25) - log(delta))) / eps_step;
 }
 
 dpzo_status dpzo_lmo_paper_total_epsilon(dpzo_ctx *ctx, double eps_step, double delta,
@@ -185,6 +194,14 @@ dpzo_status dpzo_lmo_paper_total_epsilon(dpzo_ctx *ctx, double eps_step, double 
     double orders[256];
     size_t n = paper_orders(which, orders);
     double sigma = dpzo__lmo_paper_sigma(eps_step, delta);
+    /* sigma^2 must stay finite: the series' terms divide by 2 sigma^2 and its centre is
+     * sigma^2 log(1/q - 1); beyond, every term is NaN or infinite */
+    if (!(sigma * sigma >= DBL_MIN && isfinite(sigma * sigma)))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "per-step epsilon %g at delta %g gives the paper's Gaussian noise "
+                          "multiplier %g, whose square is outside the normal double range "
+                          "(sigma must be in [1.5e-154, 1.3e154])",
+                          eps_step, delta, sigma);
     double best = INFINITY;
     for (size_t i = 0; i < n; i++) {
         double r;

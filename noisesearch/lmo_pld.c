@@ -58,6 +58,7 @@
 #define R_TOL 1e-12
 #define TMAX 709.0
 #define NEGLIGIBLE_LOG_TAIL (-8000.0)
+#define LMO_PLD_MAX_POINTS 1e6 /* grid points a step (about 20 s of root finding) */
 
 typedef struct {
     dpzo_lmo lmo;
@@ -444,9 +445,42 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
         q = (double)o->batch / (double)o->n;
         wor = 1;
     }
+    if (!(grid >= 0.0 && grid <= 1.0))
+        return dpzo__fail(ctx, DPZO_EINVAL, "PLD grid must be in (0, 1] (0: the default), got %g",
+                          grid);
     dpzo_pld_noise noise;
     if ((st = dpzo__lmo_pld_noise_new(ctx, lmo, o->sensitivity, &noise)))
         return st;
+    /* The work. Every loss of the sampled pair lies within +-log(1 + q (e^E - 1)) (E = r_max,
+     * the plain pair's largest loss), so one step needs at most 2 that / grid + 4 grid points,
+     * each costing about 20 us of root finding (three roots and four tails). Past
+     * LMO_PLD_MAX_POINTS the run would take minutes to hours (e^E ~ 1e20 and more for
+     * extreme parameters): claim nothing, in constant time, and say why. */
+    double d = grid > 0.0 ? grid : 1e-4, E = noise.r_max;
+    double amp = q < 1.0 ? log1p(q * expm1(E)) : E;
+    if (amp == INFINITY && isfinite(E))
+        amp = E + log(q) + 1.0; /* q e^E overflows: log(1 + q (e^E - 1)) < E + log q + 1 */
+    double span = 2.0 * amp;
+    double pts = span / d + 4.0;
+    if (!(pts <= LMO_PLD_MAX_POINTS)) {
+        memset(out, 0, sizeof *out);
+        out->epsilon_lower = 0.0;
+        out->epsilon = out->epsilon_upper = out->epsilon_estimate = INFINITY;
+        out->delta = out->delta_upper = out->delta_estimate = 1.0;
+        out->rdp_epsilon = NAN;
+        out->grid = d;
+        double need = dpzo__up(span / (LMO_PLD_MAX_POINTS - 4.0));
+        int len = snprintf(out->reason, sizeof out->reason,
+                           "the loss range +-%.4g needs %.3g grid points a step at grid %g "
+                           "(at most %.0e): use ",
+                           0.5 * span, pts, d, (double)LMO_PLD_MAX_POINTS);
+        if (len > 0 && (size_t)len < sizeof out->reason)
+            snprintf(out->reason + len, sizeof out->reason - (size_t)len,
+                     need <= 0.1 ? "a grid >= %.2g or the RDP accountant" : "the RDP accountant",
+                     need);
+        dpzo__lmo_pld_noise_free(&noise);
+        return DPZO_OK;
+    }
     /* the tilt: the RDP accountant's optimal order for the same run, minus 1 (as the
      * built-in events do); without one the accountant picks it from the steps */
     double tilt = 0.0;

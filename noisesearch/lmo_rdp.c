@@ -107,9 +107,11 @@ void dpzo__lmo_binned_rdp_lower(const dpzo_lmo *lmo, double c, const double *ord
     double t[MAX_BINS];
     size_t m = bin_points(lmo, c, t, MAX_BINS);
     double lp[MAX_BINS + 1], lq[MAX_BINS + 1];
+    int unsure[MAX_BINS + 1];
     /* masses of (-inf, t0], (t0, t1], ..., (t_{m-1}, inf) under P = X and Q = X + C.
      * Left of the median use CDF differences, right of it survival differences. */
     for (size_t b = 0; b <= m; b++) {
+        unsure[b] = 0;
         double lo = b == 0 ? -INFINITY : t[b - 1];
         double hi = b == m ? INFINITY : t[b];
         for (int w = 0; w < 2; w++) {
@@ -120,11 +122,15 @@ void dpzo__lmo_binned_rdp_lower(const dpzo_lmo *lmo, double c, const double *ord
             if (z <= 0.0) {
                 double lz = -M_LN2 + dpzo_lmo_log_mgf(lmo, z);
                 double la = a == -INFINITY ? -INFINITY : -M_LN2 + dpzo_lmo_log_mgf(lmo, a);
-                lm = lz + log1p(-exp(la - lz));
+                /* la = lz = -inf far out (both masses underflow in log space too):
+                 * -inf - -inf would be NaN and turn the whole bound into 0 */
+                lm = la == -INFINITY ? lz : lz + log1p(-exp(la - lz));
+                unsure[b] |= la != -INFINITY && !(lz - la > 1e-9 * fabs(lz) + 1e-6);
             } else if (a >= 0.0) {
                 double la = -M_LN2 + dpzo_lmo_log_mgf(lmo, -a);
                 double lz = z == INFINITY ? -INFINITY : -M_LN2 + dpzo_lmo_log_mgf(lmo, -z);
-                lm = la + log1p(-exp(lz - la));
+                lm = lz == -INFINITY ? la : la + log1p(-exp(lz - la));
+                unsure[b] |= lz != -INFINITY && !(la - lz > 1e-9 * fabs(la) + 1e-6);
             } else {
                 double mass = 1.0 - (a == -INFINITY ? 0.0 : dpzo_lmo_cdf(lmo, a)) -
                               (z == INFINITY ? 0.0 : dpzo_lmo_sf(lmo, z));
@@ -137,15 +143,19 @@ void dpzo__lmo_binned_rdp_lower(const dpzo_lmo *lmo, double c, const double *ord
         double alpha = orders[i], mx = -INFINITY;
         double terms[MAX_BINS + 1];
         for (size_t b = 0; b <= m; b++) {
-            double v = (lp[b] == -INFINITY) ? -INFINITY
-                       : (lq[b] == -INFINITY) ? INFINITY
-                                              : alpha * lp[b] + (1.0 - alpha) * lq[b];
+            /* a bin whose mass is a difference of two nearly equal log tails (far out,
+             * where the logs are ~1e17 and their rounding exceeds the difference) is left
+             * out: dropping terms only lowers the sum, so the bound stays a lower one,
+             * and a garbage zero Q-mass would make it infinite (inf - inf: NaN, then 0) */
+            double v = unsure[b] || lp[b] == -INFINITY || lq[b] == -INFINITY
+                           ? -INFINITY /* Q-mass 0 is an underflow here (full support) */
+                           : alpha * lp[b] + (1.0 - alpha) * lq[b];
             terms[b] = v;
             if (v > mx)
                 mx = v;
         }
         double s = 0.0;
-        for (size_t b = 0; b <= m; b++)
+        for (size_t b = 0; b <= m && mx > -INFINITY; b++)
             s += exp(terms[b] - mx);
         double r = (mx + log(s)) / (alpha - 1.0);
         out[i] = r > 0.0 ? r : 0.0;

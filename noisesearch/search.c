@@ -36,6 +36,7 @@
  * claimed: whatever wins is proven. PLD results are cached per candidate (and
  * checkpointed), and the screen is replayed from the cache in the same order, so a resumed
  * search gives the same answer. */
+#include <errno.h>
 #include <math.h>
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
@@ -44,10 +45,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "dpzo_io.h"
 #include "lmo_account.h"
 #include "lmo_rdp.h"
 #include "lmo_search.h"
 #include "lmo_exact.h"
+#include "sha256.h"
 
 static const char *const obj_names[] = {"usefulness", "mean-abs", "variance", "max-epsilon"};
 
@@ -219,6 +222,11 @@ static void sound_bracket(const search *S, const dpzo_lmo *p, dpzo_ctx *ctx, dou
     while (nb < N_BIN_ORDERS && bin_orders[nb] <= L)
         nb++;
     dpzo__lmo_binned_rdp_lower(p, c, bin_orders, nb, bl);
+    /* RDP is nondecreasing in the order: a lower bound at a smaller order holds at every
+     * larger one (the binned bound can collapse to 0 at high orders, e.g. C = 1e18) */
+    for (size_t j = 1; j < nb; j++)
+        if (!(bl[j] >= bl[j - 1]) && bl[j - 1] == bl[j - 1])
+            bl[j] = bl[j - 1];
     size_t k = 0;
     dpzo_lmo_bound_kind kind = o->bound;
     for (unsigned l = 2; l <= L; l++) {
@@ -297,6 +305,10 @@ static void screen(const search *S, const dpzo_lmo *p, dpzo_ctx *ctx, double *lo
     }
     double eps0 = dpzo__lmo_eps0_estimate(p, c);
     int mgf_ok = o->bound == DPZO_LMO_BOUND_BEST;
+    /* proven lower ends carry over to larger orders (RDP is nondecreasing in the order) */
+    for (size_t j = 1; j < nb; j++)
+        if (ex[j].lower < ex[j - 1].lower)
+            ex[j].lower = ex[j - 1].lower;
     size_t kl = 0, ku = 0;
     for (unsigned l = 2; l <= L; l++) {
         while (kl + 1 < nb && ords[kl + 1] <= l)
@@ -354,7 +366,7 @@ static void *worker(void *arg)
 
 /* ---- checkpoints ---------------------------------------------------------------- */
 
-#define CKPT_MAGIC "DPZOSRC2" /* 2: the PLD arrays */
+#define CKPT_MAGIC "DPZOSRC3" /* 2: the PLD arrays; 3: the SHA-256 */
 
 static uint64_t fnv(uint64_t h, const void *data, size_t n)
 {
@@ -400,57 +412,223 @@ static uint64_t fingerprint(const search *S)
     return h;
 }
 
+/* The file (docs/lmo.md, docs/files.md): magic "DPZOSRC3", the search's fingerprint (u64),
+ * the candidate count n (u64), the N_ARR arrays of n doubles, all in host byte order, then
+ * the SHA-256 of everything before it. Written atomically (common/dpzo_io.c: a temporary
+ * created exclusively beside it, fsync, rename, fsync of the folder); read back only when
+ * it is a regular file of the exact size, its checksum holds, it belongs to this search and
+ * every cached value lies in its domain. */
+#define CKPT_HEAD 24u
+#define CKPT_DIGEST 32u
+
+static size_t ckpt_size(size_t n) { return CKPT_HEAD + (size_t)N_ARR * 8 * n + CKPT_DIGEST; }
+
 static int save_checkpoint(search *S)
 {
     const char *path = S->o->checkpoint;
     if (path == NULL)
         return 0;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL)
+    size_t size = ckpt_size(S->n);
+    unsigned char *buf = malloc(size);
+    if (buf == NULL)
         return -1;
     uint64_t n = S->n;
-    int ok = fwrite(CKPT_MAGIC, 1, 8, f) == 8 && fwrite(&S->fingerprint, 8, 1, f) == 1 &&
-             fwrite(&n, 8, 1, f) == 1;
-    for (int k = 0; k < N_ARR && ok; k++)
-        ok = fwrite(S->arr[k], sizeof(double), S->n, f) == S->n;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
+    memcpy(buf, CKPT_MAGIC, 8);
+    memcpy(buf + 8, &S->fingerprint, 8);
+    memcpy(buf + 16, &n, 8);
+    for (int k = 0; k < N_ARR; k++)
+        memcpy(buf + CKPT_HEAD + (size_t)k * 8 * S->n, S->arr[k], 8 * S->n);
+    dpzo__sha256 h;
+    dpzo__sha256_init(&h);
+    dpzo__sha256_update(&h, buf, size - CKPT_DIGEST);
+    dpzo__sha256_final(&h, buf + size - CKPT_DIGEST);
+    char err[DPZO_IO_ERRMAX];
+    int rc = dpzo_io_write_file(path, "search checkpoint", buf, size, 0, err, sizeof err);
+    free(buf);
+    if (rc != 0)
         return -1;
-    }
     S->t_last_save = now_s();
     return 0;
 }
 
-/* 1: loaded, 0: no usable checkpoint, -1: exists but belongs to another search */
-static int load_checkpoint(search *S)
+/* A cached value: NaN (not computed) or in [lo, +inf]. */
+static int in_domain(double v, double lo) { return isnan(v) || v >= lo; }
+
+/* Every cached value of slot i in its domain, and the pairs that bracket a quantity in
+ * order; 0 when they hold. */
+static int slot_valid(const search *S, size_t i)
+{
+    double *const *a = S->arr;
+    /* ARR_OBJ: any value (-inf marks a point the objective rules out); the winner's
+     * statistics are recomputed anyway */
+    if (!in_domain(a[ARR_EPS][i], 0) || !in_domain(a[ARR_LOW][i], 0) ||
+        !in_domain(a[ARR_BEST][i], 0) || !in_domain(a[ARR_ORDER][i], 0) ||
+        !in_domain(a[ARR_LOW2][i], 0) || !in_domain(a[ARR_UP2][i], 0) ||
+        !in_domain(a[ARR_PLD_UP][i], 0) || !in_domain(a[ARR_PLD_LO][i], 0))
+        return -1;
+    if (a[ARR_LOW][i] > a[ARR_EPS][i] || a[ARR_LOW2][i] > a[ARR_UP2][i] ||
+        a[ARR_PLD_LO][i] > a[ARR_PLD_UP][i])
+        return -1;
+    double pn = a[ARR_PLD_N][i];
+    int pld_set = !isnan(pn);
+    if (pld_set != !isnan(a[ARR_PLD_UP][i]) || pld_set != !isnan(a[ARR_PLD_LO][i]))
+        return -1;
+    if (pld_set && !(pn == 1.0 || pn == 2.0))
+        return -1;
+    return 0;
+}
+
+/* 1: loaded; 0: no checkpoint file; -1: refused, with the reason in ctx. */
+static int load_checkpoint(search *S, dpzo_ctx *ctx)
 {
     const char *path = S->o->checkpoint;
-    if (path == NULL)
+    if (path == NULL || (access(path, F_OK) != 0 && errno == ENOENT))
         return 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return 0;
-    char magic[8];
+    const size_t want = ckpt_size(S->n);
+    char err[DPZO_IO_ERRMAX];
+    long long size = 0;
+    int fd = dpzo_io_open_read(path, "search checkpoint", DPZO_IO_LIMIT_CHECKPOINT, &size, err,
+                               sizeof err);
+    if (fd < 0) {
+        dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
+        return -1;
+    }
+    unsigned char head[CKPT_HEAD];
+    size_t got = 0;
+    while (got < sizeof head) {
+        ssize_t r = read(fd, head + got, sizeof head - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got < 8 ? memcmp(head, CKPT_MAGIC, got) != 0 : memcmp(head, CKPT_MAGIC, 8) != 0) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "checkpoint %s: not a dpzo search checkpoint of this version (magic is not "
+                   "%s); remove it or choose another file",
+                   path, CKPT_MAGIC);
+        return -1;
+    }
+    if ((size_t)size != want) {
+        uint64_t n_file = 0;
+        if (got == sizeof head)
+            memcpy(&n_file, head + 16, 8);
+        if (got == sizeof head && n_file != S->n && n_file <= (uint64_t)SIZE_MAX / 128 &&
+            (uint64_t)size == ckpt_size((size_t)n_file))
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "checkpoint %s belongs to a different search (%llu distinct "
+                       "distributions, this search has %zu); remove it or choose another file",
+                       path, (unsigned long long)n_file, S->n);
+        else
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "checkpoint %s: %lld bytes, a checkpoint of this search has %zu: "
+                       "truncated or corrupted; remove it to start afresh",
+                       path, size, want);
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "search checkpoint", want, &text, &len, err, sizeof err) != 0) {
+        dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
+        return -1;
+    }
+    unsigned char *buf = (unsigned char *)text, digest[CKPT_DIGEST];
+    int rc = 1;
+    if (len != want) {
+        dpzo__fail(ctx, DPZO_EINVAL, "checkpoint %s: changed while being read", path);
+        rc = -1;
+    }
+    if (rc == 1) {
+        dpzo__sha256 h;
+        dpzo__sha256_init(&h);
+        dpzo__sha256_update(&h, buf, want - CKPT_DIGEST);
+        dpzo__sha256_final(&h, digest);
+        if (memcmp(digest, buf + want - CKPT_DIGEST, CKPT_DIGEST) != 0) {
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "checkpoint %s: SHA-256 checksum mismatch: the file is corrupted; "
+                       "remove it to start afresh",
+                       path);
+            rc = -1;
+        }
+    }
     uint64_t fp = 0, n = 0;
-    int ok = fread(magic, 1, 8, f) == 8 && memcmp(magic, CKPT_MAGIC, 8) == 0 &&
-             fread(&fp, 8, 1, f) == 1 && fread(&n, 8, 1, f) == 1;
-    if (!ok || fp != S->fingerprint || n != S->n) {
-        fclose(f);
-        return -1;
+    if (rc == 1) {
+        memcpy(&fp, buf + 8, 8);
+        memcpy(&n, buf + 16, 8);
+        if (fp != S->fingerprint || n != S->n) {
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "checkpoint %s belongs to a different search (other grid or options); "
+                       "remove it or choose another file",
+                       path);
+            rc = -1;
+        }
     }
-    for (int k = 0; k < N_ARR && ok; k++)
-        ok = fread(S->arr[k], sizeof(double), S->n, f) == S->n;
-    fclose(f);
-    if (!ok) {
+    if (rc == 1) {
         for (int k = 0; k < N_ARR; k++)
-            for (size_t i = 0; i < S->n; i++)
-                S->arr[k][i] = NAN;
-        return -1;
+            memcpy(S->arr[k], buf + CKPT_HEAD + (size_t)k * 8 * S->n, 8 * S->n);
+        for (size_t i = 0; i < S->n && rc == 1; i++)
+            if (slot_valid(S, i) != 0) {
+                dpzo__fail(ctx, DPZO_EINVAL,
+                           "checkpoint %s: the cached values of candidate %zu are out of their "
+                           "domain (eps %g, low %g, best %g, order %g, pld %g..%g over %g "
+                           "runs): refusing it; remove it to start afresh",
+                           path, i, S->arr[ARR_EPS][i], S->arr[ARR_LOW][i],
+                           S->arr[ARR_BEST][i], S->arr[ARR_ORDER][i], S->arr[ARR_PLD_LO][i],
+                           S->arr[ARR_PLD_UP][i], S->arr[ARR_PLD_N][i]);
+                rc = -1;
+            }
+        if (rc != 1)
+            for (int k = 0; k < N_ARR; k++)
+                for (size_t i = 0; i < S->n; i++)
+                    S->arr[k][i] = NAN;
     }
-    return 1;
+    free(text);
+    return rc;
+}
+
+/* A resumed search took cached numbers from a file: before the winner is reported, its
+ * epsilon is computed again from scratch (the exact RDP accountant, and the PLD one when
+ * the PLD proved it; paper mode: the code epsilon from its tables). A cache that claimed
+ * less than the fresh value is refused, so a reported bound never rests on the file. */
+static dpzo_status reprove_winner(dpzo_ctx *ctx, search *S, size_t win, double *eps,
+                                  double *order, int by_pld)
+{
+    dpzo_lmo p;
+    dpzo_lmo_grid_point(S->grid, S->reps[win], &p);
+    double fresh, ford = 0.0;
+    if (S->o->paper) {
+        fresh = paper_eps_tabled(S, S->reps[win], &ford);
+    } else {
+        dpzo_lmo_account_result r;
+        dpzo_status st = dpzo_lmo_epsilon(ctx, &p, &S->o->account, &r);
+        if (st)
+            return st;
+        fresh = r.epsilon;
+        ford = r.order;
+        for (int g = 0; by_pld && g < 2; g++) {
+            const double grids[2] = {1e-3, 1e-4};
+            dpzo_pld_result pr;
+            st = dpzo_lmo_pld_epsilon(ctx, &p, &S->o->account, grids[g], &pr);
+            if (st == DPZO_ENOCONV)
+                break;
+            if (st)
+                return st;
+            fresh = fmin(fresh, pr.epsilon_upper);
+            if (fresh <= S->o->epsilon)
+                break;
+        }
+    }
+    if (!(fresh <= *eps))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "checkpoint %s: its cached epsilon %.17g for the chosen noise is below "
+                          "the recomputed %.17g: the checkpoint is corrupt; remove it to start "
+                          "afresh",
+                          S->o->checkpoint, *eps, fresh);
+    if (!S->o->paper && *eps == fresh)
+        *order = ford;
+    return DPZO_OK;
 }
 
 /* ---- driver ---------------------------------------------------------------------- */
@@ -873,12 +1051,9 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     S.fingerprint = fingerprint(&S);
     S.pld_ratio = INFINITY; /* none seen yet: 1 / PLD_SCREEN */
     gsl_set_error_handler_off(); /* once, before any worker thread runs GSL quadrature */
-    int loaded = load_checkpoint(&S);
+    int loaded = load_checkpoint(&S, ctx);
     if (loaded < 0) {
-        st = dpzo__fail(ctx, DPZO_EINVAL,
-                        "checkpoint %s belongs to a different search (other grid or options); "
-                        "remove it or choose another file",
-                        opts->checkpoint);
+        st = DPZO_EINVAL;
         goto done;
     }
     S.resumed = loaded == 1;
@@ -900,6 +1075,8 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     int by_pld = 0;
     out->pld_lower = NAN;
     if ((st = walk(ctx, &S, &win, &weps, &word, &by_pld)))
+        goto done;
+    if (S.resumed && win >= 0 && (st = reprove_winner(ctx, &S, (size_t)win, &weps, &word, by_pld)))
         goto done;
     save_checkpoint(&S);
     out->n_points = dpzo_lmo_grid_size(grid);
