@@ -1,5 +1,6 @@
 /* cli/args.c: strict option parsing. Every value is checked completely: "1.5x", "",
  * "nan", "inf" and out-of-range numbers are errors with exit status 2. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -74,18 +75,32 @@ int parse_real(const char *opt, const char *text, double *out)
     char *end;
     errno = 0;
     double v = strtod(text, &end);
-    /* ERANGE also flags underflow to a subnormal or zero, which is a fine value */
+    /* ERANGE also flags underflow to a subnormal, which is a fine value (1e-320), and to
+     * zero, which is not: '1e-400' is not 0 */
     int overflow = errno == ERANGE && fabs(v) > 1.0;
-    if (*text == '\0' || *end != '\0' || overflow || !isfinite(v))
+    if (*text == '\0' || isspace((unsigned char)*text) || *end != '\0' || overflow
+        || !isfinite(v))
         return cli_usage_error("--%s must be a finite number, got '%s'", opt, text);
+    if (errno == ERANGE && v == 0.0)
+        return cli_usage_error("--%s: '%s' is below the smallest positive double (4.9e-324); "
+                               "write 0 for zero", opt, text);
     *out = v;
+    return 0;
+}
+
+int args_count_of(const char *what, double v, uint64_t *out)
+{
+    if (!(v >= 0.0 && v <= 0x1p53))
+        return cli_usage_error("%s must be a count in [0, 2^53], got %.17g", what, v);
+    *out = (uint64_t)v;
     return 0;
 }
 
 int parse_count(const char *opt, const char *text, uint64_t *out)
 {
     if (*text == '\0' || strspn(text, "0123456789") != strlen(text))
-        return cli_usage_error("--%s must be a non-negative integer, got '%s'", opt, text);
+        return cli_usage_error("--%s must be a non-negative integer (digits only, at most "
+                               "2^53), got '%s'", opt, text);
     errno = 0;
     unsigned long long v = strtoull(text, NULL, 10);
     if (errno == ERANGE || v > (1ull << 53))

@@ -26,6 +26,10 @@ int args_has(const parsed_args *a, const char *name);
 /* Strict converters: print "dpzo: error: ..." and return 2 on failure. */
 int parse_real(const char *opt, const char *text, double *out);      /* finite */
 int parse_count(const char *opt, const char *text, uint64_t *out);  /* 0..2^53 integer */
+/* A count computed from a double (epochs x N / B, ...): refused (exit status 2, naming
+ * `what` and the value) unless in [0, 2^53]; truncates toward zero. Never cast a double
+ * to an integer type without this: out-of-range casts are undefined behaviour. */
+int args_count_of(const char *what, double v, uint64_t *out);
 /* A comma-separated list of orders (each finite and > 1); *out is malloc'ed. */
 int parse_order_list(const char *opt, const char *text, double **out, size_t *n);
 

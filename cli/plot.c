@@ -355,18 +355,23 @@ int plot_claim_panels(dpzo_ctx *ctx, const dpzo_claim_spec *specs, size_t n, int
             }
             double a, b;
             if (axis == PLOT_EPS_DELTA) {
-                a = o->delta_min > 0.0 ? o->delta_min : cl->delta * 1e-4;
+                /* the defaults stay inside [1e-300, 0.2]; given ends are the caller's
+                 * (dpzo plot refuses values outside [1e-300, 1)) */
+                a = o->delta_min > 0.0 ? o->delta_min : fmax(1e-300, cl->delta * 1e-4);
                 b = o->delta_max > 0.0 ? o->delta_max : fmin(0.2, cl->delta * 1e4);
-                if (a < 1e-300)
-                    a = 1e-300;
             } else {
-                b = o->steps_max > 0.0 ? o->steps_max : 2.0 * (double)cl->steps;
+                /* at most 2^53 steps (every count is exact in double, and llround below
+                 * cannot overflow) */
+                b = o->steps_max > 0.0 ? o->steps_max : fmin(2.0 * (double)cl->steps, 0x1p53);
                 a = fmax(1.0, b / 1000.0);
             }
-            if (!(b > a)) {
-                snprintf(err, errsize, "empty %s range [%g, %g]",
-                         axis == PLOT_EPS_DELTA ? "delta" : "steps", a, b);
-                rc = 1;
+            if (!(b > a) || (axis == PLOT_EPS_STEPS && !(b <= 0x1p53))) {
+                snprintf(err, errsize, "empty or invalid %s range [%g, %g]%s",
+                         axis == PLOT_EPS_DELTA ? "delta" : "steps", a, b,
+                         axis == PLOT_EPS_DELTA ? " (the claim's delta with --delta-min / "
+                                                  "--delta-max)"
+                                                : " (steps at most 2^53)");
+                rc = 2; /* bad input */
                 break;
             }
             size_t m = 0;
@@ -383,10 +388,11 @@ int plot_claim_panels(dpzo_ctx *ctx, const dpzo_claim_spec *specs, size_t n, int
                 }
                 dpzo_audit_bounds bd;
                 double grid = o->grid > 0.0 ? o->grid : mech != NULL ? 1e-3 : 1e-4;
-                if (dpzo_audit_bounds_at(ctx, cl, mech, cl->sampling, steps, delta, grid, &ao,
-                                         &bd)) {
+                dpzo_status st = dpzo_audit_bounds_at(ctx, cl, mech, cl->sampling, steps, delta,
+                                                      grid, &ao, &bd);
+                if (st) {
                     snprintf(err, errsize, "%s", dpzo_ctx_errmsg(ctx));
-                    rc = 1;
+                    rc = st == DPZO_EINVAL ? 2 : 1; /* a value out of range: bad input */
                     break;
                 }
                 x[m] = axis == PLOT_EPS_DELTA ? delta : (double)steps;

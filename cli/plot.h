@@ -52,7 +52,9 @@ typedef struct {
 } plot_curve_options;
 
 /* Computes the privacy curves of the claims (RDP, PLD upper and lower, the claim itself)
- * into panels `which` (PLOT_EPS_DELTA | PLOT_EPS_STEPS). 0, or 1 with the reason in err. */
+ * into panels `which` (PLOT_EPS_DELTA | PLOT_EPS_STEPS). 0; 2 with the reason in err when
+ * an input is out of range (an empty delta or steps range, more than 2^53 steps, a value
+ * the accountant refuses: exit status 2); 1 with the reason for any other failure. */
 int plot_claim_panels(dpzo_ctx *ctx, const dpzo_claim_spec *specs, size_t n, int which,
                       const plot_curve_options *o, plot_panel *panels, size_t *np, char *err,
                       size_t errsize);

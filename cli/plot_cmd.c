@@ -41,8 +41,10 @@ static const char *plot_help =
     "Options:\n"
     "  -o FILE             the picture (.png or .svg; required)\n"
     "  --points N          points per curve (default 12)\n"
-    "  --delta-min D --delta-max D   the delta range (default claimed delta / 1e4 to x 1e4)\n"
-    "  --steps-max T       the steps range ends at T (default twice the claim's steps)\n"
+    "  --delta-min D --delta-max D   the delta range, each in [1e-300, 1) (default claimed\n"
+    "                      delta / 1e4 to x 1e4, within [1e-300, 0.2])\n"
+    "  --steps-max T       the steps range ends at T, an integer in [2, 2^53] (default\n"
+    "                      twice the claim's steps)\n"
     "  --grid G            PLD grid of the curves (default 1e-4, LMO noise 1e-3; coarser is\n"
     "                      faster and looser, and every upper bound stays proven)\n"
     "  noise: --profile FILE (an LMO profile) or --gamma-weight --gamma-shape --gamma-scale\n"
@@ -93,16 +95,35 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     }
     po.points = (size_t)points;
     if ((rc = get_pos(&a, "delta-min", &po.delta_min)) ||
-        (rc = get_pos(&a, "delta-max", &po.delta_max)) ||
-        (rc = get_pos(&a, "steps-max", &po.steps_max)) || (rc = get_pos(&a, "grid", &po.grid)))
+        (rc = get_pos(&a, "delta-max", &po.delta_max)) || (rc = get_pos(&a, "grid", &po.grid)))
         goto done;
-    if (po.delta_max >= 1.0 ||
-        (po.delta_min > 0 && po.delta_max > 0 && po.delta_min >= po.delta_max)) {
-        rc = cli_usage_error("the delta range must satisfy 0 < delta-min < delta-max < 1");
+    if (args_has(&a, "steps-max")) { /* a count: an integer in [2, 2^53] */
+        uint64_t t;
+        if ((rc = parse_count("steps-max", args_get(&a, "steps-max"), &t)))
+            goto done;
+        if (t < 2) {
+            rc = cli_usage_error("--steps-max must be in [2, 2^53], got %s",
+                                 args_get(&a, "steps-max"));
+            goto done;
+        }
+        po.steps_max = (double)t;
+    }
+    for (int i = 0; i < 2; i++) {
+        double v = i ? po.delta_max : po.delta_min;
+        if (v != 0.0 && !(v >= 1e-300 && v < 1.0)) {
+            rc = cli_usage_error("--%s must be in [1e-300, 1), got %s",
+                                 i ? "delta-max" : "delta-min",
+                                 args_get(&a, i ? "delta-max" : "delta-min"));
+            goto done;
+        }
+    }
+    if (po.delta_min > 0 && po.delta_max > 0 && po.delta_min >= po.delta_max) {
+        rc = cli_usage_error("the delta range must satisfy delta-min < delta-max, got %s and %s",
+                             args_get(&a, "delta-min"), args_get(&a, "delta-max"));
         goto done;
     }
     if (po.grid > 1.0) {
-        rc = cli_usage_error("--grid must be in (0, 1]");
+        rc = cli_usage_error("--grid must be in (0, 1], got %s", args_get(&a, "grid"));
         goto done;
     }
     if (plot_gnuplot() == NULL) {
@@ -120,9 +141,11 @@ static int plot_claims_cmd(int which, int argc, char **argv)
         plot_panel panels[2];
         size_t np = 0;
         char err[400] = "", title[240];
-        if (plot_claim_panels(ctx, cs.specs, cs.n, which, &po, panels, &np, err, sizeof err)) {
+        int prc = plot_claim_panels(ctx, cs.specs, cs.n, which, &po, panels, &np, err,
+                                    sizeof err);
+        if (prc) {
             fprintf(stderr, "dpzo: error: %s\n", err);
-            rc = 1;
+            rc = prc; /* 2: a range or value out of bounds; 1: any other failure */
         } else {
             if (cs.n == 1)
                 snprintf(title, sizeof title, "%.200s", cs.specs[0].name);
