@@ -2,8 +2,12 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# `make fuzz` (docs/fuzzing.md): clang + libFuzzer, every target FUZZ_SECONDS seconds.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null || echo clang)
+FUZZ_SECONDS ?= 300
 
-.PHONY: all deps configure build demo test test-asan bench clean
+.PHONY: all deps configure build demo test test-asan fuzz-build fuzz bench clean
 
 all: build
 
@@ -30,8 +34,17 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
+fuzz-build: deps
+	CC=$(FUZZ_CC) cmake -S . -B $(FUZZ_BUILD) -DDPZO_FUZZ=ON -DDPZO_BUILD_TESTS=OFF \
+	    -DDPZO_BUILD_BENCH=OFF -DDPZO_CUDA=OFF -DDPZO_WERROR=OFF -DCMAKE_BUILD_TYPE=Debug \
+	    "-DCMAKE_C_FLAGS_DEBUG=-g -O1"
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+
+fuzz: fuzz-build
+	FUZZ_BUILD=$(FUZZ_BUILD) FUZZ_JOBS=$(JOBS) bash fuzz/run.sh $(FUZZ_SECONDS)
+
 bench: build
 	bash bench/run.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

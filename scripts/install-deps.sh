@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dpzo builds and tests with, if any is missing.
+# Installs the Debian packages dpzo builds and tests with, if any is missing (clang and
+# libclang-rt-14-dev: libFuzzer for `make fuzz`, docs/fuzzing.md).
 # Runs as root (the project's machines do); uses sudo otherwise when available.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
           libcmocka-dev python3-mpmath zlib1g-dev gnuplot-nox
-          dataset-fashion-mnist)
+          dataset-fashion-mnist clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

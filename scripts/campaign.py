@@ -1,0 +1,941 @@
+#!/usr/bin/env python3
+"""The adversarial campaign of issue 15, re-runnable over the whole dpzo CLI (docs/fuzzing.md).
+
+    python3 scripts/campaign.py [--bin build-asan/bin/dpzo] [--quick | --full]
+                                [--timeout 60] [--budget SECONDS] [--jobs N]
+                                [--json FILE] [--only CMD] [--keep]
+
+Python 3 standard library only. It runs, each with a per-command timeout and all in a
+private temporary folder:
+
+  numeric    for every subcommand, every numeric option its --help names, set to extreme
+             values (0, -0, 5e-324, 1e-320, 1e-300, 1e-17, 1e18, 1e308, inf, nan, -1,
+             huge integers, empty, garbage) on top of a working command line;
+  files      every option or argument that reads a file (profiles, configurations,
+             claims, grids, schedules, scores, checkpoints) given a malformed one
+             (truncated, flipped bytes, huge, empty, /dev/zero, a FIFO, a directory);
+  outputs    every output path (-o, --metrics, --checkpoint, --markdown) as a symbolic
+             link to a regular file, a FIFO, a directory, with a planted symbolic link at
+             the temporary name, then checks what happened to the files around it
+             (never real /dev nodes: /dev/null is only checked to still be a character
+             device after the run);
+  soundness  targeted cross-checks: the issue's reproducers, sigma doubling at many
+             points (epsilon must not rise), the proven epsilon against an independent
+             lower bound (one step of the sampled Gaussian: its hockey-stick divergence
+             in closed form), audit and PLD intervals (lower <= upper).
+
+Each run is classified:
+  handled   exit 0 or 2 in time, no sanitizer report, every check passed;
+  crashed   killed by a signal, exit 134, or sanitizer / assertion text on stderr;
+  hung      past the timeout, or past the memory limit;
+  wrong     a soundness or file-safety check failed (the reason is printed);
+  bad-exit  exit 1 on bad input (bad input is exit 2; a refusal for lack of memory may
+            exit 1), or 0 on input that must be refused (nan, empty, garbage, -1).
+It prints counts per category and per command, and the reproducing command line of every
+run that was not handled; --json FILE writes every run. Exit status: 0 when every run was
+handled, 1 otherwise, 2 on a usage error.
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import random
+import re
+import resource
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# ---- values ------------------------------------------------------------------------------
+
+FULL_VALUES = ["0", "-0", "5e-324", "1e-320", "1e-300", "1e-17", "1e-4", "1e18", "1e308",
+               "inf", "-inf", "nan", "-1", "18446744073709551616", "99999999999999999999999",
+               "", "garbage", "1e99999", "0x10"]
+QUICK_VALUES = ["0", "5e-324", "1e-300", "1e-17", "1e18", "1e308", "inf", "nan", "-1",
+                "18446744073709551616", "", "garbage"]
+# Values no numeric option accepts: exit 0 on them is a bad exit.
+MUST_REFUSE = {"nan", "", "garbage", "-1", "-inf"}
+
+SANITIZER = re.compile(r"ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|"
+                       r"UndefinedBehaviorSanitizer|Assertion .* failed|assertion failed|"
+                       r"SUMMARY: (Address|Undefined|Leak)Sanitizer|\bAborted\b|"
+                       r"double free|corrupted size|stack smashing")
+RSS_LIMIT = re.compile(r"hard rss limit exhausted|allocator is out of memory|"
+                       r"requested allocation size .* exceeds maximum supported size")
+
+# A documented refusal for lack of resources (a memory limit, an allocation that failed
+# under the campaign's own limit): exit 1 is right there.
+RESOURCE = re.compile(r"memory limit|out of memory|"
+                      # and a target that cannot be met (DPZO_EINFEASIBLE: exit 1 by design)
+                      r"cannot be met|no grid point meets|already spends|no sampling rate .* reaches")
+
+# ---- an independent lower bound ------------------------------------------------------------
+
+
+def log_phi_bar(z):
+    if z < 37.0:
+        v = 0.5 * math.erfc(z / math.sqrt(2.0))
+        return math.log(v) if v > 0 else -math.inf
+    z2 = z * z
+    return (-0.5 * z2 - math.log(z) - 0.5 * math.log(2 * math.pi)
+            + math.log1p(-1 / z2 + 3 / z2 ** 2 - 15 / z2 ** 3))
+
+
+def log_hockey_stick(q, s, eps):
+    """log H_eps(P||Q), P = (1-q)N(0,s^2) + qN(1,s^2), Q = N(0,s^2): one step of the
+    Poisson-sampled Gaussian (or, at q = B/n, of sampling without replacement under
+    replace-one; q = 1: no sampling). A lower bound on delta(eps) of any run containing
+    the step. -inf when it proves nothing."""
+    try:
+        if not (0 < q <= 1 and 0 < s < math.inf and 0 <= eps < math.inf):
+            return -math.inf
+        L = eps + math.log1p(-(1 - q) * math.exp(-eps)) - math.log(q)
+        a, b = s * L - 0.5 / s, s * L + 0.5 / s
+        t1 = math.log(q) + log_phi_bar(a)
+        t2 = math.log(q) + L + log_phi_bar(b)
+        if not t2 < t1:
+            return -math.inf
+        return t1 + math.log(-math.expm1(t2 - t1))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return -math.inf
+
+
+def one_step_violation(q, s, eps, delta):
+    """A reason string when (eps, delta) is claimed although one step spends more."""
+    try:
+        q, s, eps, delta = float(q), float(s), float(eps), float(delta)
+    except (TypeError, ValueError):
+        return None
+    if not (delta > 0) or not math.isfinite(eps):
+        return None
+    lh = log_hockey_stick(q, s, eps)
+    if lh > math.log(delta) + 0.01:
+        return ("epsilon %.17g at delta %.3g claimed proven, but one step (q %.6g, sigma %.6g) "
+                "alone has delta(eps) >= %.3g" % (eps, delta, q, s, math.exp(lh)))
+    return None
+
+
+# ---- a run -------------------------------------------------------------------------------
+
+
+class Campaign:
+    def __init__(self, args):
+        self.args = args
+        self.bin = os.path.abspath(args.bin)
+        self.tmp = tempfile.mkdtemp(prefix="dpzo-campaign-")
+        self.results = []
+        self.lock = threading.Lock()
+        self.t0 = time.time()
+        self.skipped = 0
+        with open(self.bin, "rb") as f:
+            self.asan = b"AddressSanitizer" in f.read()
+        self.env = dict(os.environ)
+        self.env["ASAN_OPTIONS"] = ("detect_leaks=1:abort_on_error=0:hard_rss_limit_mb=%d:"
+                                    "allocator_may_return_null=1" % args.memory_mb)
+        self.env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+        self.counter = 0
+
+    # -- running --
+
+    def over_budget(self):
+        return self.args.budget and time.time() - self.t0 > self.args.budget
+
+    def run(self, cmd, argv, *, refuse=False, allow1=False, check=None, timeout=None,
+            stdin_fifo_reader=None, setup=None, after=None, kind="numeric", cwd=None):
+        """Runs dpzo argv (a list, without the program), classifies and records it."""
+        if self.over_budget():
+            with self.lock:
+                self.skipped += 1
+            return None
+        timeout = timeout or self.args.timeout
+        if setup:
+            setup()
+        full = [self.bin] + argv
+
+        def limit():
+            os.setsid()
+            if not self.asan:  # ASan reserves terabytes of address space: hard_rss_limit_mb
+                lim = self.args.memory_mb << 20
+                resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+
+        t = time.time()
+        try:
+            p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, env=self.env, cwd=cwd or self.tmp,
+                                 preexec_fn=limit)
+        except OSError as e:
+            self.record(cmd, kind, argv, "crashed", None, 0.0, "cannot start: %s" % e, "")
+            return None
+        try:
+            out, err = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            rc = None
+        secs = time.time() - t
+        out = out.decode("utf-8", "replace")
+        err = err.decode("utf-8", "replace")
+        reason = ""
+        if rc is None:
+            cat, reason = "hung", "no answer within %g s" % timeout
+        elif RSS_LIMIT.search(err):
+            cat, reason = "hung", "memory beyond %d MiB" % self.args.memory_mb
+        elif rc < 0 or rc == 134 or rc >= 128 or SANITIZER.search(err):
+            m = SANITIZER.search(err)
+            cat = "crashed"
+            reason = ("signal %d" % -rc if rc is not None and rc < 0 else
+                      "exit %s" % rc) + (": " + first_line_with(err, m.group(0)) if m else "")
+        elif rc == 1 and not allow1 and not RESOURCE.search(err):
+            cat, reason = "bad-exit", "exit 1: " + last_line(err)
+        elif rc == 0 and refuse:
+            cat, reason = "bad-exit", "exit 0 on input that must be refused"
+        elif rc not in (0, 1, 2):
+            cat, reason = "bad-exit", "exit %d" % rc
+        else:
+            cat = "handled"
+        if cat == "handled" and check is not None:
+            try:
+                why = check(rc, out, err)
+            except Exception as e:  # a check that cannot parse the output is not a finding
+                why = None
+                reason = "check skipped: %s" % e
+            if why:
+                cat, reason = "wrong", why
+        if after is not None:
+            why = after(rc)
+            if why and cat in ("handled", "bad-exit"):
+                cat, reason = "wrong", why
+        self.record(cmd, kind, argv, cat, rc, secs, reason, err)
+        return rc, out, err
+
+    def record(self, cmd, kind, argv, cat, rc, secs, reason, err):
+        line = " ".join(shlex.quote(a) for a in [self.bin] + argv)
+        with self.lock:
+            self.results.append({"command": cmd, "kind": kind, "argv": argv, "line": line,
+                                 "category": cat, "exit": rc, "seconds": round(secs, 3),
+                                 "reason": reason, "stderr_tail": err[-600:] if cat != "handled" else ""})
+            self.counter += 1
+            if self.args.verbose or (cat != "handled" and not self.args.quiet):
+                print("[%5d %6.0fs] %-9s %-16s %s%s" % (self.counter, time.time() - self.t0, cat,
+                                                      cmd, line[:200],
+                                                      ("\n                 " + reason[:300]) if reason else ""),
+                      flush=True)
+
+    # -- files --
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def write(self, name, data):
+        p = self.path(name)
+        mode = "wb" if isinstance(data, bytes) else "w"
+        with open(p, mode) as f:
+            f.write(data)
+        return p
+
+    def fifo(self, name):
+        p = self.path(name)
+        if os.path.lexists(p):
+            os.unlink(p)
+        os.mkfifo(p)
+        return p
+
+
+def first_line_with(text, needle):
+    for line in text.splitlines():
+        if needle in line:
+            return line.strip()[:200]
+    return needle
+
+
+def last_line(text):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def parse_json(out):
+    out = out.strip()
+    if not out:
+        return None
+    try:
+        return json.loads(out)
+    except ValueError:
+        # one object per line (several claims) or trailing text
+        objs = []
+        for line in out.splitlines():
+            line = line.strip()
+            if line.startswith("{") or line.startswith("["):
+                try:
+                    objs.append(json.loads(line))
+                except ValueError:
+                    pass
+        return objs or None
+
+
+def num(x):
+    if isinstance(x, (int, float)):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return None
+    return None
+
+
+# ---- the command lines --------------------------------------------------------------------
+
+LMO = ["--gamma-weight", "0.9", "--gamma-shape", "1", "--gamma-scale", "2", "--exp-weight", "0.1",
+       "--exp-rate", "5", "--uniform-weight", "0.5", "--uniform-low", "1", "--uniform-high", "2"]
+
+
+def bases(c):
+    """Working command lines, one per (sub)command: (name, argv, options not numeric)."""
+    claim = ["--noise-multiplier", "1.1", "--sampling-rate", "0.004", "--steps", "1000",
+             "--epsilon", "3", "--delta", "1e-5"]
+    return [
+        ("epsilon", ["epsilon", "--noise-multiplier", "1.1", "--sampling-rate", "0.004",
+                     "--steps", "1000", "--delta", "1e-5", "--json"]),
+        ("epsilon-wor", ["epsilon", "--noise-multiplier", "1.1", "--batch-size", "256",
+                         "--dataset-size", "60000", "--steps", "1000", "--delta", "1e-5", "--json"]),
+        ("epsilon-pld", ["epsilon", "--noise-multiplier", "1.1", "--sampling-rate", "0.004",
+                         "--steps", "1000", "--delta", "1e-5", "--accountant", "pld", "--grid",
+                         "1e-3", "--memory-limit", "512", "--json"]),
+        ("epsilon-prv", ["epsilon", "--noise-multiplier", "1.1", "--sampling-rate", "0.004",
+                         "--steps", "1000", "--delta", "1e-5", "--accountant", "prv",
+                         "--memory-limit", "512", "--json"]),
+        ("delta", ["delta", "--noise-multiplier", "1.1", "--sampling-rate", "0.004", "--steps",
+                   "1000", "--epsilon", "2", "--json"]),
+        ("rdp", ["rdp", "--noise-multiplier", "1.1", "--sampling-rate", "0.004", "--orders",
+                 "1.5,2,8,32", "--steps", "10", "--json"]),
+        ("calibrate", ["calibrate", "--epsilon", "3", "--delta", "1e-5", "--sampling-rate",
+                       "0.004", "--steps", "1000", "--json"]),
+        ("calibrate-steps", ["calibrate", "--solve-for", "steps", "--epsilon", "3", "--delta",
+                             "1e-5", "--sampling-rate", "0.004", "--noise-multiplier", "1.1",
+                             "--json"]),
+        ("calibrate-rate", ["calibrate", "--solve-for", "sampling-rate", "--epsilon", "3",
+                            "--delta", "1e-5", "--steps", "1000", "--noise-multiplier", "1.1",
+                            "--json"]),
+        ("calibrate-pld", ["calibrate", "--epsilon", "3", "--delta", "1e-5", "--sampling-rate",
+                           "0.004", "--steps", "1000", "--accountant", "pld", "--grid", "1e-3",
+                           "--memory-limit", "512", "--json"]),
+        ("profile-gaussian", ["profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
+                              "--steps", "1000", "--sampling-rate", "0.004", "--json"]),
+        ("lmo-info", ["lmo", "info"] + LMO + ["--json"]),
+        ("lmo-rdp", ["lmo", "rdp"] + LMO + ["--orders", "2,8", "--bound", "mgf", "--json"]),
+        ("lmo-epsilon", ["lmo", "epsilon"] + LMO + ["--delta", "1e-5", "--steps", "100",
+                                                    "--sampling-rate", "0.01", "--bound", "mgf",
+                                                    "--json"]),
+        ("lmo-epsilon-pld", ["lmo", "epsilon"] + LMO + ["--delta", "1e-5", "--steps", "10",
+                                                        "--accountant", "pld", "--pld-grid",
+                                                        "1e-2", "--json"]),
+        ("lmo-sample", ["lmo", "sample"] + LMO + ["-n", "5", "--seed", "1"]),
+        ("lmo-search", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                        "@GRID", "--steps", "10", "--sampling-rate", "0.01", "--bound", "mgf",
+                        "--threads", "1", "--json"]),
+        ("audit", ["audit"] + claim + ["--grid", "1e-3", "--no-calibrate", "--json"]),
+        ("audit-attack", ["audit", "attack", "--tp", "90", "--fp", "10", "--tn", "90", "--fn",
+                          "10", "--json"]),
+        ("audit-one-run", ["audit", "one-run", "--canaries", "1000", "--guesses", "100",
+                           "--correct", "90", "--json"]),
+        ("plot-noise", ["plot", "noise"] + LMO + ["-o", "@OUT.svg"]),
+        ("plot-epsilon-steps", ["plot", "epsilon-steps"] + claim + ["--grid", "1e-2", "--points",
+                                                                   "4", "-o", "@OUT.svg"]),
+    ]
+
+
+# options that are not numbers (enumerations, names, files): not in the numeric sweep
+NOT_NUMERIC = {"orders", "conversion", "accountant", "bound", "clip", "objective", "sampling",
+               "adjacency", "pipeline", "name", "created", "solve-for", "config", "resume",
+               "metrics", "checkpoint", "schedule", "scores", "profile", "markdown", "json",
+               "help", "o", "output", "full-batch", "no-prv", "no-calibrate", "no-plots", "brief"}
+
+
+def help_options(c, argv):
+    """Value options named in the command's --help (two words of the subcommand at most)."""
+    words = [a for a in argv[:2] if not a.startswith("-")]
+    rc = subprocess.run([c.bin] + words + ["--help"], capture_output=True, text=True,
+                        env=c.env, timeout=60)
+    text = rc.stdout + rc.stderr
+    opts = set(re.findall(r"--([a-z][a-z0-9-]+)[ =](?:[A-Za-z][A-Za-z0-9.]*)", text))
+    if "-n N" in text:
+        opts.add("n")
+    return sorted(o for o in opts if o not in NOT_NUMERIC)
+
+
+def with_option(argv, opt, value):
+    """argv with --opt set to value (replaced when present, else appended)."""
+    flag = ("-" if len(opt) == 1 else "--") + opt
+    out = list(argv)
+    if flag in out:
+        i = out.index(flag)
+        out[i + 1] = value
+    else:
+        out += [flag, value]
+    return out
+
+
+# ---- checks on outputs ----------------------------------------------------------------------
+
+
+def opt(argv, name, default=None):
+    flag = "--" + name
+    return argv[argv.index(flag) + 1] if flag in argv else default
+
+
+def check_epsilon(argv):
+    def check(rc, out, err):
+        if rc != 0 or "--json" not in argv:
+            return None
+        j = parse_json(out)
+        if not isinstance(j, dict):
+            return None
+        eps = num(j.get("epsilon_upper", j.get("epsilon")))
+        lo = num(j.get("epsilon_lower"))
+        if eps is None or math.isnan(eps) or eps < 0:
+            return "proven epsilon %r is NaN or negative" % j.get("epsilon")
+        if lo is not None and not math.isnan(lo) and lo > eps:
+            return "lower end %r above the proven upper bound %r" % (lo, eps)
+        s = num(opt(argv, "noise-multiplier"))
+        d = num(opt(argv, "delta"))
+        if opt(argv, "batch-size") and opt(argv, "dataset-size"):
+            b, n = num(opt(argv, "batch-size")), num(opt(argv, "dataset-size"))
+            q = b / n if b and n else None
+        else:
+            q = num(opt(argv, "sampling-rate"))
+        if None in (s, d, q) or opt(argv, "schedule") or num(opt(argv, "steps", "1")) in (None, 0):
+            return None
+        return one_step_violation(q, s, eps, d)
+    return check
+
+
+def check_delta(argv):
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        j = parse_json(out)
+        if not isinstance(j, dict):
+            return None
+        dl = num(j.get("delta_upper", j.get("delta")))
+        if dl is None or not (0 <= dl <= 1):
+            return "proven delta %r outside [0, 1]" % j.get("delta")
+        s, e, q = (num(opt(argv, k)) for k in ("noise-multiplier", "epsilon", "sampling-rate"))
+        T = num(opt(argv, "steps", "1"))
+        if None in (s, e, q, T) or dl >= 1 or T < 1 or opt(argv, "schedule"):
+            return None
+        lh = log_hockey_stick(q, s, e)
+        if lh > math.log(dl) + 0.01 if dl > 0 else lh > -math.inf:
+            return "delta %.3g at epsilon %g is below one step's %.3g" % (dl, e, math.exp(lh))
+        return None
+    return check
+
+
+def check_calibrate(argv):
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        j = parse_json(out)
+        if not isinstance(j, dict):
+            return None
+        e = num(j.get("epsilon"))
+        target = num(opt(argv, "epsilon"))
+        if e is None or math.isnan(e) or e < 0:
+            return "certified epsilon %r" % j.get("epsilon")
+        if target is not None and e > target * (1 + 1e-12):
+            return "certified epsilon %r above the target %r" % (e, target)
+        s = num(j.get("noise_multiplier", opt(argv, "noise-multiplier")))
+        q = num(j.get("sampling_rate", opt(argv, "sampling-rate")))
+        d = num(opt(argv, "delta"))
+        T = num(j.get("steps", opt(argv, "steps", "1")))
+        if None in (s, q, d, target, T) or T < 1:
+            return None
+        return one_step_violation(q, s, target, d)
+    return check
+
+
+def check_audit(argv):
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        j = parse_json(out)
+        items = j if isinstance(j, list) else [j]
+        found = []
+        for it in items:
+            if isinstance(it, dict):
+                found += [it] + [c for c in it.get("claims", []) if isinstance(c, dict)]
+        for c in found:
+            lo, up = num(c.get("lower", c.get("epsilon_lower"))), num(c.get("upper", c.get("epsilon_upper")))
+            b = c.get("bounds")
+            if isinstance(b, dict):
+                lo, up = num(b.get("lower")), num(b.get("upper"))
+            if lo is not None and up is not None and (math.isnan(up) or lo > up):
+                return "audit interval [%r, %r]: lower above upper (or NaN)" % (lo, up)
+        return None
+    return check
+
+
+def check_lmo_pld(argv):
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        j = parse_json(out)
+        if not isinstance(j, dict):
+            return None
+        lo, up, rdp = num(j.get("pld_lower", j.get("epsilon_lower"))), num(j.get("epsilon")), num(j.get("rdp_epsilon"))
+        if up is None or math.isnan(up) or up < 0:
+            return "proven epsilon %r" % j.get("epsilon")
+        if lo is not None and lo > up:
+            return "lower end %r above the proven %r" % (lo, up)
+        if lo is not None and rdp is not None and lo > rdp * (1 + 1e-9):
+            return "PLD lower end %r above the RDP accountant's proven %r" % (lo, rdp)
+        return None
+    return check
+
+
+def checker(name, argv):
+    if name.startswith("epsilon"):
+        return check_epsilon(argv)
+    if name == "delta":
+        return check_delta(argv)
+    if name.startswith("calibrate"):
+        return check_calibrate(argv)
+    if name == "audit":
+        return check_audit(argv)
+    if name.startswith("lmo-epsilon"):
+        return check_lmo_pld(argv)
+    return None
+
+
+# ---- the phases --------------------------------------------------------------------------------
+
+
+def prepare(c):
+    grid = c.write("grid.json", '{"gamma_weight": [0.9, 0.3], "exp_weight": [0.1], '
+                   '"uniform_weight": [0.5, 0.25], "gamma": [[1, 2], [3, 2]], "exp_rate": [5], '
+                   '"uniform": [[1, 2], [2, 4]]}')
+    c.files = {"grid": grid}
+    rc = subprocess.run([c.bin, "profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
+                         "--steps", "100", "--sampling-rate", "0.01", "-o", c.path("profile.json")],
+                        capture_output=True, env=c.env, timeout=300, cwd=c.tmp)
+    c.files["profile"] = c.path("profile.json") if rc.returncode == 0 else None
+    for src, name in (("docs/examples/claim-lmo-sst2.json", "claim.json"),
+                      ("docs/audits/tf-privacy-mnist.json", "claims.json"),
+                      ("docs/examples/schedule.json", "schedule.json")):
+        p = os.path.join(ROOT, src)
+        if os.path.exists(p):
+            shutil.copy(p, c.path(name))
+            c.files[name.split(".")[0]] = c.path(name)
+    # a small private run (DPZero on 512 rows of Fashion-MNIST, logistic regression)
+    if c.files["profile"]:
+        c.write("train.json", json.dumps({
+            "algorithm": "dpzero", "model": "mlp:", "steps": 100, "batch_size": 5.12,
+            "lr": 0.001, "clip": 1.0, "seed": 1, "eval_every": 100, "data": {"train_subset": 512},
+            "profile": "profile.json"}))
+        c.files["train"] = c.path("train.json")
+    c.write("scores.json", '{"in": [0.9, 0.8, 0.7, 0.95], "out": [0.1, 0.2, 0.3, 0.4]}')
+    c.files["scores"] = c.path("scores.json")
+
+
+def subst(c, argv):
+    out = []
+    for a in argv:
+        if a == "@GRID":
+            a = c.files["grid"]
+        elif a.startswith("@OUT"):
+            a = c.path("out" + a[4:])
+        out.append(a)
+    return out
+
+
+def phase_numeric(c, pool, values):
+    futs = []
+    for name, argv in bases(c):
+        argv = subst(c, argv)
+        futs.append(pool.submit(c.run, name, argv, check=checker(name, argv), kind="base"))
+        for o in help_options(c, argv):
+            used = ("--" + o) in argv or ("-" + o) in argv
+            for v in values:
+                a = with_option(argv, o, v)
+                # an option the command line does not use may be ignored: only crashes, hangs
+                # and wrong answers count there, not exit 0 on a bad value
+                futs.append(pool.submit(c.run, name, a, refuse=used and v in MUST_REFUSE,
+                                        check=checker(name, a)))
+    return futs
+
+
+def malformed_variants(c, name, src, quick):
+    """(label, path, timeout) of malformed versions of the file src."""
+    data = open(src, "rb").read() if src and os.path.exists(src) else b"{}"
+    rnd = random.Random(name)
+    out = [("truncated", c.write(name + ".trunc", data[: len(data) // 2]), None),
+           ("empty", c.write(name + ".empty", b""), None)]
+    for k in range(2 if quick else 8):
+        b = bytearray(data)
+        for _ in range(1 + k):
+            if b:
+                b[rnd.randrange(len(b))] = rnd.randrange(256)
+        out.append(("flipped%d" % k, c.write("%s.flip%d" % (name, k), bytes(b)), None))
+    out.append(("not-json", c.write(name + ".bin", bytes(range(256)) * 4), None))
+    out.append(("deep", c.write(name + ".deep", b"[" * 200000 + b"]" * 200000), None))
+    huge = c.path(name + ".huge")
+    if not os.path.exists(huge):
+        with open(huge, "wb") as f:  # 80 MiB of JSON whitespace: over every reader's cap
+            f.write(data[:1] if data[:1] == b"{" else b"{")
+            f.write(b" " * (80 << 20))
+            f.write(b"}")
+    out.append(("huge", huge, None))
+    out.append(("dev-zero", "/dev/zero", None))
+    out.append(("fifo", c.fifo(name + ".fifo"), c.args.fifo_timeout))
+    d = c.path(name + ".dir")
+    os.makedirs(d, exist_ok=True)
+    out.append(("directory", d, None))
+    out.append(("missing", c.path(name + ".missing"), None))
+    return out
+
+
+def phase_files(c, pool, quick):
+    F = c.files
+    mk = []  # (command name, file kind, source file, argv with @F)
+    claim = ["--noise-multiplier", "1", "--sampling-rate", "0.01", "--steps", "10",
+             "--epsilon", "3", "--delta", "1e-5"]
+    mk.append(("profile-show", "profile", F.get("profile"), ["profile", "show", "@F"]))
+    mk.append(("profile-verify", "profile", F.get("profile"), ["profile", "verify", "@F"]))
+    mk.append(("lmo-info", "profile", F.get("profile"), ["lmo", "info", "--profile", "@F"]))
+    mk.append(("audit-file", "claim", F.get("claim"), ["audit", "@F", "--grid", "1e-2",
+                                                       "--no-calibrate", "--no-prv"]))
+    mk.append(("audit-file", "claims", F.get("claims"), ["audit", "@F", "--grid", "1e-2",
+                                                         "--no-calibrate", "--no-prv", "--only", "1"]))
+    mk.append(("epsilon-schedule", "schedule", F.get("schedule"),
+               ["epsilon", "--schedule", "@F", "--delta", "1e-5"]))
+    mk.append(("lmo-search", "grid", F.get("grid"),
+               ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", "@F", "--steps",
+                "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]))
+    mk.append(("lmo-search-ckpt", "search-checkpoint", None,
+               ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", F["grid"],
+                "--steps", "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1",
+                "--checkpoint", "@F"]))
+    mk.append(("audit-attack", "scores", F.get("scores"), ["audit", "attack", "--scores", "@F"]))
+    mk.append(("audit-one-run", "scores", F.get("scores"),
+               ["audit", "one-run", "--scores", "@F", "--positive", "2"]))
+    mk.append(("train", "config", F.get("train"), ["train", "--config", "@F", "--steps", "1"]))
+    mk.append(("plot-file", "claim", F.get("claim"), ["plot", "epsilon-steps", "@F", "--points",
+                                                      "3", "--grid", "1e-2", "-o",
+                                                      c.path("plot-file.svg")]))
+    futs = []
+    for name, kind, src, argv in mk:
+        if src is None and kind != "search-checkpoint":
+            continue
+        if kind == "search-checkpoint":
+            # a valid checkpoint first, then malformed ones (the search resumes or refuses)
+            ck = c.path("search.ckpt")
+            subprocess.run([c.bin] + [a if a != "@F" else ck for a in argv], env=c.env,
+                           capture_output=True, timeout=600, cwd=c.tmp)
+            src = ck if os.path.exists(ck) else None
+        for label, path, to in malformed_variants(c, kind.replace("-", "_"), src, quick):
+            if label == "dev-zero" and kind == "search-checkpoint":
+                continue  # the search also writes its checkpoint: never at a real device
+            a = [path if x == "@F" else x for x in argv]
+            # copy so that a writer (the search checkpoint) cannot change the shared variant
+            futs.append(pool.submit(c.run, name, a, kind="file:" + label, timeout=to,
+                                    allow1=name in ("profile-verify",)))
+    return futs
+
+
+def phase_outputs(c, pool):
+    """Output paths: a symlink to a regular file, a FIFO (drained), a directory, and a
+    symbolic link planted at the temporary name."""
+    futs = []
+    cases = [
+        ("profile-gaussian", ["profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
+                              "--steps", "100", "--sampling-rate", "0.01", "-o", "@O"]),
+        ("audit-markdown", ["audit", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                            "--steps", "10", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                            "1e-2", "--no-calibrate", "--no-prv", "--no-plots", "--markdown", "@O"]),
+        ("plot-noise", ["plot", "noise"] + LMO + ["-o", "@O.svg"]),
+        ("lmo-search-out", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                            c.files["grid"], "--steps", "10", "--sampling-rate", "0.01",
+                            "--bound", "mgf", "--threads", "1", "-o", "@O"]),
+        ("lmo-search-ckpt-out", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                                 c.files["grid"], "--steps", "10", "--sampling-rate", "0.01",
+                                 "--bound", "mgf", "--threads", "1", "--checkpoint", "@O"]),
+    ]
+    if c.files.get("train"):
+        cases.append(("train-metrics", ["train", "--config", c.files["train"], "--steps", "1",
+                                        "--metrics", "@O"]))
+        cases.append(("train-checkpoint", ["train", "--config", c.files["train"], "--steps", "1",
+                                           "--checkpoint", "@O"]))
+    for name, argv in cases:
+        for kind in ("symlink", "fifo", "directory", "tmp-symlink"):
+            futs.append(pool.submit(output_case, c, name, argv, kind))
+    return futs
+
+
+def output_case(c, name, argv, kind):
+    d = tempfile.mkdtemp(prefix="out-", dir=c.tmp)
+    ext = ".svg" if any(a == "@O.svg" for a in argv) else ""
+    dest = os.path.join(d, "dest" + ext)
+    victim = os.path.join(d, "victim" + ext)
+    with open(victim, "w") as f:
+        f.write("VICTIM\n")
+    drain = None
+    if kind == "symlink":
+        os.symlink(victim, dest)
+    elif kind == "fifo":
+        os.mkfifo(dest)
+        fd = os.open(dest, os.O_RDONLY | os.O_NONBLOCK)
+        stop = threading.Event()
+
+        def drainer():
+            while not stop.is_set():
+                try:
+                    if not os.read(fd, 65536):
+                        time.sleep(0.05)
+                except BlockingIOError:
+                    time.sleep(0.05)
+                except OSError:
+                    return
+        drain = (threading.Thread(target=drainer, daemon=True), stop, fd)
+        drain[0].start()
+    elif kind == "directory":
+        os.mkdir(dest)
+    elif kind == "tmp-symlink":
+        for t in (".tmp", ".tmp%d" % os.getpid()):
+            os.symlink(victim, dest + t)
+    a = [dest if x in ("@O", "@O.svg") else x for x in argv]
+
+    def after(rc):
+        problems = []
+        if kind == "symlink":
+            if not os.path.islink(dest):
+                problems.append("the symbolic link at the destination was replaced")
+        if kind == "fifo" and not stat.S_ISFIFO(os.lstat(dest).st_mode):
+            problems.append("the FIFO at the destination was replaced by a %s" %
+                            ("regular file" if os.path.isfile(dest) else "non-FIFO"))
+        if kind == "directory" and not os.path.isdir(dest):
+            problems.append("the directory at the destination was replaced")
+        if kind == "tmp-symlink":
+            with open(victim) as f:
+                if f.read() != "VICTIM\n":
+                    problems.append("a symbolic link planted at the temporary name was "
+                                    "followed: its target was overwritten")
+        left = [n for n in os.listdir(d) if ".tmp" in n and not (kind == "tmp-symlink" and
+                                                                  os.path.islink(os.path.join(d, n)))]
+        if left:
+            problems.append("temporary files left behind: %s" % ", ".join(left))
+        if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+            problems.append("/dev/null IS NO LONGER A CHARACTER DEVICE")
+        return "; ".join(problems) or None
+
+    try:
+        # exit 1 is right for an output that cannot be written (a directory)
+        c.run(name, a, kind="output:" + kind, after=after, allow1=True,
+              timeout=c.args.fifo_timeout * 3 if kind == "fifo" else None)
+    finally:
+        if drain:
+            drain[1].set()
+            drain[0].join(1)
+            os.close(drain[2])
+
+
+def phase_soundness(c, pool, quick):
+    """The issue's reproducers and monotonicity pairs."""
+    futs = []
+    targeted = [
+        ("epsilon-wor", ["epsilon", "--noise-multiplier", s, "--batch-size", "256",
+                         "--dataset-size", "60000", "--steps", "1", "--delta", "1e-5", "--json"])
+        for s in ("1e-5", "1e-4", "2e-4", "3e-4", "1e-300", "1e-320", "1e308")
+    ] + [
+        ("epsilon-pld", ["epsilon", "--noise-multiplier", s, "--sampling-rate", "0.004",
+                         "--steps", "1", "--delta", "1e-5", "--accountant", "pld", "--json"])
+        for s in ("0.005", "0.01", "0.02", "1e308")
+    ] + [
+        ("epsilon-pld", ["epsilon", "--noise-multiplier", s, "--sampling-rate", "0.004",
+                         "--steps", "1000", "--delta", "1e-5", "--accountant", acc, "--grid",
+                         "0.05", "--json"])
+        for s in ("0.005", "0.01", "0.015", "0.02") for acc in ("pld", "prv")
+    ] + [
+        ("epsilon", ["epsilon", "--noise-multiplier", "0.01", "--sampling-rate", "0.004",
+                     "--steps", "1", "--delta", "1e-5", "--json"]),
+        ("rdp", ["rdp", "--noise-multiplier", "1e4", "--sampling-rate", "0.004", "--orders",
+                 "1.3", "--json"]),
+        ("delta", ["delta", "--noise-multiplier", "1e5", "--sampling-rate", "0.004", "--steps",
+                   "1000", "--epsilon", "1", "--json"]),
+        ("calibrate", ["calibrate", "--epsilon", "1e-10", "--delta", "1e-5", "--sampling-rate",
+                       "0.004", "--steps", "1000", "--json"]),
+        ("calibrate", ["calibrate", "--epsilon", "3", "--delta", "1e-5", "--sampling-rate",
+                       "0.004", "--steps", "1000", "--tolerance", "1e-17", "--json"]),
+        ("calibrate", ["calibrate", "--epsilon", "1e18", "--delta", "1e-5", "--sampling-rate",
+                       "0.004", "--steps", "1000", "--json"]),
+        ("calibrate-steps", ["calibrate", "--solve-for", "steps", "--epsilon", "3", "--delta",
+                             "1e-5", "--sampling-rate", "0.004", "--noise-multiplier", "1e-300",
+                             "--json"]),
+        ("audit", ["audit", "--noise-multiplier", "1e-4", "--batch-size", "256",
+                   "--dataset-size", "60000", "--steps", "1", "--epsilon", "1", "--delta",
+                   "1e-5", "--json"]),
+        ("audit", ["audit", "--noise-multiplier", "0.01", "--sampling-rate", "0.004", "--steps",
+                   "1000", "--epsilon", "11000", "--delta", "1e-5", "--grid", "0.05", "--json"]),
+        ("audit", ["audit", "--noise-multiplier", "1.1", "--sampling-rate", "0.004", "--steps",
+                   "1000", "--epsilon", "3", "--delta", "1e-300", "--json"]),
+        ("lmo-epsilon", ["lmo", "epsilon"] + LMO + ["--delta", "1e-320", "--json"]),
+        ("lmo-epsilon", ["lmo", "epsilon"] + LMO + ["--delta", "1e-5", "--paper-step-epsilon",
+                                                    "1e-320", "--json"]),
+        ("plot-epsilon-steps", ["plot", "epsilon-steps", "--noise-multiplier", "1",
+                                "--sampling-rate", "0.01", "--steps", "10", "--epsilon", "3",
+                                "--delta", "1e-5", "--steps-max", "1e308", "-o",
+                                c.path("steps-max.svg")]),
+    ]
+    for cmd, argv in targeted:
+        futs.append(pool.submit(c.run, cmd, argv, kind="targeted", check=checker(cmd, argv)))
+    # monotonicity: doubling sigma never raises the proven epsilon
+    sigmas = ["1e-300", "1e-5", "1e-3", "0.01", "0.1", "0.5", "1", "3", "100", "1e4", "8.5e4",
+              "1e5", "1e100", "1e300"]
+    if quick:
+        sigmas = sigmas[::2] + ["1e5"]
+    settings = [("rdp", ["--sampling-rate", "0.004", "--steps", "1000"]),
+                ("rdp-wor", ["--batch-size", "256", "--dataset-size", "60000", "--steps", "100"]),
+                ("pld", ["--sampling-rate", "0.004", "--steps", "100", "--accountant", "pld",
+                         "--grid", "1e-2", "--memory-limit", "512"])]
+    for label, extra in settings:
+        for s in sigmas:
+            futs.append(pool.submit(monotone_pair, c, label, s, extra))
+    return futs
+
+
+def monotone_pair(c, label, s, extra):
+    vals = []
+    for sig in (s, repr(2 * float(s))):
+        argv = ["epsilon", "--noise-multiplier", sig, "--delta", "1e-5", "--json"] + extra
+        r = c.run("monotone-" + label, argv, kind="monotone", check=check_epsilon(argv))
+        if r is None or r[0] != 0:
+            return
+        j = parse_json(r[1])
+        if not isinstance(j, dict):
+            return
+        vals.append(num(j.get("epsilon_upper", j.get("epsilon"))))
+    if None not in vals and vals[1] > vals[0] * (1 + 1e-6) + 1e-12:
+        argv = ["epsilon", "--noise-multiplier", repr(2 * float(s)), "--delta", "1e-5",
+                "--json"] + extra
+        c.record("monotone-" + label, "monotone", argv, "wrong", 0, 0.0,
+                 "epsilon %.17g at sigma %s rises to %.17g at sigma %s" %
+                 (vals[0], s, vals[1], repr(2 * float(s))), "")
+
+
+# ---- report ---------------------------------------------------------------------------------
+
+CATS = ["handled", "crashed", "hung", "wrong", "bad-exit"]
+
+
+def report(c):
+    res = c.results
+    total = {k: 0 for k in CATS}
+    per = {}
+    for r in res:
+        total[r["category"]] += 1
+        per.setdefault(r["command"], {k: 0 for k in CATS})[r["category"]] += 1
+    print()
+    print("dpzo campaign: %s (%s), %d runs in %.0f s%s" %
+          (c.bin, "ASan+UBSan" if c.asan else "no sanitizer", len(res), time.time() - c.t0,
+           ", %d not run (budget)" % c.skipped if c.skipped else ""))
+    print("  " + "  ".join("%s %d" % (k, total[k]) for k in CATS))
+    print()
+    print("  %-22s %8s %8s %8s %8s %8s" % (("command",) + tuple(CATS)))
+    for cmd in sorted(per):
+        print("  %-22s %8d %8d %8d %8d %8d" % ((cmd,) + tuple(per[cmd][k] for k in CATS)))
+    bad = [r for r in res if r["category"] != "handled"]
+    if bad:
+        print()
+        print("Runs not handled (reproduce with the command line; temporary files were in %s):"
+              % c.tmp)
+        for cat in CATS[1:]:
+            for r in (x for x in bad if x["category"] == cat):
+                print("  [%s] %s  (%s)" % (cat, r["line"], r["reason"][:240]))
+    if c.args.json:
+        with open(c.args.json, "w") as f:
+            json.dump({"bin": c.bin, "asan": c.asan, "seconds": round(time.time() - c.t0, 1),
+                       "totals": total, "per_command": per, "not_run": c.skipped,
+                       "runs": res}, f, indent=1)
+        print("\nJSON: %s" % c.args.json)
+    return 0 if not bad else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=None,
+                    help="the dpzo binary (default: build-asan/bin/dpzo, else build/bin/dpzo)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--quick", action="store_true", help="12 values, fewer files (minutes)")
+    g.add_argument("--full", action="store_true", help="every value and variant (default)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per run (60)")
+    ap.add_argument("--fifo-timeout", type=float, default=10.0,
+                    help="seconds a run reading a FIFO may block (10)")
+    ap.add_argument("--budget", type=float, default=0.0,
+                    help="stop starting runs after this many seconds (0: none; --quick: 900)")
+    ap.add_argument("--jobs", type=int, default=2, help="runs at once (2)")
+    ap.add_argument("--memory-mb", type=int, default=2048, help="memory per run (2048 MiB)")
+    ap.add_argument("--only", action="append", default=[],
+                    help="phases: numeric, files, outputs, soundness (repeatable)")
+    ap.add_argument("--json", help="write every run to this file")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    ap.add_argument("--verbose", action="store_true", help="print every run")
+    ap.add_argument("--quiet", action="store_true", help="print only the summary")
+    args = ap.parse_args()
+    if args.bin is None:
+        for cand in ("build-asan/bin/dpzo", "build/bin/dpzo"):
+            if os.path.exists(os.path.join(ROOT, cand)):
+                args.bin = os.path.join(ROOT, cand)
+                break
+    if not args.bin or not os.access(args.bin, os.X_OK):
+        print("campaign: no dpzo binary (use --bin)", file=sys.stderr)
+        return 2
+    if args.quick and not args.budget:
+        args.budget = 900.0
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        print("campaign: /dev/null is not a character device before the run", file=sys.stderr)
+        return 2
+    c = Campaign(args)
+    phases = args.only or ["soundness", "numeric", "files", "outputs"]
+    print("campaign: %s, %s mode, phases %s, temporary folder %s" %
+          (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
+    prepare(c)
+    values = QUICK_VALUES if args.quick else FULL_VALUES
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = []
+        for ph in phases:
+            if ph == "numeric":
+                futs += phase_numeric(c, pool, values)
+            elif ph == "files":
+                futs += phase_files(c, pool, args.quick)
+            elif ph == "outputs":
+                futs += phase_outputs(c, pool)
+            elif ph == "soundness":
+                futs += phase_soundness(c, pool, args.quick)
+            else:
+                print("campaign: unknown phase %s" % ph, file=sys.stderr)
+                return 2
+        for f in futs:
+            f.result()
+    rc = report(c)
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        print("campaign: /dev/null IS NO LONGER A CHARACTER DEVICE after the run")
+        rc = 1
+    if not args.keep:
+        shutil.rmtree(c.tmp, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
