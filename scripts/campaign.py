@@ -631,13 +631,22 @@ def phase_files(c, pool, quick):
     mk.append(("audit-one-run", "scores", F.get("scores"),
                ["audit", "one-run", "--scores", "@F", "--positive", "2"]))
     mk.append(("train", "config", F.get("train"), ["train", "--config", "@F", "--steps", "1"]))
+    if F.get("train"):
+        mk.append(("train-resume", "train-checkpoint", None,
+                   ["train", "--config", F["train"], "--until", "2", "--resume", "@F"]))
     mk.append(("plot-file", "claim", F.get("claim"), ["plot", "epsilon-steps", "@F", "--points",
                                                       "3", "--grid", "1e-2", "-o",
                                                       c.path("plot-file.svg")]))
     futs = []
     for name, kind, src, argv in mk:
-        if src is None and kind != "search-checkpoint":
+        if src is None and kind not in ("search-checkpoint", "train-checkpoint"):
             continue
+        if kind == "train-checkpoint":
+            ck = c.path("train.ckpt")
+            subprocess.run([c.bin, "train", "--config", F["train"], "--until", "1",
+                            "--checkpoint", ck], env=c.env, capture_output=True, timeout=600,
+                           cwd=c.tmp)
+            src = ck if os.path.exists(ck) else None
         if kind == "search-checkpoint":
             # a valid checkpoint first, then malformed ones (the search resumes or refuses)
             ck = c.path("search.ckpt")
@@ -645,8 +654,8 @@ def phase_files(c, pool, quick):
                            capture_output=True, timeout=600, cwd=c.tmp)
             src = ck if os.path.exists(ck) else None
         for label, path, to in malformed_variants(c, kind.replace("-", "_"), src, quick):
-            if label == "dev-zero" and kind == "search-checkpoint":
-                continue  # the search also writes its checkpoint: never at a real device
+            if label == "dev-zero" and kind.endswith("checkpoint"):
+                continue  # a resumed run also writes checkpoints: never at a real device
             a = [path if x == "@F" else x for x in argv]
             # copy so that a writer (the search checkpoint) cannot change the shared variant
             futs.append(pool.submit(c.run, name, a, kind="file:" + label, timeout=to,
