@@ -205,7 +205,9 @@ static const char *help_info =
     "and the released LMO-DP code's single-step epsilon at delta 1e-10 (paper mode: not a\n"
     "guarantee). Moments may be inf (heavy tails when the uniform starts at 0).\n"
     "JSON keys: lmo, sensitivity, eps0, eps0_vector, mean_abs, variance, usefulness,\n"
-    "usefulness_gamma, mean_y, paper_step_epsilon, paper_step_order.\n\n" LMO_PARAM_HELP;
+    "usefulness_gamma, mean_y, paper_step_epsilon, paper_step_order; mean_abs and variance\n"
+    "are null, with moments_error saying why, when their quadrature cannot handle the\n"
+    "parameters (e.g. a weight of 1e-320).\n\n" LMO_PARAM_HELP;
 
 static int lmo_info(int argc, char **argv)
 {
@@ -226,11 +228,22 @@ static int lmo_info(int argc, char **argv)
     dpzo_bound e0, ev;
     dpzo_lmo_stats s;
     dpzo_status st;
+    char why[300] = "";
     if ((st = dpzo_lmo_eps0(ctx, &l, c, &e0)) || (st = dpzo_lmo_eps0_vector(ctx, &l, c, &ev)) ||
-        (st = dpzo_lmo_stats_compute(ctx, &l, g, &s))) {
+        ((st = dpzo_lmo_stats_compute(ctx, &l, g, &s)) && st != DPZO_ENOCONV)) {
         rc = report_failure(ctx, st);
         dpzo_ctx_free(ctx);
         return rc;
+    }
+    if (st == DPZO_ENOCONV) {
+        /* the moments' quadrature cannot handle these parameters (a weight or scale of
+         * 1e-320, say): the privacy numbers stand; the moments are reported as not
+         * computed, and the closed forms (usefulness 1 - M_Y(-G), E[Y]) still are */
+        snprintf(why, sizeof why, "%s", dpzo_ctx_errmsg(ctx));
+        s.mean_abs = s.variance = NAN;
+        s.usefulness = -expm1(dpzo_lmo_log_mgf(&l, -g));
+        s.mean_y = dpzo_lmo_dlog_mgf(&l, 0.0);
+        s.gamma = g;
     }
     double po;
     double pe = dpzo_lmo_paper_step_epsilon(&l, 1e-10, &po);
@@ -241,8 +254,14 @@ static int lmo_info(int argc, char **argv)
         json_number(o, "sensitivity", c);
         json_number(o, "eps0", e0.upper);
         json_number(o, "eps0_vector", ev.upper);
-        json_number(o, "mean_abs", c * s.mean_abs);
-        json_number(o, "variance", c * c * s.variance);
+        if (why[0]) {
+            cJSON_AddNullToObject(o, "mean_abs");
+            cJSON_AddNullToObject(o, "variance");
+            cJSON_AddStringToObject(o, "moments_error", why);
+        } else {
+            json_number(o, "mean_abs", c * s.mean_abs);
+            json_number(o, "variance", c * c * s.variance);
+        }
         json_number(o, "usefulness", s.usefulness);
         json_number(o, "usefulness_gamma", g);
         json_number(o, "mean_y", s.mean_y);
@@ -256,8 +275,13 @@ static int lmo_info(int argc, char **argv)
                FMT_UP(b1, e0.upper, 7));
         printf("eps0 vector  %s   i.i.d. noise on an L1-clipped vector (proven upper bound)\n",
                FMT_UP(b2, ev.upper, 7));
-        printf("E|C X|       %.7g\n", c * s.mean_abs);
-        printf("Var C X      %.7g\n", c * c * s.variance);
+        if (why[0]) {
+            printf("E|C X|       n/a: %s\n", why);
+            printf("Var C X      n/a\n");
+        } else {
+            printf("E|C X|       %.7g\n", c * s.mean_abs);
+            printf("Var C X      %.7g\n", c * c * s.variance);
+        }
         printf("usefulness   %.9g   P(|X| <= %g)\n", s.usefulness, g);
         printf("E[Y]         %.7g\n", s.mean_y);
         char b3[48];

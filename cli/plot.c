@@ -405,6 +405,21 @@ int plot_claim_panels(dpzo_ctx *ctx, const dpzo_claim_spec *specs, size_t n, int
             }
             if (rc)
                 break;
+            int drawable = 0; /* gnuplot fails on a log-scale panel without a finite point */
+            for (size_t i = 0; i < m; i++)
+                drawable |= (isfinite(rdp[i]) && rdp[i] > 0.0) || (isfinite(up[i]) && up[i] > 0.0)
+                            || (isfinite(lo[i]) && lo[i] > 0.0);
+            if (!drawable) {
+                snprintf(err, errsize, "%.200s (%s%g, steps %llu): no finite positive epsilon "
+                         "on the %s range [%g, %g] (every bound is 0, infinite or undefined), "
+                         "nothing to draw",
+                         s->name, mech ? "sampling rate " : "noise multiplier ",
+                         mech ? cl->sampling_rate : cl->noise_multiplier,
+                         (unsigned long long)cl->steps,
+                         axis == PLOT_EPS_DELTA ? "delta" : "steps", a, b);
+                rc = 2; /* the inputs describe nothing drawable */
+                break;
+            }
             char label[200];
             int color = (int)c + 1;
             double cx = axis == PLOT_EPS_DELTA ? cl->delta : (double)cl->steps, cy = cl->epsilon;

@@ -280,7 +280,10 @@ static int plot_noise(int argc, char **argv)
         dpzo_status st = mech == NULL ? DPZO_EINVAL
                                       : dpzo_audit_equal_gaussian(ctx, &spec.claim, mech, NULL,
                                                                   &eps, &sigma);
-        if (st)
+        if (st == DPZO_EINFEASIBLE) /* epsilon 0 or inf: these inputs have no comparison */
+            rc = cli_usage_error("%s (noise, --delta, --sampling-rate and --steps give no "
+                                 "finite positive epsilon)", dpzo_ctx_errmsg(ctx));
+        else if (st)
             rc = report_failure(ctx, st);
     }
     if (rc) {
