@@ -691,8 +691,11 @@ static void order_sums(const grid *g, double alpha, double tol, double *cellgap,
 static void to_bound(double alpha, const order_res *r, dpzo_bound *b)
 {
     double a1 = alpha - 1.0;
-    double up = rup(r->logU / a1);
-    double lo = isfinite(r->logL) ? rdn(r->logL / a1) : 0.0;
+    /* NaN or -inf sums mean double could not evaluate the density at all (wE/lam = 1e319
+     * overflows, say): nothing is proven then, and the upper end must say so (+inf; a NaN
+     * here was printed as an upper bound of -inf) */
+    double up = isnan(r->logU) || r->logU == -INFINITY ? INFINITY : rup(r->logU / a1);
+    double lo = isfinite(r->logL) && up < INFINITY ? rdn(r->logL / a1) : 0.0;
     if (lo < 0.0)
         lo = 0.0; /* D_alpha >= 0 */
     if (up < lo)
@@ -1115,9 +1118,9 @@ dpzo_status dpzo__lmo_exact_rdp_ex(dpzo_ctx *ctx, const dpzo_lmo *lmo, double C,
     }
 
     inf0.quad_outside = 0;
-    /* capped or stalled: double cannot resolve this density, and GSL's adaptive
+    /* capped, stalled or unbounded: double cannot resolve this density, and GSL's adaptive
      * quadrature would spend seconds an order for an estimate no better than the midpoint */
-    if ((flags & DPZO_LMO_EXACT_QUAD_VALUE) && !capped) {
+    if ((flags & DPZO_LMO_EXACT_QUAD_VALUE) && !capped && isfinite(achieved)) {
         for (size_t i = 0; i < n; i++) {
             double v = dpzo__lmo_exact_quad(lmo, C, orders[i], NULL);
             if (!(v >= out[i].lower && v <= out[i].upper)) {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include "testutil.h"
 #include "dpzo/lmo.h"
+#include "lmo_rdp.h"
 
 /* splitmix64: fixed seed, same sequence everywhere */
 static uint64_t rng_state = 0x15A11CE5u;
@@ -300,6 +301,44 @@ static void test_paper_total_bounded(void **state)
         fail_msg("the paper's total took %.1f s", now_s() - t0);
 }
 
+/* The exact curve where double cannot evaluate the density (wE/lam = 0.1/1e-320
+ * overflows): its sums were NaN, printed as an upper bound of -inf. Nothing is proven
+ * there: the upper end must be +inf (the best curve then falls back on eps0). */
+static void test_exact_unevaluable_is_inf(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = {0.1, 1, 0.5, 0.1, 1e-320, 0.1, 1, 2};
+    double orders[] = {2, 64};
+    dpzo_bound b[2], e0;
+    assert_ok(ctx, dpzo_lmo_rdp(ctx, &l, 1.0, DPZO_LMO_BOUND_EXACT, orders, 2, b));
+    for (int i = 0; i < 2; i++) {
+        assert_true(b[i].upper == INFINITY);
+        assert_true(b[i].lower >= 0.0 && b[i].lower <= b[i].upper);
+    }
+    assert_ok(ctx, dpzo_lmo_eps0(ctx, &l, 1.0, &e0));
+    assert_ok(ctx, dpzo_lmo_rdp(ctx, &l, 1.0, DPZO_LMO_BOUND_BEST, orders, 2, b));
+    for (int i = 0; i < 2; i++)
+        assert_true(b[i].upper > 0.0 && b[i].upper <= e0.upper);
+}
+
+/* The binned lower bound (the search's pruning) at C = 1e18: far-out bins whose masses
+ * are differences of ~1e17 log tails made a zero Q-mass, inf - inf = NaN, reported as 0,
+ * so no candidate was ever pruned. It must be a useful lower bound again, and below the
+ * exact enclosure's upper end. */
+static void test_binned_lower_at_huge_sensitivity(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = {0.1, 1, 0.5, 0.1, 5, 0.1, 1, 2};
+    double orders[] = {2, 16, 256}, bl[3];
+    dpzo_bound up[3];
+    dpzo__lmo_binned_rdp_lower(&l, 1e18, orders, 3, bl);
+    assert_ok(ctx, dpzo_lmo_rdp(ctx, &l, 1e18, DPZO_LMO_BOUND_BEST, orders, 3, up));
+    for (int i = 0; i < 3; i++) {
+        if (!(bl[i] >= 0.5e17 && bl[i] <= up[i].upper))
+            fail_msg("order %g: binned lower bound %g, upper %g", orders[i], bl[i], up[i].upper);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +349,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pld_interval_ordered, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_extreme_parameters_answer, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_paper_total_bounded, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_exact_unevaluable_is_inf, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_binned_lower_at_huge_sensitivity, ctx_setup,
+                                        ctx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
