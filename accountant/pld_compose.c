@@ -84,10 +84,18 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
             m1 += w[k] * i;
             m2 += w[k] * i * i;
         }
+        if (s == 0 && !(sum > 0.0 && isfinite(sum) && isfinite(mx))) {
+            free(w);
+            return -2; /* no (finite) mass on the grid: nothing to compose */
+        }
         st->c[s] = mx + log(sum);
         double mu = m1 / sum, v = m2 / sum - mu * mu;
         if (s == 0) {
             mean = mu + (double)p->lo;
+            if (!(fabs(mean) < 0x1p52)) {
+                free(w);
+                return -2; /* the grid index of the mean must be a long */
+            }
             st->shift = lround(mean);
             span = (double)p->n + fabs((double)(p->lo - st->shift));
         }
@@ -186,8 +194,13 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
     double M = 0.0;
     L->max_n = 0;
     for (size_t t = 0; t < n; t++) {
-        if (stats(terms[t].pmf, d, o->lambda, nsides, &L->st[t]))
+        int r = stats(terms[t].pmf, d, o->lambda, nsides, &L->st[t]);
+        if (r == -1)
             return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
+        if (r)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "a step's discretised privacy loss has no finite mass within "
+                              "the grid's index range (grid %g, tilt %g)", d, o->lambda);
         M += (double)terms[t].count * L->st[t].mean;
         if (terms[t].pmf->n > L->max_n)
             L->max_n = terms[t].pmf->n;
@@ -211,6 +224,12 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
     if (!(top - bot < 0x1p40))
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "the composed privacy loss is too spread out for the grid");
+    /* grid indices are longs, and loss = index * d must stay a finite double */
+    if (!(fabs(top) < 0x1p60 && fabs(bot) < 0x1p60))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "the composed privacy loss (grid indices %g to %g) is beyond the range "
+                          "the grid can index (2^60); use a coarser grid or fewer steps", bot,
+                          top);
     L->N = pow2_at_least(ceil(top) - floor(bot) + 3.0);
     L->w0 = (long)floor(bot) - 1;
     L->M = M;
