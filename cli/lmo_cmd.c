@@ -89,7 +89,7 @@ static int get_sensitivity(const parsed_args *a, double *c)
     if (parse_real("sensitivity", args_get(a, "sensitivity"), c))
         return 2;
     if (!(*c > 0.0))
-        return cli_usage_error("--sensitivity must be > 0");
+        return cli_usage_error("--sensitivity must be > 0, got %s", args_get(a, "sensitivity"));
     return 0;
 }
 
@@ -157,7 +157,8 @@ static int sampling_params(const parsed_args *a, dpzo_lmo_account_options *o)
         if (parse_count("max-order", args_get(a, "max-order"), &m))
             return 2;
         if (m < 2 || m > 4096)
-            return cli_usage_error("--max-order must be in [2, 4096]");
+            return cli_usage_error("--max-order must be in [2, 4096], got %s",
+                                   args_get(a, "max-order"));
         o->max_order = (unsigned)m;
     }
     return 0;
@@ -491,7 +492,8 @@ static int lmo_epsilon(int argc, char **argv)
     double pe = dpzo_lmo_paper_step_epsilon(&l, o.delta, &po), pstep = pe;
     if (args_has(&a, "paper-step-epsilon") &&
         (parse_real("paper-step-epsilon", args_get(&a, "paper-step-epsilon"), &pstep) ||
-         (!(pstep > 0.0) && cli_usage_error("--paper-step-epsilon must be > 0")))) {
+         (!(pstep > 0.0) && cli_usage_error("--paper-step-epsilon must be > 0, got %s",
+                                          args_get(&a, "paper-step-epsilon"))))) {
         dpzo_ctx_free(ctx);
         return 2;
     }
@@ -602,7 +604,7 @@ static int lmo_sample(int argc, char **argv)
         (args_has(&a, "seed") && parse_count("seed", args_get(&a, "seed"), &seed)))
         return 2;
     if (n > 100000000)
-        return cli_usage_error("-n must be at most 1e8");
+        return cli_usage_error("-n must be at most 1e8, got %s", args_get(&a, "n"));
     dpzo_ctx *ctx = dpzo_ctx_new();
     int seeded = args_has(&a, "seed");
     dpzo_lmo_sampler *s = seeded ? dpzo_lmo_sampler_seeded(ctx, &l, seed)
@@ -760,7 +762,7 @@ static int lmo_search_cmd(int argc, char **argv)
         if (parse_count("threads", args_get(&a, "threads"), &t))
             return 2;
         if (t < 1 || t > 64)
-            return cli_usage_error("--threads must be in [1, 64]");
+            return cli_usage_error("--threads must be in [1, 64], got %s", args_get(&a, "threads"));
         o.threads = (unsigned)t;
     }
     o.checkpoint = args_get(&a, "checkpoint");

@@ -78,7 +78,8 @@ dpzo_status dpzo__lmo_check_options(dpzo_ctx *ctx, const dpzo_lmo_account_option
     if (!(o->delta > 0.0 && o->delta < 1.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", o->delta);
     if (o->steps < 1)
-        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1");
+        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1, got %llu",
+                          (unsigned long long)o->steps);
     if (o->max_order < 2 || o->max_order > DPZO_LMO_MAX_ORDER)
         return dpzo__fail(ctx, DPZO_EINVAL, "max order must be in [2, %d], got %u",
                           DPZO_LMO_MAX_ORDER, o->max_order);

@@ -188,7 +188,8 @@ dpzo_status dpzo_lmo_paper_total_epsilon(dpzo_ctx *ctx, double eps_step, double 
     if (!(q >= 0.0 && q <= 1.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "sampling rate must be in [0, 1], got %g", q);
     if (steps < 1)
-        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1");
+        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1, got %llu",
+                          (unsigned long long)steps);
     if (which != DPZO_LMO_PAPER_ORDERS_PT && which != DPZO_LMO_PAPER_ORDERS_INT)
         return dpzo__fail(ctx, DPZO_EINVAL, "unknown order list %d", (int)which);
     double orders[256];

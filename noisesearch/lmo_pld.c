@@ -432,7 +432,8 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
         return dpzo__fail(ctx, DPZO_EINVAL, "sensitivity must be finite and > 0, got %g",
                           o->sensitivity);
     if (o->steps < 1)
-        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1");
+        return dpzo__fail(ctx, DPZO_EINVAL, "steps must be >= 1, got %llu",
+                          (unsigned long long)o->steps);
     double q = 1.0;
     int wor = 0;
     if (o->sampling == DPZO_LMO_SAMPLING_POISSON) {
