@@ -2,7 +2,7 @@
 # Runs every libFuzzer target of a DPZO_FUZZ build for a bounded time (docs/fuzzing.md).
 #   fuzz/run.sh [SECONDS]        (default $FUZZ_SECONDS, else 300 per target)
 # Environment: FUZZ_BUILD (build-fuzz), FUZZ_TARGETS (all), FUZZ_JOBS (targets run at once,
-# default: the cores), FUZZ_TIMEOUT (seconds one input may take, default 30), FUZZ_SEED
+# default: the cores), FUZZ_TIMEOUT (seconds one input may take, default 60), FUZZ_SEED
 # (libFuzzer -seed; unset: random), FUZZ_RSS_MB (2048).
 # New inputs go to $FUZZ_BUILD/fuzz-corpus/TARGET (kept between runs: the seeds in
 # fuzz/corpus/TARGET and fuzz/regressions/TARGET are read, never written); a crashing,
@@ -12,7 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-${FUZZ_SECONDS:-300}}
 B=${FUZZ_BUILD:-build-fuzz}
-TIMEOUT=${FUZZ_TIMEOUT:-30}
+TIMEOUT=${FUZZ_TIMEOUT:-60}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 ALL="rdp_poisson rdp_wor pld prv calibrate lmo_rdp lmo_pld audit profile config claim grid idx train_ckpt lmo_search_ckpt"
 TARGETS=${FUZZ_TARGETS:-$ALL}
