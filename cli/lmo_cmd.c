@@ -613,6 +613,18 @@ static int lmo_sample(int argc, char **argv)
     dpzo_status st = s == NULL ? DPZO_EINVAL : x == NULL ? DPZO_ENOMEM : DPZO_OK;
     if (st == DPZO_OK)
         st = dpzo_lmo_sample(ctx, s, x, n);
+    for (uint64_t i = 0; st == DPZO_OK && i < n; i++) {
+        double v = c * x[i];
+        if (!isfinite(v)) { /* a draw is finite; C times it need not be in double */
+            rc = cli_usage_error("sensitivity %g: draw %llu, C * %.17g, is not finite in "
+                                 "double; use a smaller --sensitivity", c,
+                                 (unsigned long long)i + 1, x[i]);
+            free(x);
+            dpzo_lmo_sampler_free(s);
+            dpzo_ctx_free(ctx);
+            return rc;
+        }
+    }
     if (st) {
         rc = report_failure(ctx, st);
     } else if (args_has(&a, "json")) {
