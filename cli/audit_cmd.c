@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "output.h"
 #include "plot.h"
+#include "dpzo_io.h"
 
 static const char *audit_help =
     "usage: dpzo audit CLAIM.json... [options]\n"
@@ -541,9 +542,13 @@ static void md_escape(FILE *f, const char *s)
 static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
                           const dpzo_claim_report *r, int plots, int *figures)
 {
-    FILE *f = fopen(md, "w");
-    if (f == NULL)
-        return cli_usage_error("cannot write the Markdown report %s", md);
+    /* written atomically when complete (a killed run leaves the old report); a device, FIFO
+     * or "-" is written directly, never replaced (docs/files.md) */
+    char ioerr[DPZO_IO_ERRMAX];
+    dpzo_io_out *out = dpzo_io_out_open(md, "Markdown report", DPZO_IO_DIRECT, ioerr, sizeof ioerr);
+    if (out == NULL)
+        return cli_usage_error("cannot write the %s", ioerr);
+    FILE *f = dpzo_io_out_stream(out);
     char b1[40], b2[40], b3[40], b4[40], line[400];
     *figures = 0;
     const char *gp = plots ? plot_gnuplot() : NULL;
@@ -644,8 +649,8 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
                    "RDP and PLD bounds and the claim](%s)\n", i + 1, rel);
         (*figures)++;
     }
-    if (fclose(f) != 0)
-        return cli_usage_error("cannot write the Markdown report %s", md);
+    if (dpzo_io_out_commit(out, ioerr, sizeof ioerr) != 0)
+        return cli_usage_error("cannot write the %s", ioerr);
     return 0;
 }
 
@@ -813,22 +818,11 @@ static const char *one_run_help =
 
 static int read_scores(const char *path, double **in, size_t *n_in, double **out, size_t *n_out)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return cli_usage_error("cannot read scores file %s", path);
-    char *buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && size < (1L << 30)
-        && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) != NULL
-        && fread(buf, 1, (size_t)size, f) == (size_t)size)
-        buf[size] = '\0';
-    else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf == NULL)
-        return cli_usage_error("cannot read scores file %s", path);
+    /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
+    char *buf = NULL, ioerr[DPZO_IO_ERRMAX];
+    if (dpzo_io_read_file(path, "scores file", DPZO_IO_LIMIT_JSON, &buf, NULL, ioerr,
+                          sizeof ioerr) != 0)
+        return cli_usage_error("cannot read %s", ioerr);
     cJSON *root = cJSON_Parse(buf);
     free(buf);
     int rc = 0;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "dpzo_io.h"
 #include "plot.h"
 
 static int executable(const char *path)
@@ -260,7 +261,10 @@ int plot_render(const char *path, const char *title, const plot_panel *panels, s
             }
             rc = fclose(f) != 0;
         }
-    char script[4200], log[4200];
+    /* gnuplot draws into the private folder; the picture is then written to path atomically
+     * (a device or FIFO directly, never replaced; docs/files.md) */
+    char script[4200], log[4200], pic[4200];
+    snprintf(pic, sizeof pic, "%s/picture%s", dir, ends_with(path, ".svg") ? ".svg" : ".png");
     snprintf(script, sizeof script, "%s/plot.gp", dir);
     snprintf(log, sizeof log, "%s/gnuplot.log", dir);
     if (rc) {
@@ -268,7 +272,7 @@ int plot_render(const char *path, const char *title, const plot_panel *panels, s
     } else {
         int st = -1;
         for (int cairo = 1; cairo >= 0 && st != 0; cairo--) {
-            if (write_script(script, dir, path, title, panels, n, cairo)) {
+            if (write_script(script, dir, pic, title, panels, n, cairo)) {
                 snprintf(err, errsize, "cannot write the gnuplot script in %s", dir);
                 rc = 1;
                 break;
@@ -291,14 +295,22 @@ int plot_render(const char *path, const char *title, const plot_panel *panels, s
             rc = 1;
         }
     }
-    remove_dir(dir, panels, n);
     if (!rc) {
-        struct stat sb;
-        if (stat(path, &sb) != 0 || sb.st_size == 0) {
+        char *bytes = NULL, ioerr[DPZO_IO_ERRMAX];
+        size_t len = 0;
+        if (dpzo_io_read_file(pic, "picture", DPZO_IO_LIMIT_PICTURE, &bytes, &len, ioerr,
+                              sizeof ioerr) != 0 || len == 0) {
             snprintf(err, errsize, "gnuplot wrote no picture to %s", path);
             rc = 1;
+        } else if (dpzo_io_write_file(path, "picture", bytes, len, DPZO_IO_DIRECT, ioerr,
+                                      sizeof ioerr) != 0) {
+            snprintf(err, errsize, "%s", ioerr);
+            rc = 1;
         }
+        free(bytes);
     }
+    unlink(pic);
+    remove_dir(dir, panels, n);
     return rc;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "dpzo/audit_claim.h"
 #include "internal.h"
+#include "dpzo_io.h"
 
 void dpzo_claim_spec_init(dpzo_claim_spec *s)
 {
@@ -617,22 +618,11 @@ dpzo_status dpzo_claims_read_file(dpzo_ctx *ctx, const char *path, dpzo_claim_sp
 {
     *specs = NULL;
     *n = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return dpzo__fail(ctx, DPZO_EPARSE, "cannot read claim file %s", path);
-    char *buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 && size <= (1L << 26)
-        && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) != NULL
-        && fread(buf, 1, (size_t)size, f) == (size_t)size) {
-        buf[size] = '\0';
-    } else {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf == NULL)
-        return dpzo__fail(ctx, DPZO_EPARSE, "cannot read claim file %s (at most 64 MiB)", path);
+    /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
+    char *buf = NULL, ioerr[DPZO_IO_ERRMAX];
+    if (dpzo_io_read_file(path, "claim file", DPZO_IO_LIMIT_CLAIM, &buf, NULL, ioerr,
+                          sizeof ioerr) != 0)
+        return dpzo__fail(ctx, DPZO_EPARSE, "cannot read %s", ioerr);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

@@ -460,14 +460,15 @@ static int slot_valid(const search *S, size_t i)
 {
     double *const *a = S->arr;
     /* ARR_OBJ: any value (-inf marks a point the objective rules out); the winner's
-     * statistics are recomputed anyway */
-    if (!in_domain(a[ARR_EPS][i], 0) || !in_domain(a[ARR_LOW][i], 0) ||
+     * statistics are recomputed anyway. Paper mode's ARR_EPS is the released code's number
+     * (bug-compatible, no sign guaranteed); the winner's is recomputed too. */
+    if ((!S->o->paper && !in_domain(a[ARR_EPS][i], 0)) || !in_domain(a[ARR_LOW][i], 0) ||
         !in_domain(a[ARR_BEST][i], 0) || !in_domain(a[ARR_ORDER][i], 0) ||
         !in_domain(a[ARR_LOW2][i], 0) || !in_domain(a[ARR_UP2][i], 0) ||
         !in_domain(a[ARR_PLD_UP][i], 0) || !in_domain(a[ARR_PLD_LO][i], 0))
         return -1;
-    if (a[ARR_LOW][i] > a[ARR_EPS][i] || a[ARR_LOW2][i] > a[ARR_UP2][i] ||
-        a[ARR_PLD_LO][i] > a[ARR_PLD_UP][i])
+    /* same arithmetic on smaller inputs: these brackets are ordered by construction */
+    if ((!S->o->paper && a[ARR_LOW][i] > a[ARR_EPS][i]) || a[ARR_LOW2][i] > a[ARR_UP2][i])
         return -1;
     double pn = a[ARR_PLD_N][i];
     int pld_set = !isnan(pn);
