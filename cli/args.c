@@ -70,6 +70,9 @@ const char *args_get(const parsed_args *a, const char *name)
 
 int args_has(const parsed_args *a, const char *name) { return args_get(a, name) != NULL; }
 
+/* one-letter options are spelled -n, -o; the others --name */
+static const char *dashes(const char *opt) { return opt[0] && !opt[1] ? "-" : "--"; }
+
 int parse_real(const char *opt, const char *text, double *out)
 {
     char *end;
@@ -80,10 +83,10 @@ int parse_real(const char *opt, const char *text, double *out)
     int overflow = errno == ERANGE && fabs(v) > 1.0;
     if (*text == '\0' || isspace((unsigned char)*text) || *end != '\0' || overflow
         || !isfinite(v))
-        return cli_usage_error("--%s must be a finite number, got '%s'", opt, text);
+        return cli_usage_error("%s%s must be a finite number, got '%s'", dashes(opt), opt, text);
     if (errno == ERANGE && v == 0.0)
-        return cli_usage_error("--%s: '%s' is below the smallest positive double (4.9e-324); "
-                               "write 0 for zero", opt, text);
+        return cli_usage_error("%s%s: '%s' is below the smallest positive double (4.9e-324); "
+                               "write 0 for zero", dashes(opt), opt, text);
     *out = v;
     return 0;
 }
@@ -99,12 +102,12 @@ int args_count_of(const char *what, double v, uint64_t *out)
 int parse_count(const char *opt, const char *text, uint64_t *out)
 {
     if (*text == '\0' || strspn(text, "0123456789") != strlen(text))
-        return cli_usage_error("--%s must be a non-negative integer (digits only, at most "
-                               "2^53), got '%s'", opt, text);
+        return cli_usage_error("%s%s must be a non-negative integer (digits only, at most "
+                               "2^53), got '%s'", dashes(opt), opt, text);
     errno = 0;
     unsigned long long v = strtoull(text, NULL, 10);
     if (errno == ERANGE || v > (1ull << 53))
-        return cli_usage_error("--%s must be at most 2^53, got '%s'", opt, text);
+        return cli_usage_error("%s%s must be at most 2^53, got '%s'", dashes(opt), opt, text);
     *out = (uint64_t)v;
     return 0;
 }
