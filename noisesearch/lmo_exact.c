@@ -898,11 +898,11 @@ dpzo_status dpzo__lmo_exact_rdp_ex(dpzo_ctx *ctx, const dpzo_lmo *lmo, double C,
     {
         double EY = dpzo_lmo_dlog_mgf(lmo, 0.0);
         double h0 = fmin(C, 1.0 / EY) / 8.0;
-        size_t n0 = (size_t)ceil(C / h0);
-        if (n0 < 2)
-            n0 = 2;
-        if (n0 > 4096)
-            n0 = 4096;
+        /* clamped in double before the cast: C / h0 is huge or inf (or NaN) when E[Y]
+         * overflows (wE/lam = 0.1/1e-300), and an out-of-range float-to-integer cast is
+         * undefined (UBSan, fuzz/known/lmo_rdp) */
+        double r0 = ceil(C / h0);
+        size_t n0 = !(r0 <= 4096.0) ? 4096 : r0 < 2.0 ? 2 : (size_t)r0;
         size_t cap0 = n0 + 4096;
         double *x0 = malloc(cap0 * sizeof *x0);
         if (!x0)
