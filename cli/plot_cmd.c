@@ -299,7 +299,7 @@ static int plot_noise(int argc, char **argv)
             break;
         }
     int classical = c->sampling == DPZO_SAMPLING_FULL && c->steps == 1 && eps < 1.0;
-    double s_cl = sqrt(2.0 * log(1.25 / c->delta)) / eps;
+    double s_cl = sqrt(2.0 * (log(1.25) - log(c->delta))) / eps; /* 1.25/1e-320 overflows */
     enum { N = 801 };
     double *x = malloc(N * sizeof *x), *fl_ = malloc(N * sizeof *fl_), *fg = malloc(N * sizeof *fg),
            *fc = malloc(N * sizeof *fc);
