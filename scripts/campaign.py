@@ -215,7 +215,10 @@ class Campaign:
             if why:
                 cat, reason = "wrong", why
         if after is not None:
-            why = after(rc)
+            try:
+                why = after(rc)
+            except OSError as e:
+                why = "cannot inspect the files around it: %s" % e
             if why and cat in ("handled", "bad-exit"):
                 cat, reason = "wrong", why
         self.record(cmd, kind, argv, cat, rc, secs, reason, err)
@@ -736,8 +739,8 @@ def output_case(c, name, argv, kind):
         if kind == "directory" and not os.path.isdir(dest):
             problems.append("the directory at the destination was replaced")
         if kind == "tmp-symlink":
-            with open(victim) as f:
-                if f.read() != "VICTIM\n":
+            with open(victim, "rb") as f:
+                if f.read() != b"VICTIM\n":
                     problems.append("a symbolic link planted at the temporary name was "
                                     "followed: its target was overwritten")
         left = [n for n in os.listdir(d) if ".tmp" in n and not (kind == "tmp-symlink" and
