@@ -250,7 +250,10 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
     for (size_t i = 0; i < n; i++) {
         const tterm *t = &q->terms.t[i];
         dpzo__pld_source s = dir_source(t, dir);
-        size_t room = (limit > used ? limit - used : 0) / (2 * sizeof(double));
+        /* a step's peak while it is discretised: its two mass arrays, kept, plus the
+         * tail records and boundaries of dpzo__pld_discretize, freed at its end */
+        size_t room = (limit > used ? limit - used : 0)
+                      / (2 * sizeof(double) + sizeof(dpzo__pld_tails) + 2 * sizeof(double));
         dpzo_status st = dpzo__pld_discretize(ctx, &s, q->d, q->tau,
                                               q->o.method == DPZO_PLD_CONNECT_DOTS, room,
                                               &q->pmf[dir][i]);
