@@ -122,7 +122,8 @@ static dpzo_status setup_privacy(dpzo_ctx *ctx, dpzo_trainer *tr)
 }
 
 /* ptr = an array of count elements (at least one); 1 when out of memory. */
-#define ALLOC(ptr, count) (((ptr) = malloc(((count) > 0 ? (count) : 1) * sizeof *(ptr))) == NULL)
+/* an int, so that `|` (every allocation attempted, one check) is no bool-as-bitwise warning */
+#define ALLOC(ptr, count) ((int)(((ptr) = malloc(((count) > 0 ? (count) : 1) * sizeof *(ptr))) == NULL))
 
 static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
 {
