@@ -130,8 +130,12 @@ static dpzo_status bisect_and_certify(problem *p, double pass, double fail, doub
 static dpzo_status check_tolerance(dpzo_ctx *ctx, double tolerance, const dpzo_pld_options *tight,
                                    double *rtol)
 {
-    if (!(tolerance >= 0.0 && tolerance < 0.5))
-        return dpzo__fail(ctx, DPZO_EINVAL, "tolerance must be in [0, 0.5), got %g", tolerance);
+    /* below 1e-12 a relative step of the bisection nears the spacing of doubles (2^-52):
+     * it would stop making progress */
+    if (!(tolerance == 0.0 || (tolerance >= 1e-12 && tolerance < 0.5)))
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "tolerance must be 0 (the default) or in [1e-12, 0.5), got %g",
+                          tolerance);
     *rtol = tolerance > 0.0 ? tolerance : tight ? DEFAULT_RTOL_TIGHT : DEFAULT_RTOL;
     return DPZO_OK;
 }
@@ -168,7 +172,7 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "no noise multiplier up to 1e12 reaches epsilon %g", epsilon);
     }
-    while (fail == 0.0 && pass >= 1e-6) {
+    while (fail == 0.0 && pass >= 1e-300) {
         if ((st = eps_at(&p, pass / 2.0, 0, &r)))
             return st;
         if (meets(&p, &r))
@@ -178,8 +182,18 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
             eps_fail = r.epsilon;
         }
     }
-    if (fail == 0.0) /* every sigma down to 1e-6 meets the target: report that one */
-        fail = pass;
+    if (fail == 0.0) {
+        /* every sigma down to 1e-300 meets the target (fast estimate): certify that one;
+         * no failing value exists to report (other_side NAN) */
+        if ((st = eps_at(&p, pass, 1, &r)))
+            return st;
+        if (meets(&p, &r)) {
+            finish(&p, pass, &r, NAN, NAN, out);
+            return DPZO_OK;
+        }
+        fail = pass / 2.0; /* the certificate missed: search upwards from here */
+        eps_fail = r.epsilon;
+    }
     return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "sigma", out);
 }
 

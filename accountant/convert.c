@@ -240,6 +240,25 @@ typedef struct {
     dpzo_status st;
 } objective;
 
+/* The value the order search minimises: epsilon, or log delta. A fast RDP of 0 in a
+ * delta query is (at huge sigma) an underflowed positive value: its total variation term
+ * log sqrt(1 - e^-0) = -inf would tie every order at delta 0 and leave the choice to
+ * chance, though the certified RDP is positive; such orders are ranked by the
+ * conversion term alone (RDP taken as 0). */
+static double rank_value(double alpha, double r, double target, int want_delta,
+                         dpzo_conversion conv)
+{
+    if (!want_delta)
+        return eps_formula(alpha, r, target, conv);
+    if (r == 0.0) {
+        double ld = conv == DPZO_CONVERSION_STANDARD
+                        ? (alpha - 1.0) * -target
+                        : (alpha - 1.0) * (-target + log1p(-1.0 / alpha)) - log(alpha);
+        return ld < 0.0 ? ld : 0.0;
+    }
+    return log_delta_formula(alpha, r, target, conv);
+}
+
 /* The fast objective at alpha: epsilon, or log delta. Stores the RDP in *rdp. */
 static double obj_eval(objective *o, double alpha, double *rdp)
 {
@@ -249,8 +268,7 @@ static double obj_eval(objective *o, double alpha, double *rdp)
     if (o->st != DPZO_OK)
         return INFINITY;
     *rdp = b.value;
-    return o->want_delta ? log_delta_formula(alpha, b.value, o->target, o->conv)
-                         : eps_formula(alpha, b.value, o->target, o->conv);
+    return rank_value(alpha, b.value, o->target, o->want_delta, o->conv);
 }
 
 /* Proven lower bound on the objective at every order >= alpha, given RDP(alpha) = r. */
@@ -417,8 +435,7 @@ static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double targ
         double best = INFINITY;
         size_t bi = 0;
         for (size_t i = 0; i < n; i++) {
-            double v = want_delta ? log_delta_formula(orders[i], curve[i], target, o.conversion)
-                                  : eps_formula(orders[i], curve[i], target, o.conversion);
+            double v = rank_value(orders[i], curve[i], target, want_delta, o.conversion);
             if (v < best) {
                 best = v;
                 bi = i;

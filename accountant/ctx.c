@@ -13,7 +13,12 @@ dpzo_ctx *dpzo_ctx_new(void)
     return ctx;
 }
 
-void dpzo_ctx_free(dpzo_ctx *ctx) { free(ctx); }
+void dpzo_ctx_free(dpzo_ctx *ctx)
+{
+    if (ctx != NULL)
+        dpzo__wor_table_free(ctx->wor_table);
+    free(ctx);
+}
 
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }
 

@@ -9,10 +9,15 @@
 
 #define DPZO_ERRMSG_SIZE 512
 
+struct dpzo__wor_table; /* rdp_wor.c: the forward differences D(m) of one sigma */
+
 struct dpzo_ctx {
     char errmsg[DPZO_ERRMSG_SIZE];
     long precision; /* MPFR bits for the certified path */
+    struct dpzo__wor_table *wor_table; /* cache, freed with the ctx */
 };
+
+void dpzo__wor_table_free(struct dpzo__wor_table *t);
 
 /* Records a formatted message in ctx (if not NULL) and returns status. */
 dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)

@@ -1,6 +1,18 @@
 /* accountant/ival.c: outward-rounded interval arithmetic on MPFR (see ival.h). */
 #include "ival.h"
 
+/* A NaN end (inf - inf, 0 * inf, an operand already NaN) says nothing about where the
+ * value lies: it is widened to the whole line on that side, so no later operation can
+ * mistake it for a finite or small end (mpfr_min/mpfr_max ignore NaN operands and
+ * mpfr_sgn reads NaN as 0). */
+static void widen_nan(ival *r)
+{
+    if (mpfr_nan_p(r->lo))
+        mpfr_set_inf(r->lo, -1);
+    if (mpfr_nan_p(r->hi))
+        mpfr_set_inf(r->hi, 1);
+}
+
 void ival_init(ival *x, mpfr_prec_t prec)
 {
     mpfr_init2(x->lo, prec);
@@ -37,6 +49,7 @@ void ival_add(ival *r, const ival *a, const ival *b)
 {
     mpfr_add(r->lo, a->lo, b->lo, MPFR_RNDD);
     mpfr_add(r->hi, a->hi, b->hi, MPFR_RNDU);
+    widen_nan(r);
 }
 
 void ival_sub(ival *r, const ival *a, const ival *b)
@@ -47,6 +60,7 @@ void ival_sub(ival *r, const ival *a, const ival *b)
     mpfr_sub(r->hi, a->hi, b->lo, MPFR_RNDU);
     mpfr_swap(r->lo, t);
     mpfr_clear(t);
+    widen_nan(r);
 }
 
 void ival_neg(ival *r, const ival *a)
@@ -57,6 +71,7 @@ void ival_neg(ival *r, const ival *a)
     mpfr_neg(r->hi, a->lo, MPFR_RNDU);
     mpfr_swap(r->lo, t);
     mpfr_clear(t);
+    widen_nan(r);
 }
 
 typedef int (*mpfr_binop)(mpfr_ptr, mpfr_srcptr, mpfr_srcptr, mpfr_rnd_t);
@@ -71,13 +86,20 @@ static void endpoint_hull(ival *r, const ival *a, const ival *b, mpfr_binop op)
     mpfr_set_inf(lo, 1);
     mpfr_set_inf(hi, -1);
     mpfr_srcptr xs[2] = {a->lo, a->hi}, ys[2] = {b->lo, b->hi};
+    int undefined = 0; /* 0 * inf, inf / inf, a NaN operand: no enclosure but the line */
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 2; j++) {
             op(t, xs[i], ys[j], MPFR_RNDD);
+            undefined |= mpfr_nan_p(t);
             mpfr_min(lo, lo, t, MPFR_RNDD);
             op(t, xs[i], ys[j], MPFR_RNDU);
+            undefined |= mpfr_nan_p(t);
             mpfr_max(hi, hi, t, MPFR_RNDU);
         }
+    if (undefined) {
+        mpfr_set_inf(lo, -1);
+        mpfr_set_inf(hi, 1);
+    }
     mpfr_swap(r->lo, lo);
     mpfr_swap(r->hi, hi);
     mpfr_clears(lo, hi, t, (mpfr_ptr)0);
@@ -91,6 +113,7 @@ void ival_div(ival *r, const ival *a, const ival *b) { endpoint_hull(r, a, b, mp
     {                                                                                 \
         fn(r->lo, a->lo, MPFR_RNDD);                                                  \
         fn(r->hi, a->hi, MPFR_RNDU);                                                  \
+        widen_nan(r);                                                                 \
     }
 IVAL_MONOTONE(ival_exp, mpfr_exp)
 IVAL_MONOTONE(ival_expm1, mpfr_expm1)
@@ -229,6 +252,7 @@ void ival_erfcx(ival *r, const ival *a)
     mpfr_set(r->lo, lo, MPFR_RNDD);
     mpfr_set(r->hi, hi, MPFR_RNDU);
     mpfr_clears(lo, hi, w, slope, (mpfr_ptr)0);
+    widen_nan(r);
 }
 
 void ival_erfc(ival *r, const ival *a)
@@ -246,18 +270,27 @@ void ival_erfc(ival *r, const ival *a)
         mpfr_erfc(r->hi, a->lo, MPFR_RNDU);
     mpfr_swap(r->lo, lo);
     mpfr_clear(lo);
+    widen_nan(r);
 }
 
 void ival_min(ival *r, const ival *a, const ival *b)
 {
     mpfr_min(r->lo, a->lo, b->lo, MPFR_RNDD);
     mpfr_min(r->hi, a->hi, b->hi, MPFR_RNDU);
+    if (mpfr_nan_p(a->lo) || mpfr_nan_p(b->lo))
+        mpfr_set_inf(r->lo, -1);
+    if (mpfr_nan_p(a->hi) && mpfr_nan_p(b->hi))
+        mpfr_set_inf(r->hi, 1);
 }
 
 void ival_max(ival *r, const ival *a, const ival *b)
 {
     mpfr_max(r->lo, a->lo, b->lo, MPFR_RNDD);
     mpfr_max(r->hi, a->hi, b->hi, MPFR_RNDU);
+    if (mpfr_nan_p(a->hi) || mpfr_nan_p(b->hi))
+        mpfr_set_inf(r->hi, 1);
+    if (mpfr_nan_p(a->lo) && mpfr_nan_p(b->lo))
+        mpfr_set_inf(r->lo, -1);
 }
 
 double ival_lo_d(const ival *a) { return mpfr_get_d(a->lo, MPFR_RNDD); }
@@ -278,7 +311,12 @@ double ival_mid_d(const ival *a)
  * a lower end at or below zero gives -inf (log) or 0 (sqrt) below. */
 void ival_log(ival *r, const ival *a)
 {
-    if (mpfr_sgn(a->lo) <= 0)
+    if (mpfr_nan_p(a->hi)) {
+        mpfr_set_inf(r->lo, -1);
+        mpfr_set_inf(r->hi, 1);
+        return;
+    }
+    if (mpfr_nan_p(a->lo) || mpfr_sgn(a->lo) <= 0)
         mpfr_set_inf(r->lo, -1);
     else
         mpfr_log(r->lo, a->lo, MPFR_RNDD);
@@ -290,7 +328,12 @@ void ival_log(ival *r, const ival *a)
 
 void ival_sqrt(ival *r, const ival *a)
 {
-    if (mpfr_sgn(a->lo) <= 0)
+    if (mpfr_nan_p(a->hi)) {
+        mpfr_set_zero(r->lo, 1);
+        mpfr_set_inf(r->hi, 1);
+        return;
+    }
+    if (mpfr_nan_p(a->lo) || mpfr_sgn(a->lo) <= 0)
         mpfr_set_zero(r->lo, 1);
     else
         mpfr_sqrt(r->lo, a->lo, MPFR_RNDD);

@@ -262,11 +262,25 @@ double dpzo__sgm_rdp_fast(dpzo__sgm_linear *L, double q, double sigma, double al
         return INFINITY;
     if (q == 1.0)
         return alpha / (2.0 * sigma * sigma);
+    if (!(1.0 / (2.0 * sigma * sigma) < INFINITY))
+        return INFINITY; /* c = 1/(2 sigma^2) overflows: the estimate is +inf (the certified
+                            path, in MPFR, says what it can prove) */
     double log_a;
     if (dpzo__is_integer(alpha))
         log_a = sgm_log_a_int(q, sigma, alpha);
     else if (isnan(log_a = sgm_linear_log_a(L, alpha)))
         log_a = sgm_log_a_frac(q, sigma, alpha);
+    if (!dpzo__is_integer(alpha) && !(log_a > 0.0)) {
+        /* The fractional sums carry an absolute error of a few 2^-53 on log A (or failed):
+         * a log A lost to 0 would read as "no privacy spent" (sigma = 1e5, q = 0.004).
+         * log A is convex in alpha with log A(1) = 0: the chord between the integer
+         * orders around alpha, exact to a factor below 2/alpha, stands in. */
+        double af = floor(alpha), t = alpha - af;
+        double lf = af >= 2.0 ? sgm_log_a_int(q, sigma, af) : 0.0;
+        double lc = sgm_log_a_int(q, sigma, af + 1.0);
+        double chord = (af >= 2.0 ? (1.0 - t) * lf : 0.0) + t * lc;
+        log_a = chord;
+    }
     if (isnan(log_a))
         return NAN;
     return log_a > 0.0 ? log_a / (alpha - 1.0) : 0.0;

@@ -125,8 +125,12 @@ int cmd_calibrate(int argc, char **argv)
                    FMT_DOWN(eb, c.epsilon_lower, 10));
         else
             printf("  %-22s %.8g\n", "optimal order", c.order);
-        printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to", c.other_side,
-               c.epsilon_other_side);
+        if (isnan(c.other_side))
+            printf("  %-22s none   (every %s down to %.10g meets the target)\n", "tight to",
+                   solve, c.value);
+        else
+            printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to",
+                   c.other_side, c.epsilon_other_side);
         printf("  %-22s %d\n", "accountant calls", c.evaluations);
     }
     dpzo_ctx_free(ctx);

@@ -23,7 +23,8 @@ typedef struct {
     double value;      /* the calibrated parameter (sigma, steps or q) */
     double epsilon;    /* certified epsilon upper bound at value (<= target) */
     double order;      /* order achieving it */
-    double other_side; /* the parameter one tolerance step beyond: fails the target */
+    double other_side; /* the parameter one tolerance step beyond: fails the target; NAN
+                          when every value down to the search's end (sigma 1e-300) meets it */
     double epsilon_other_side; /* its fast epsilon (> target) */
     int evaluations;   /* accountant evaluations spent */
     double epsilon_lower; /* tight accountants: the proven lower end at value (RDP: NaN) */
