@@ -177,12 +177,17 @@ static int inline_claim(dpzo_ctx *ctx, const parsed_args *a, int need_epsilon, c
             return 2;
         if (!(e > 0.0 && e < 1e12))
             return cli_usage_error("--epochs must be in (0, 1e12), got %s", v);
+        /* formed as a double and converted by args_count_of: a cast of a value beyond
+         * 2^64 (huge epochs over a tiny rate) would be undefined */
+        double s;
         if (c->sampling == DPZO_SAMPLING_FULL)
-            c->steps = (uint64_t)ceil(e);
+            s = ceil(e);
         else if (c->batch_size > 0 && c->dataset_size > 0)
-            c->steps = (uint64_t)ceil(e * (double)c->dataset_size / (double)c->batch_size - 1e-9);
+            s = ceil(e * (double)c->dataset_size / (double)c->batch_size - 1e-9);
         else
-            c->steps = (uint64_t)ceil(e / c->sampling_rate - 1e-9);
+            s = ceil(e / c->sampling_rate - 1e-9);
+        if (args_count_of("--epochs as steps", s, &c->steps))
+            return 2;
     }
     if ((v = args_get(a, "epsilon")) != NULL) {
         if (parse_real("epsilon", v, &c->epsilon))
