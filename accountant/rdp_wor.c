@@ -371,9 +371,12 @@ static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double 
     const ival *d = NULL;
     if (table && (d = wor_table_get(ctx, (mpfr_prec_t)p, sigma, &own)) == NULL)
         return -1;
+    /* the cancellation happens inside the table; the sum of positive terms needs only
+     * the base precision */
+    mpfr_prec_t ps = (mpfr_prec_t)(base_prec + 64);
     ival r;
-    ival_init(&r, (mpfr_prec_t)p);
-    int fail = wor_log_a_int((mpfr_prec_t)p, batch, size, sigma, n, d, &r);
+    ival_init(&r, ps);
+    int fail = wor_log_a_int(ps, batch, size, sigma, n, d, &r);
     *lo = ival_lo_d(&r);
     *hi = ival_hi_d(&r);
     ival_clear(&r);
