@@ -114,13 +114,17 @@ static dpzo_status bisect_and_certify(problem *p, double pass, double fail, doub
             return st;
         if (meets(p, &r))
             break;
+        /* steps of one tolerance first, then doubling (the fast estimate can be far off
+         * where the RDP underflows or overflows a double: q = 1e-300, sigma = 1e-153), so
+         * 64 steps span any range of doubles */
         double away = pass > fail ? 1.0 : -1.0, next;
-        next = integer ? pass + away : pass * pow(1.0 + rtol, away);
-        if (i == 64 || (integer && next < 1.0))
+        double grow = i < 8 ? 1.0 : ldexp(1.0, i - 8);
+        next = integer ? pass + away * grow : pass * pow(1.0 + rtol * grow, away);
+        if (i == 64 || (integer && next < 1.0) || !isfinite(next) || next == pass)
             return dpzo__fail(p->ctx, DPZO_ENOCONV, "could not certify %s near %.9g", what,
                               pass);
         fail = pass;
-        eps_fail = r.epsilon_estimate;
+        eps_fail = r.epsilon; /* certified: it missed the target */
         pass = next;
     }
     finish(p, pass, &r, fail, eps_fail, out);
