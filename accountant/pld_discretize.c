@@ -256,6 +256,9 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     const double w = d + 2.0 * sl, inv_w = sl > 0.0 ? 1.0 / -expm1(-w) : inv_norm;
     const double up2 = sl > 0.0 ? -expm1(-sl) * inv_norm : 0.0;
     double inf_extra = 0.0;
+    /* the coupling terms (pld_internal.h): P-mass per binary order of the excess mean
+     * displacement over d (bin j: excess in (2^-(j+1) d, 2^-j d], bin 63: below) */
+    double exc_mass[64] = {0.0};
     if (sl > 0.0 && n > 1)
         p[1] += exp(t[0].pl); /* losses up to l_0 + sl: raised to l_1 */
     else if (sl > 0.0)
@@ -268,16 +271,27 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         double qb = between(t[k].qg, t[k].ql, t[k + 1].qg, t[k + 1].ql, ex, &eq);
         if (pb == 0.0)
             continue;
-        double hi;
+        double hi, excess = d; /* qb == 0: the merged loss is not bounded below */
         if (qb == 0.0) {
             hi = pb;
         } else {
             double frac = log(pb) - log(qb) - (grid_loss(bot + (long)k, d, off) - sl);
-            frac += 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
+            double guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
+            frac += guard;
             frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
+            /* the guard is raised from a merged loss within `guard` of the true one:
+             * frac exceeds it by at most 2 guard (and d), which moves the bucket's
+             * mean up by at most that, plus the rounding of hi */
+            excess = 2.0 * guard < d ? 2.0 * guard : d;
             hi = pb * -expm1(-frac) * inv_w;
             if (hi > pb)
                 hi = pb;
+        }
+        excess += 8.0 * U * d;
+        excess = excess < d ? excess : d; /* a bucket's mean displacement is at most d */
+        {
+            int j = excess >= d ? 0 : -ilogb(excess / d) - 1;
+            exc_mass[j < 0 ? 0 : j > 63 ? 63 : j] += pb;
         }
         p[k] += pb - hi;
         if (sl > 0.0) {
@@ -293,6 +307,18 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         p[k + 1] += hi;
     }
     out->pess_inf = exp(t[n - 1].pg) + inf_extra;
+    {
+        /* the largest excesses are left to the failure probability while their P-mass
+         * stays within tau; the rest bound the bias */
+        double bad = 0.0;
+        int j = 0;
+        while (j < 63 && bad + exc_mass[j] * (1.0 + 1e-9) <= tau) {
+            bad += exc_mass[j] * (1.0 + 1e-9);
+            j++;
+        }
+        out->bias = ldexp(d, -j);
+        out->bad_mass = bad;
+    }
     if (want_opt) {
         /* boundaries b_k = l_k - d/2 + s_k, k = 0..n */
         for (size_t k = 0; k <= n; k++) {

@@ -48,13 +48,18 @@ void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
  *       the tail below lumped onto the first point: dominates the true pair.
  * opt:  buckets merged into single outcomes (a post-processing of the true pair) whose
  *       losses are rounded down onto the grid, tails dropped: dominated by it.
- * Either array may be NULL when not requested. */
+ * Either array may be NULL when not requested.
+ * Coupling terms of pess (the PRV lower ends, pld.c): the split of a bucket whose true
+ * merged loss lies s above l_i moves its losses up by d (1 - e^-s)/(1 - e^-d) - s <= B(d)
+ * on average; the rounding guard added to s raises that mean by at most `bias` more,
+ * except on buckets of total P-mass `bad_mass` (<= tau), where it is not bounded. */
 typedef struct {
     long lo;
     double off;   /* the grid is {(i + off) d}, off in [0, 1) */
     size_t n;
     double *pess, *opt;
     double pess_inf;
+    double bias, bad_mass;
 } dpzo__pld_pmf;
 
 /* tau: the tail mass (under P) allowed outside the grid at each end. */
