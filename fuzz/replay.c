@@ -90,7 +90,8 @@ static int replay_dir(const char *dir, size_t *count)
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n > 1) /* an empty folder leaves names NULL, which qsort must not be given */
+        qsort(names, n, sizeof *names, cmp_str);
     int bad = 0;
     for (size_t i = 0; i < n; i++) {
         struct stat sb;
