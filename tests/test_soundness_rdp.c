@@ -132,7 +132,7 @@ static double draw_sigma(void)
 static void test_monotone_poisson(void **state)
 {
     dpzo_ctx *ctx = *state;
-    for (int i = 0; i < 120; i++) {
+    for (int i = 0; i < 64; i++) {
         double s1 = draw_sigma(), s2 = draw_sigma();
         if (s1 > s2) {
             double t = s1;
@@ -178,7 +178,7 @@ static double draw_sigma_wor(void)
 static void test_monotone_wor(void **state)
 {
     dpzo_ctx *ctx = *state;
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < 10; i++) {
         double s1 = draw_sigma_wor(), s2 = draw_sigma_wor();
         if (s1 > s2) {
             double t = s1;
