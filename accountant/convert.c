@@ -244,12 +244,19 @@ typedef struct {
  * delta query is (at huge sigma) an underflowed positive value: its total variation term
  * log sqrt(1 - e^-0) = -inf would tie every order at delta 0 and leave the choice to
  * chance, though the certified RDP is positive; such orders are ranked by the
- * conversion term alone (RDP taken as 0). */
+ * conversion term alone (RDP taken as 0). Likewise in an epsilon query, where the total
+ * variation test would give epsilon 0 at every order (sigma 1e300, delta 5e-324 was
+ * certified at order 8: epsilon 105.9 instead of 0.0074). */
 static double rank_value(double alpha, double r, double target, int want_delta,
                          dpzo_conversion conv)
 {
-    if (!want_delta)
+    if (!want_delta) {
+        if (r == 0.0) { /* the total variation shortcut would tie every order at 0 */
+            double e = conv_term(alpha, target, conv);
+            return e > 0.0 ? e : 0.0;
+        }
         return eps_formula(alpha, r, target, conv);
+    }
     if (r == 0.0) {
         double ld = conv == DPZO_CONVERSION_STANDARD
                         ? (alpha - 1.0) * -target

@@ -25,6 +25,11 @@
  * stays below WOR_TABLE_PREC_CAP bits; elsewhere the analytic bound on D(m) stands in. */
 #define WOR_TABLE_MAX_EXP 1048576.0
 #define WOR_TABLE_PREC_CAP 8192L
+/* The sum over i runs at most this many terms; where it has not stopped by then (the terms
+ * do not decay fast enough: small sigma at a large order, or a large q at a huge order) it
+ * is abandoned and only the unamplified bound log A <= n(n-1)c stands, so one order costs
+ * O(WOR_SUM_MAX_TERMS) operations whatever sigma, delta, B and n are. */
+#define WOR_SUM_MAX_TERMS 512UL
 
 /* Upper bound on D(m) = E[(e^L - 1)^m] for even m, L ~ N(mu, s) the Gaussian's privacy
  * loss (s = 2c = 1/sigma^2, mu = -s/2), from |e^L - 1| <= |L| e^{max(L,0)}:
@@ -36,7 +41,7 @@
  * 2^m-ish, and increasing in s. Computed in logs: r = log of the bound; dfact holds
  * log (m-1)!!. */
 static void wor_log_d_bound(mpfr_prec_t p, const ival *c, unsigned long m, const ival *dfact,
-                            ival *r)
+                            const ival *ln2, const ival *lns, ival *r)
 {
     ival s, mu, t, u, sm, tail;
     ival *all[] = {&s, &mu, &t, &u, &sm, &tail};
@@ -47,8 +52,7 @@ static void wor_log_d_bound(mpfr_prec_t p, const ival *c, unsigned long m, const
     ival_mul(&mu, &s, &t); /* mu = -s/2 */
     ival_set_ui(&u, m);
     /* log(s^{m/2} (m-1)!!) */
-    ival_log(&sm, &s);
-    ival_mul(&sm, &sm, &u);
+    ival_mul(&sm, lns, &u);
     ival_set_d(&t, 0.5);
     ival_mul(&sm, &sm, &t);
     ival_add(&sm, &sm, dfact);
@@ -68,10 +72,8 @@ static void wor_log_d_bound(mpfr_prec_t p, const ival *c, unsigned long m, const
     ival_add(&t, &t, r);
     ival_max(r, &tail, &t); /* log(x + y) <= max + log 2 */
     /* + log 2 (each max) + log 2 (the sum of the two) + (m-1) log 2 */
-    ival_set_ui(&t, 2);
-    ival_log(&t, &t);
     ival_set_ui(&u, m + 1);
-    ival_mul(&t, &t, &u);
+    ival_mul(&t, ln2, &u);
     ival_add(r, r, &t);
     for (size_t i = 0; i < 6; i++)
         ival_clear(all[i]);
@@ -189,13 +191,36 @@ static const ival *wor_table_get(dpzo_ctx *ctx, mpfr_prec_t p, double sigma,
  * M the largest log term so far, so no term overflows however small sigma is (the terms
  * reach e^{n(n-1)/(2 sigma^2)}); when no term exceeds 1 (M = 0), log1p(T) keeps A close
  * to 1 exact. table: form the forward differences D(m), m <= n+1, exactly. */
+/* log of an upper bound on R = max over even m <= n - 1 of Dub(m + 2) / Dub(m), Dub the
+ * analytic bound of wor_log_d_bound: Dub(m) = 2^{m+1} max(P1..P4), and the ratio of two
+ * maxima is at most the largest ratio of their parts:
+ *   P1 = |mu|^m:                          ratio s^2/4
+ *   P2 = s^{m/2} (m-1)!!:                 ratio s (m+1) <= s n
+ *   P3 = e^{m(m-1)c} (s(m-1/2))^m:        ratio e^{(4m+2)c} s^2 (m+3/2)^2 (1 + 2/(m-1/2))^m
+ *                                               <= e^{4nc} e^3 s^2 (n+1)^2   (m >= 2)
+ *   P4 = e^{m(m-1)c} s^{m/2} (m-1)!!:      ratio e^{(4m+2)c} s (m+1) <= e^{4nc} s n
+ * so R <= 4 e^{4nc} max(s^2/4, s n, e^3 s^2 (n+1)^2), s = 2c. In doubles, c inflated by
+ * 1e-12 relative; the caller leaves a margin of 0.007 against the roundings. */
+static double wor_log_d_ratio(double c, unsigned long n)
+{
+    c *= 1.0 + 1e-12;
+    double s = 2.0 * c, dn = (double)n;
+    double l = fmax(2.0 * log(s) - log(4.0), log(s) + log(dn));
+    l = fmax(l, 3.0 + 2.0 * log(s) + 2.0 * log(dn + 1.0));
+    return log(4.0) + 4.0 * dn * c + l;
+}
+
 static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double sigma,
                          unsigned long n, const ival *d, ival *out)
 {
     const int table = d != NULL;
-    ival c, lq, t, u, lv, binom, term, one, tsum, logd_prev, logd_next, dfact, l2;
+    ival c, lq, t, u, lv, binom, term, one, tsum, logd_prev, logd_next, dfact, l2, fb, ln2, ln4,
+        lns;
     ival *all[] = {&c, &lq, &t, &u, &lv, &binom, &term, &one, &tsum, &logd_prev, &logd_next,
-                   &dfact, &l2};
+                   &dfact, &l2, &fb, &ln2, &ln4, &lns};
+    /* first-branch tail (no table: every |D| bound analytic): the analytic first-branch
+     * terms F_j = q^j C(n,j) 4 sqrt(Dub Dub) have ratio F_{j+1}/F_j <= q (n-j)/(j+1) sqrt(R) */
+    const double half_log_r = table ? INFINITY : 0.5 * wor_log_d_ratio(0.5 / sigma / sigma, n);
     const size_t n_all = sizeof all / sizeof *all;
     for (size_t i = 0; i < n_all; i++)
         ival_init(all[i], p);
@@ -206,6 +231,11 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
     ival_add(&t, &t, &t);
     ival_set_ui(&u, 1);
     ival_div(&c, &u, &t); /* 1/(2 sigma^2): in range for every double sigma > 0 */
+    ival_set_ui(&ln2, 2);
+    ival_log(&ln2, &ln2);
+    ival_add(&ln4, &ln2, &ln2);
+    ival_add(&lns, &c, &c);
+    ival_log(&lns, &lns); /* log s, s = 1/sigma^2 */
     /* log q, q = batch/size enclosed exactly (no double rounding of the ratio) */
     mpfr_set_ui(t.lo, (unsigned long)batch, MPFR_RNDD);
     mpfr_div_ui(t.lo, t.lo, (unsigned long)size, MPFR_RNDD);
@@ -229,9 +259,7 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
         /* second branch, in logs: log 2 + (i-1) i c */
         ival_set_d(&t, (double)i * ((double)i - 1.0));
         ival_mul(&lv, &t, &c);
-        ival_set_ui(&t, 2);
-        ival_log(&t, &t);
-        ival_add(&lv, &lv, &t);
+        ival_add(&lv, &lv, &ln2);
         ival_set(&l2, &lv);
         if (i == 2) {
             /* first branch 4 (e^{1/s^2} - 1): smaller only while 1/s^2 < log 2 */
@@ -250,7 +278,7 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
             if (cur_m == 0) { /* start at m = 2: (2-1)!! = 1 */
                 cur_m = 2;
                 ival_set_ui(&dfact, 0);
-                wor_log_d_bound(p, &c, cur_m, &dfact, &logd_next);
+                wor_log_d_bound(p, &c, cur_m, &dfact, &ln2, &lns, &logd_next);
                 if (table) {
                     ival_log(&t, &d[cur_m]);
                     ival_min(&logd_next, &logd_next, &t);
@@ -262,7 +290,7 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
                 ival_set_ui(&t, cur_m - 1);
                 ival_log(&t, &t);
                 ival_add(&dfact, &dfact, &t);
-                wor_log_d_bound(p, &c, cur_m, &dfact, &logd_next);
+                wor_log_d_bound(p, &c, cur_m, &dfact, &ln2, &lns, &logd_next);
                 if (table) {
                     ival_log(&t, &d[cur_m]);
                     ival_min(&logd_next, &logd_next, &t);
@@ -273,9 +301,8 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
             ival_add(&u, lower_m, &logd_next);
             ival_set_d(&t, 0.5);
             ival_mul(&u, &u, &t);
-            ival_set_ui(&t, 4);
-            ival_log(&t, &t);
-            ival_add(&u, &u, &t);
+            ival_add(&u, &u, &ln4);
+            ival_set(&fb, &u);
             ival_min(&lv, &lv, &u);
         }
         /* log term = i log q + log C(n,i) + log v */
@@ -309,8 +336,27 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
          * that is below the sum's resolution it is added as [0, it] and the sum stops
          * (at large sigma and alpha = 1e5, after about a thousand terms). */
         if (i < n && i > 2) {
-            double log_rho = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
-                             - log((double)size) + (double)n / (sigma * sigma);
+            double log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
+                               - log((double)size);
+            /* the analytic first branch decays much faster at large sigma: once its ratio
+             * rho1 <= 1/2 the first-branch terms after i sum to at most F_i, the same way */
+            if (log_ratio + half_log_r < -0.7) {
+                ival_set_ui(&t, i);
+                ival_mul(&u, &t, &lq);
+                ival_log(&t, &binom);
+                ival_add(&u, &u, &t);
+                ival_add(&u, &u, &fb); /* log F_i */
+                mpfr_sub(u.hi, u.hi, mx, MPFR_RNDU);
+                mpfr_add(t.lo, one.lo, tsum.lo, MPFR_RNDD);
+                mpfr_log(t.lo, t.lo, MPFR_RNDD);
+                mpfr_sub_ui(t.lo, t.lo, (unsigned long)p + 8, MPFR_RNDD);
+                if (mpfr_number_p(u.hi) && mpfr_cmp(u.hi, t.lo) < 0) {
+                    mpfr_exp(u.hi, u.hi, MPFR_RNDU);
+                    mpfr_add(tsum.hi, tsum.hi, u.hi, MPFR_RNDU);
+                    break;
+                }
+            }
+            double log_rho = log_ratio + (double)n / (sigma * sigma);
             if (log_rho < -0.7) { /* < log(1/2), with room for the double roundings */
                 ival_set_ui(&t, i);
                 ival_mul(&u, &t, &lq);
@@ -327,6 +373,11 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
                     break;
                 }
             }
+        }
+        if (i >= WOR_SUM_MAX_TERMS && i < n) { /* over budget: no bound from the sum */
+            mpfr_set_inf(out->lo, -1);
+            mpfr_set_inf(out->hi, 1);
+            goto done;
         }
     }
     if (mpfr_zero_p(mx)) {
@@ -377,6 +428,32 @@ static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double 
     ival r;
     ival_init(&r, ps);
     int fail = wor_log_a_int(ps, batch, size, sigma, n, d, &r);
+    if (!fail) {
+        /* the unamplified bound log A <= n(n-1)c, c = 1/(2 sigma^2): a replace-one
+         * neighbour changes at most one record of the batch (couple the two draws by
+         * index), and e^{(n-1) D_n} is jointly convex, so the sampled mechanism's A is at
+         * most the Gaussian's e^{n(n-1)c}. The smaller of the two bounds stands (the only
+         * one where the sum was abandoned). */
+        ival cb, one;
+        ival_init(&cb, ps);
+        ival_init(&one, ps);
+        ival_set_d(&cb, sigma);
+        ival_mul(&cb, &cb, &cb);
+        ival_add(&cb, &cb, &cb);
+        ival_set_ui(&one, 1);
+        ival_div(&cb, &one, &cb);
+        ival_set_d(&one, (double)n * ((double)n - 1.0)); /* exact: n <= 2^26 */
+        ival_mul(&cb, &cb, &one);
+        if (mpfr_inf_p(r.hi) || mpfr_nan_p(r.hi)) /* abandoned, or no finite sum */
+            ival_set(&r, &cb);
+        else
+            ival_min(&r, &r, &cb);
+        /* both bounds are logs of numbers >= 1: a lower end below 0 is 0 */
+        if (!(mpfr_sgn(r.lo) >= 0))
+            mpfr_set_zero(r.lo, 1);
+        ival_clear(&cb);
+        ival_clear(&one);
+    }
     *lo = ival_lo_d(&r);
     *hi = ival_hi_d(&r);
     ival_clear(&r);
@@ -422,6 +499,16 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
     double hi = (t < 1.0 ? (1.0 - t) * hi_f : 0.0) + (t > 0.0 ? t * hi_c : 0.0);
     lo /= alpha - 1.0;
     hi /= alpha - 1.0;
+    /* the unamplified Gaussian RDP alpha/(2 sigma^2) bounds every order, fractional ones
+     * too (the chord of the integer bounds lies above it); rounded up below (3 relative
+     * roundings), used only far above the subnormal range (1/sigma^2 may underflow) */
+    double cheap = alpha * (0.5 / sigma / sigma);
+    if (!(cheap > 0x1p-960))
+        cheap = INFINITY;
+    if (cheap < hi)
+        hi = cheap;
+    if (cheap < lo)
+        lo = cheap;
     /* a handful of double roundings happened above: widen by far more than they can cost */
     lo -= ldexp(fabs(lo), -45);
     hi += ldexp(fabs(hi), -45);

@@ -56,16 +56,20 @@ static double query(dpzo_ctx *ctx, dpzo_event *e, double target, int want_delta)
 #define PAIR_ALPHA_MAX 512.0
 
 /* defect 1: WOR at sigma 1e-4 reported epsilon 0 with RDP -inf. The subsampled RDP at
- * order a is at least the Gaussian's a/(2 s^2) minus a log(1/q)/(a-1) term, so with one
- * step epsilon is above 1e7 at every order the search may pick (the conversion's
- * log(1/delta)/(a-1) covers small a). */
+ * order a is at least the Gaussian's a/(2 s^2) minus a log(1/q)/(a-1) term, and one step's
+ * epsilon is at least about 1/(2 s^2) (a direct hockey-stick bound, below). */
 static void test_wor_tiny_sigma(void **state)
 {
     dpzo_ctx *ctx = *state;
     const double sig[] = {1e-5, 1e-4, 2e-4, 3e-4};
     for (size_t i = 0; i < 4; i++) {
         double eps = query(ctx, wor_event(ctx, 256, 60000, sig[i], 1), 1e-5, 0);
-        assert_true(eps > 1e7);
+        /* S = {x > 1 - 5 s}: P(S) >= q Phic(-5) > 0.99 q, Q(S) <= e^{-u^2/2}, u = 1/s - 5,
+         * so delta(eps) > 1e-5 while e^eps Q(S) < q/2: eps >= u^2/2 - log(2/q) (less 1 for
+         * the double roundings). (The bound is about 5.5e6 at s = 3e-4; this test asked for
+         * 1e7, which only the looser chord from order 1 gave.) */
+        double u = 1.0 / sig[i] - 5.0;
+        assert_true(eps >= 0.5 * u * u - log(2.0 * 60000.0 / 256.0) - 1.0);
         dpzo_bound b;
         for (double a = 2.0; a <= 12.0; a += 0.5) {
             assert_ok(ctx, dpzo_rdp_wor_gaussian(ctx, 256, 60000, sig[i], a, &b));
@@ -116,6 +120,76 @@ static void test_fractional_huge_sigma(void **state)
     double d2 = query(ctx, sgm_event(ctx, q, 1e5, 1000), 1.0, 1);
     assert_true(d2 <= d1);
     assert_true(d2 < 1e-300);
+}
+
+/* One step of the composition is a marginal of it, so its hockey-stick divergence is a
+ * lower bound on delta(eps). For sampling without replacement with replace-one adjacency,
+ * the record in the batch with probability q = B/n moving the sum by the sensitivity 1
+ * gives P = (1-q) N(0, s^2) + q N(1, s^2) against Q = N(0, s^2); on S = {x > t},
+ *   delta(eps) >= P(S) - e^eps Q(S) = q Phic((t-1)/s) - (e^eps - 1 + q) Phic(t/s).
+ * Largest value over a grid of t, less the double roundings (4e-16 of the terms). */
+static double wor_one_step_lower_delta(double q, double sigma, double eps)
+{
+    double best = 0.0;
+    for (double z = -10.0; z <= 40.0; z += 0.01) {
+        double t = z * sigma;
+        double a = q * 0.5 * erfc((t - 1.0) / sigma / sqrt(2.0));
+        double b = (expm1(eps) + q) * 0.5 * erfc(t / sigma / sqrt(2.0));
+        double v = a - b - 4e-16 * (a + b);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+/* Huge sigma and tiny delta put the optimal order at 4e4 .. 1e5, where the sum over i
+ * once ran over every term (34 s at sigma 1e8, over 100 s at delta 1e-50): the answers
+ * must be finite and not below the one-step lower bound (the reported epsilon must leave
+ * the one-step divergence at most delta). */
+static void test_wor_huge_sigma_tiny_delta(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const struct {
+        uint64_t b, n, steps;
+        double sigma, delta;
+    } c[] = {
+        {16, 100, 10, 104859968.0, 1e-5},  {16, 100, 10, 104859968.0, 1e-50},
+        {16, 100, 10, 104859968.0, 2.39e-305}, {256, 60000, 100, 1e4, 1e-5},
+        {256, 60000, 100, 1e8, 1e-5},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        double eps = query(ctx, wor_event(ctx, c[i].b, c[i].n, c[i].sigma, c[i].steps),
+                           c[i].delta, 0);
+        assert_true(isfinite(eps));
+        double lb = wor_one_step_lower_delta((double)c[i].b / (double)c[i].n, c[i].sigma, eps);
+        if (!(lb <= c[i].delta))
+            fail_msg("case %zu: epsilon %g leaves one step's delta >= %g > %g", i, eps, lb,
+                     c[i].delta);
+    }
+}
+
+/* Above the sum's term budget (512 terms) only the unamplified bound a/(2 s^2) stands:
+ * sigma 1, q = 1/2, order 5000 (the WBK terms grow like e^{i^2/2}). It is an upper bound
+ * (it is at least the lower bound a/(2 s^2) - log(1/q) a/(a-1) of test_wor_tiny_sigma),
+ * and at huge sigma the amplified bound still holds at such orders (the analytic first
+ * branch's tail stops the sum after a few terms). */
+static void test_wor_above_budget(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (double a = 5000.0; a <= 5001.0; a += 0.5) {
+        dpzo_bound b;
+        assert_ok(ctx, dpzo_rdp_wor_gaussian(ctx, 50, 100, 1.0, a, &b));
+        double cheap = a / 2.0;
+        assert_true(b.upper >= cheap);
+        assert_true(b.upper <= cheap * (1.0 + 1e-12));
+        assert_true(b.upper >= cheap - log(2.0) * a / (a - 1.0));
+        assert_true(b.lower <= b.upper);
+    }
+    dpzo_bound b;
+    assert_ok(ctx, dpzo_rdp_wor_gaussian(ctx, 256, 60000, 1e4, 42512.0, &b));
+    double cheap = 42512.0 / (2.0 * 1e4 * 1e4);
+    assert_true(b.upper > 0.0);
+    assert_true(b.upper < 1e-3 * cheap);
 }
 
 /* random pairs: the certified answer never gets worse with more noise, fewer steps or a
@@ -218,6 +292,8 @@ int main(void)
         cmocka_unit_test(test_wor_tiny_sigma),
         cmocka_unit_test(test_wor_subnormal_sigma),
         cmocka_unit_test(test_fractional_huge_sigma),
+        cmocka_unit_test(test_wor_huge_sigma_tiny_delta),
+        cmocka_unit_test(test_wor_above_budget),
         cmocka_unit_test(test_monotone_poisson),
         cmocka_unit_test(test_monotone_wor),
     };
