@@ -40,6 +40,7 @@
 #define DEFAULT_MEMORY ((size_t)2 << 30)
 #define TAU_TILT 1e-12
 #define MAX_TILT 200.0
+#define U_REL (0.5 * DBL_EPSILON)
 
 void dpzo_pld_options_default(dpzo_pld_options *o)
 {
@@ -216,6 +217,12 @@ typedef struct {
     double rdp_fast;           /* fast RDP epsilon (or delta) */
     int custom;                /* a custom noise: no coupling bound (its buckets are
                                   widened by the slack, so displacements exceed d) */
+    double lam[2];             /* per direction: the tilt of its composition ... */
+    int cover[2];              /* ... whether its window is to reach its support's top ... */
+    int done[2];               /* ... whether its answer is resolved (not composed again) */
+    struct bounds_ *bdir;      /* ... and then its bounds (bounds[2]) */
+    int too_wide[2];           /* per direction: a step's loss lies beyond 2^52 grid steps */
+    double wide_scale[2], wide_q[2]; /* ... that step's noise scale and sampling rate */
 } query;
 
 static void query_free(query *q)
@@ -271,11 +278,15 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
                               "%.0f MiB at grid %g (a step with noise scale %g, sampling rate "
                               "%g); use a coarser grid or raise the limit",
                               (double)q->o.memory_limit / 1048576.0, q->d, s.scale, s.q);
-        if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(ctx), "too wide for grid"))
+        if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(ctx), "too wide for grid")) {
+            q->too_wide[dir] = 1;
+            q->wide_scale[dir] = s.scale;
+            q->wide_q[dir] = s.q;
             return dpzo__fail(ctx, DPZO_EINVAL,
                               "the privacy loss of a step with noise scale %g, sampling rate %g "
                               "spans more than 2^52 grid steps of %g; use a coarser grid",
                               s.scale, s.q, q->d);
+        }
         if (st)
             return st;
         used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1) * sizeof(double);
@@ -347,21 +358,23 @@ static double choose_tilt_from_pmfs(const query *q)
     return 0.5 * (a + b);
 }
 
-typedef struct {
+typedef struct bounds_ {
     double lo, est, hi;
     int resolved;
-    int below; /* the answer lies below the window */
+    int below;   /* the answer lies below the window */
+    int covered; /* the window reached the support's top */
 } bounds;
 
 /* One direction: compose at the current tilt and read the interval off. */
 static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t limit, bounds *bo,
                                     size_t *fft, size_t *bytes)
 {
-    bounds b = {0.0, 0.0, 0.0, 1, 0};
-    dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, limit,
+    bounds b = {0.0, 0.0, 0.0, 1, 0, 0};
+    dpzo__pld_compose_opts co = {q->lam[dir], TAU_TILT, limit,
                                  q->o.method == DPZO_PLD_CONNECT_DOTS};
     dpzo__pld_composed c;
-    dpzo_status st = dpzo__pld_compose(ctx, q->cterms[dir], q->terms.n, q->d, &co, &q->ws[dir], &c);
+    dpzo_status st = dpzo__pld_compose_cover(ctx, q->cterms[dir], q->terms.n, q->d, &co,
+                                             q->cover[dir], &q->ws[dir], &c);
     if (st)
         return st;
     *fft = c.N;
@@ -419,6 +432,7 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
     b.lo = lo;
     b.est = est;
     b.hi = hi;
+    b.covered = c.top_covered;
     *bo = b;
     dpzo__pld_composed_free(&c);
     return DPZO_OK;
@@ -438,7 +452,10 @@ typedef struct {
 static void *job_run(void *arg)
 {
     job *j = arg;
-    if (j->phase == 0)
+    if (j->phase == 1 && j->q->done[j->dir]) { /* resolved at an earlier tilt */
+        j->b = j->q->bdir[j->dir];
+        j->st = DPZO_OK;
+    } else if (j->phase == 0)
         j->st = discretise_dir(j->q, j->dir, j->ctx, j->limit);
     else
         j->st = direction_bounds(j->q, j->dir, j->ctx, j->limit, &j->b, &j->fft, &j->bytes);
@@ -514,11 +531,13 @@ static dpzo_status run_once(query *q, bounds *out, size_t *fft, size_t *bytes)
     dpzo_status st = run_phase(q, 1, jobs);
     if (st)
         return st;
-    bounds b = {-INFINITY, -INFINITY, -INFINITY, 1, 0};
+    bounds b = {-INFINITY, -INFINITY, -INFINITY, 1, 0, 0};
     if (q->want_delta)
         b.lo = b.est = b.hi = 0.0;
     for (int d = 0; d < q->n_dirs; d++) {
         const bounds *x = &jobs[d].b;
+        q->bdir[d] = *x;
+        q->done[d] = x->resolved;
         b.lo = x->lo > b.lo ? x->lo : b.lo;
         b.est = x->est > b.est ? x->est : b.est;
         b.hi = x->hi > b.hi ? x->hi : b.hi;
@@ -543,6 +562,38 @@ static dpzo_status run_once(query *q, bounds *out, size_t *fft, size_t *bytes)
 static void set_reason(dpzo_pld_result *r, const char *fmt, double a, double b)
 {
     snprintf(r->reason, sizeof r->reason, fmt, a, b);
+}
+
+/* Where the PLD cannot certify anything at this target (known before composing): the
+ * RDP accountant's certified bound, the trivial lower end, and why (the caller sets the
+ * reason). Without an RDP analysis (sampled Laplace): the trivial bounds, epsilon +inf. */
+static dpzo_status early_fallback(query *q, dpzo_pld_result *out)
+{
+    dpzo_dp_result cr;
+    dpzo_status st = dpzo__event_query(q->ctx, q->event, q->target, q->want_delta, &q->rdp, 1, &cr);
+    int have = st == DPZO_OK;
+    if (st == DPZO_EUNSUPPORTED) {
+        memset(&cr, 0, sizeof cr);
+        cr.epsilon = INFINITY;
+        cr.delta = 1.0;
+        st = DPZO_OK;
+    }
+    if (st)
+        return st;
+    out->fallback = have;
+    out->grid = q->d;
+    if (q->want_delta) {
+        out->rdp_epsilon = have ? cr.delta : NAN;
+        out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = q->target;
+        out->delta = out->delta_upper = out->delta_estimate = cr.delta;
+        out->delta_lower = 0.0;
+    } else {
+        out->rdp_epsilon = have ? cr.epsilon : NAN;
+        out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = q->target;
+        out->epsilon = out->epsilon_upper = out->epsilon_estimate = cr.epsilon;
+        out->epsilon_lower = 0.0;
+    }
+    return DPZO_OK;
 }
 
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
@@ -660,8 +711,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     if (!(dguess > 1e-300))
         dguess = 1e-300;
     q.tau = 1e-4 * dguess / (q.K * (double)q.n_dirs);
-    if (q.tau < 1e-300)
-        q.tau = 1e-300;
+    if (q.tau < DBL_MIN) /* the smallest normal double: its log stays exact enough */
+        q.tau = DBL_MIN;
     if (q.tau > 1e-6)
         q.tau = 1e-6;
 
@@ -682,6 +733,22 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         q.t_shift = q.d * bq + q.K * prv_bias(q.d);
         job jobs[2];
         if ((st = run_phase(&q, 0, jobs))) {
+            int w = q.too_wide[0] ? 0 : q.too_wide[1] ? 1 : -1;
+            if (st == DPZO_EINVAL && w >= 0 && event != NULL) {
+                /* a step's loss is beyond the grid's index range: the PLD claims nothing
+                 * (its mass would sit at +infinity), the RDP bound stands */
+                double sc = q.wide_scale[w], sq = q.wide_q[w];
+                if ((st = early_fallback(&q, out)) == DPZO_OK) {
+                    snprintf(out->reason, sizeof out->reason,
+                             "the privacy loss of a step with noise scale %g, sampling rate %g "
+                             "spans more than 2^52 grid steps of %g: the PLD claims nothing",
+                             sc, sq, q.d);
+                    if (plan_only)
+                        *plan_bytes = *plan_fft = 0;
+                }
+                query_free(&q);
+                return st;
+            }
             query_free(&q);
             return st;
         }
@@ -709,6 +776,32 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     out->grid = q.d;
     out->eps_error = q.o.method == DPZO_PLD_PRV ? q.t_shift : 0.0;
     out->delta_error = q.o.method == DPZO_PLD_PRV ? q.delta_err + 2.0 * q.K * q.tau : 0.0;
+    if (!want_delta && event != NULL) {
+        /* the steps' tails above their grids are put at +infinity: when that mass alone
+         * reaches delta no epsilon can be certified, whatever is composed (at delta near
+         * 1e-300, where tau meets its floor DBL_MIN, this was four compositions of up to
+         * 2^23 points before the same fallback) */
+        double inf_mass = 0.0;
+        for (int dir = 0; dir < q.n_dirs; dir++) {
+            double lk = 0.0;
+            for (size_t i = 0; i < q.terms.n; i++)
+                lk += (double)q.terms.t[i].count * log1p(-q.pmf[dir][i].pess_inf);
+            double m = -expm1(lk) * (1.0 - 4.0 * U_REL * (q.K + 2.0));
+            inf_mass = m > inf_mass ? m : inf_mass;
+        }
+        if (inf_mass >= target) {
+            st = early_fallback(&q, out);
+            if (st == DPZO_OK) {
+                set_reason(out, "the steps' tails above the grid (mass %.3g put at +infinity) "
+                                "reach delta %g: the PLD cannot certify an epsilon there",
+                           inf_mass, target);
+                if (plan_only)
+                    *plan_bytes = *plan_fft = 0;
+            }
+            query_free(&q);
+            return st;
+        }
+    }
     if (!q.have_rdp && !tilt_given)
         q.lambda = choose_tilt_from_pmfs(&q);
     for (int dir = 0; dir < q.n_dirs; dir++)
@@ -740,8 +833,17 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         return DPZO_OK;
     }
 
-    bounds b = {0};
+    bounds b = {0}, bdir[2];
     size_t fft = 0, bytes = 0;
+    q.bdir = bdir;
+    q.lam[0] = q.lam[1] = q.lambda;
+    /* Each direction keeps its own tilt: one whose answer the window missed is composed
+     * again, a resolved one is not (moving a shared tilt for the other direction's sake sent
+     * a resolved remove direction's window thousands of loss units up, at 2^23-2^24 points
+     * a composition, at delta 1e-100 and below). An answer above the window is first sought
+     * with the window extended to the support's top (bounded for the add direction, and
+     * cheap: pld_compose.c), then with the tilt raised. At most four compositions a
+     * direction. */
     for (int attempt = 0; attempt < 4; attempt++) {
         if ((st = run_once(&q, &b, &fft, &bytes))) {
             query_free(&q);
@@ -749,13 +851,26 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         }
         if (b.resolved)
             break;
-        if (b.below)
-            q.lambda *= 0.5; /* the tilt overshot: centre lower */
-        else if (q.lambda < MAX_TILT)
-            q.lambda = fmin(MAX_TILT, 2.0 * q.lambda + 0.5); /* the answer is above the window */
-        else
+        int moved = 0;
+        for (int d = 0; d < q.n_dirs; d++) {
+            if (q.done[d])
+                continue;
+            if (bdir[d].below)
+                q.lam[d] *= 0.5, moved = 1; /* the tilt overshot: centre lower */
+            else if (!q.cover[d] && !bdir[d].covered)
+                q.cover[d] = 1, moved = 1; /* above the window: reach the support's top */
+            else if (q.lam[d] < MAX_TILT) /* ... then raise the tilt */
+                q.lam[d] = fmin(MAX_TILT, 2.0 * q.lam[d] + 0.5), moved = 1;
+        }
+        if (!moved)
             break;
     }
+    q.lambda = q.lam[0]; /* reported: an unresolved direction's tilt, else the first's */
+    for (int d = 0; d < q.n_dirs; d++)
+        if (!q.done[d]) {
+            q.lambda = q.lam[d];
+            break;
+        }
     if (!want_delta) {
         /* no loss exceeds the sum of the steps' largest losses (when all are finite and no
          * step has mass at +infinity): a second proven upper end */
@@ -810,6 +925,12 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         fall = 1;
         set_reason(out, "interval width %.3g exceeds the requested accuracy %.3g; refine the grid",
                    b.hi - b.lo, q.o.eps_error);
+    } else if (!want_delta && q.have_rdp && b.hi > q.rdp_fast) {
+        /* resolved but looser than RDP (an add direction at tilt 200 whose top the FFT's
+         * error floor decides): both are proven, report the smaller */
+        fall = 1;
+        set_reason(out, "the PLD's upper end %.10g is above the RDP accountant's %.10g", b.hi,
+                   q.rdp_fast);
     }
     if (fall) {
         dpzo_dp_result cr;

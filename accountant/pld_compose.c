@@ -42,6 +42,8 @@
 #define U (0.5 * DBL_EPSILON)
 #define N_THETA 24
 
+_Atomic unsigned long long dpzo__pld_fft_points;
+
 typedef struct {
     double c[2];       /* log normaliser per side */
     double mean, var;  /* tilted mean and variance in index units (max over sides) */
@@ -182,10 +184,11 @@ typedef struct {
     double imin, imax; /* the composition's support (index units) */
     term_stats *st;
     size_t max_n;
+    int covered;       /* the window reaches imax */
 } layout;
 
 static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
-                               const dpzo__pld_compose_opts *o, layout *L)
+                               const dpzo__pld_compose_opts *o, int cover_top, layout *L)
 {
     int nsides = o->want_opt ? 2 : 1;
     L->st = malloc(n * sizeof *L->st);
@@ -221,6 +224,18 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
     L->imin = imin;
     L->imax = imax;
     double top = M + whi < imax ? M + whi : imax, bot = M - wlo > imin ? M - wlo : imin;
+    /* cover_top (a retry whose answer lay above the window): a support bounded above within
+     * reach (the window at most doubled, or 2^20 points, within the memory limit) is covered
+     * whole, and nothing lies above the window then. A tilt that suits the other direction
+     * can leave the mass near such a top (an add pair's losses end at -K log(1 - q)) below
+     * tau_tilt while the answer at a tiny delta lies there; cut at the Chernoff width, the
+     * window missed it, and the retries moved the tilt for both directions (compositions of
+     * up to 2^23 points far above the other direction's answer) before giving up. */
+    if (cover_top && imax > top && imax - bot <= fmax(2.0 * (top - bot), 0x1p20) && imax - bot < 0x1p39
+        && dpzo__pld_compose_bytes(pow2_at_least(ceil(imax) - floor(bot) + 3.0), n, L->max_n)
+               <= o->memory_limit)
+        top = imax;
+    L->covered = top >= imax;
     if (!(top - bot < 0x1p40))
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "the composed privacy loss is too spread out for the grid");
@@ -241,7 +256,7 @@ dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, s
                                    const dpzo__pld_compose_opts *o, size_t *fft_size, size_t *bytes)
 {
     layout L = {0};
-    dpzo_status st = make_layout(ctx, terms, n, d, o, &L);
+    dpzo_status st = make_layout(ctx, terms, n, d, o, 0, &L);
     if (st == DPZO_OK) {
         *fft_size = L.N;
         *bytes = dpzo__pld_compose_bytes(L.N, n, L.max_n);
@@ -363,10 +378,17 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
                               const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
                               dpzo__pld_composed *out)
 {
+    return dpzo__pld_compose_cover(ctx, terms, n, d, o, 0, ws, out);
+}
+
+dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                                    const dpzo__pld_compose_opts *o, int cover_top,
+                                    dpzo__pld_ws *ws, dpzo__pld_composed *out)
+{
     memset(out, 0, sizeof *out);
     int nsides = o->want_opt ? 2 : 1;
     layout L = {0};
-    dpzo_status status = make_layout(ctx, terms, n, d, o, &L);
+    dpzo_status status = make_layout(ctx, terms, n, d, o, cover_top, &L);
     if (status)
         goto done;
     size_t N = L.N, bytes = dpzo__pld_compose_bytes(N, n, L.max_n);
@@ -379,6 +401,7 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
         goto done;
     }
     int multi = n > 1;
+    dpzo__pld_fft_points += (unsigned long long)N * n; /* one transform per distinct step */
     if (ws_reserve(ws, N, multi)) {
         status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (FFT size %zu)", N);
         goto done;
@@ -488,6 +511,7 @@ dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t
         out->above[s] = all_below ? 0.0 : chernoff_tail(terms, L.st, n, s, 0, top);
         out->outside[s] = out->above[s] + (all_above ? 0.0 : chernoff_tail(terms, L.st, n, s, 1, bot));
     }
+    out->top_covered = L.covered;
     out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
     out->bytes = bytes;
 done:

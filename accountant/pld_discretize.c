@@ -91,6 +91,11 @@ static int find_range(const dpzo__pld_source *s, double d, double tau, long *bot
             if (step > (long)lim)
                 return -1;
         }
+        /* stopped by the index cap 2^52 rather than the support: mass above it would all
+         * be put at +infinity (and a step whose whole loss lies there has no finite mass):
+         * the grid cannot index this step */
+        if (!(t.pg <= lt) && b == (long)lim && cap_hi == (long)lim)
+            return -1;
         *top = first_true(s, d, off, lt, 1, a, b);
     }
     /* lower end: largest i with P(L <= i d) <= tau, i.e. first_true(pl > lt) - 1 */

@@ -91,6 +91,7 @@ typedef struct {
     double outside[2];   /* tilted mass outside the window (aliased into it) */
     double inf_mass;     /* pessimistic mass at +infinity */
     size_t bytes;        /* bytes the composition needed */
+    int top_covered;     /* the window reaches the top of the composition's support */
 } dpzo__pld_composed;
 
 typedef struct {
@@ -116,7 +117,15 @@ size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points);
 dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                               const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
                               dpzo__pld_composed *out);
+/* The same; cover_top != 0 extends the window to the support's top where that is cheap
+ * (at most doubled, or 2^20 points, within the memory limit): out->top_covered says so. */
+dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                                    const dpzo__pld_compose_opts *o, int cover_top,
+                                    dpzo__pld_ws *ws, dpzo__pld_composed *out);
 void dpzo__pld_composed_free(dpzo__pld_composed *c);
+/* Work done by dpzo__pld_compose since the process started: the sum over its calls of the
+ * FFT length times the number of distinct steps (for tests that the work is bounded). */
+extern _Atomic unsigned long long dpzo__pld_fft_points;
 
 /* Bounds from a composed distribution. side 0: pessimistic (upper bounds, error terms
  * added), 1: optimistic (lower bounds, error terms subtracted), 2: the pessimistic
