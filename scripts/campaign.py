@@ -137,7 +137,10 @@ class Campaign:
         self.t0 = time.time()
         self.skipped = 0
         with open(self.bin, "rb") as f:
-            self.asan = b"AddressSanitizer" in f.read()
+            # clang links the runtime in (its strings are there); gcc links libasan.so, and
+            # only the instrumentation's entry point names it
+            data = f.read()
+            self.asan = b"AddressSanitizer" in data or b"__asan_init" in data
         self.env = dict(os.environ)
         self.env["ASAN_OPTIONS"] = ("detect_leaks=1:abort_on_error=0:hard_rss_limit_mb=%d:"
                                     "allocator_may_return_null=1" % args.memory_mb)
