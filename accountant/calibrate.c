@@ -228,9 +228,19 @@ static dpzo_status calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, 
         }
         pass = fail;
         fail *= 2.0;
-        if (fail > 0x1p52)
-            return dpzo__fail(ctx, DPZO_EINFEASIBLE,
-                              "the target is met for any number of steps up to 2^52");
+        if (fail > 0x1p52) {
+            /* every count up to 2^52, the largest accepted, meets the target (fast
+             * estimate): certify 2^52 and report no failing count (other_side NAN), as
+             * calibrate_noise does when every sigma down to 1e-300 meets it. If the
+             * certificate misses, bisect_and_certify steps down from 2^52. */
+            if ((st = eps_at(&p, pass, 1, &r)))
+                return st;
+            if (meets(&p, &r)) {
+                finish(&p, pass, &r, NAN, NAN, out);
+                return DPZO_OK;
+            }
+            return bisect_and_certify(&p, pass, pass, r.epsilon, 0.0, 1, "steps", out);
+        }
     }
     return bisect_and_certify(&p, pass, fail, eps_fail, 0.0, 1, "steps", out);
 }

@@ -126,8 +126,8 @@ int cmd_calibrate(int argc, char **argv)
         else
             printf("  %-22s %.8g\n", "optimal order", c.order);
         if (isnan(c.other_side))
-            printf("  %-22s none   (every %s down to %.10g meets the target)\n", "tight to",
-                   solve, c.value);
+            printf("  %-22s none   (every %s %s %.10g meets the target)\n", "tight to",
+                   solve, strcmp(key, "steps") == 0 ? "up to" : "down to", c.value);
         else
             printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to",
                    c.other_side, c.epsilon_other_side);

@@ -82,6 +82,14 @@ static void test_steps(void **state)
     assert_true(eps_at(ctx, 0.01, 1.0, t, 1e-5, NULL, 1) <= 3.0);
     assert_true(eps_at(ctx, 0.01, 1.0, t + 1, 1e-5, NULL, 0) > 3.0);
     assert_int_equal(dpzo_calibrate_steps(ctx, 0.01, 1e-5, 1.0, 0.5, NULL, &c), DPZO_EINFEASIBLE);
+    /* a target every count meets (issue 15: this was an error): 2^52, the largest count
+     * accepted, certified, with no failing count (other_side NaN). Its epsilon is recomputed
+     * by the certified accountant, and the fast estimate at 2^52 already meets 1e18
+     * (sigma 1.1, q 0.004: about 4.6e10). */
+    assert_ok(ctx, dpzo_calibrate_steps(ctx, 1e18, 1e-5, 0.004, 1.1, NULL, &c));
+    assert_true(c.value == 0x1p52 && isnan(c.other_side));
+    assert_true(c.epsilon <= 1e18);
+    assert_true(eps_at(ctx, 0.004, 1.1, (uint64_t)0x1p52, 1e-5, NULL, 1) <= 1e18);
 }
 
 static void test_sampling_rate(void **state)
