@@ -15,6 +15,31 @@
  * A = sum_k C(alpha,k) q^k (1-q)^(alpha-k) e^{(k^2-k)/(2 s^2)}, all terms positive,
  * accumulated as exp(log_term - shift) with shift the fast estimate of log A, so the
  * scaled sum is near 1; a term above e^shift moves the shift up to it. */
+/* log C(n, k+1) from log C(n, k): + log(n-k) - log(k+1), both enclosed; t is scratch */
+static void next_log_binom(ival *log_binom, uint64_t n, uint64_t k, ival *t)
+{
+    ival_set_ui(t, (unsigned long)(n - k));
+    ival_log(t, t);
+    ival_add(log_binom, log_binom, t);
+    ival_set_ui(t, (unsigned long)(k + 1));
+    ival_log(t, t);
+    ival_sub(log_binom, log_binom, t);
+}
+
+/* The sums' early stop: once the ratio bound rho of later terms to the current one is below
+ * e^-0.7 < 1/2 (room for the double roundings in log_rho), the rest adds at most the term u;
+ * when u is below the sum's resolution, its upper end takes u and the sum is done (1). */
+static int tail_done(double log_rho, ival *sum, const ival *u, ival *t, mpfr_prec_t prec)
+{
+    if (!(log_rho < -0.7))
+        return 0;
+    mpfr_mul_2si(t->lo, sum->lo, -(long)prec - 8, MPFR_RNDD);
+    if (mpfr_cmp(u->hi, t->lo) >= 0)
+        return 0;
+    mpfr_add(sum->hi, sum->hi, u->hi, MPFR_RNDU);
+    return 1;
+}
+
 static void certified_log_a_int(mpfr_prec_t prec, double q, double sigma, uint64_t n,
                                 double shift, ival *log_a)
 {
@@ -69,23 +94,11 @@ static void certified_log_a_int(mpfr_prec_t prec, double q, double sigma, uint64
         if (k < n && mpfr_sgn(sum.lo) > 0) {
             double log_rho = log((double)(n - k)) - log((double)k + 1.0) + log(q) - log1p(-q)
                              + (double)n / (sigma * sigma);
-            if (log_rho < -0.7) { /* < log(1/2), with room for the double roundings */
-                mpfr_mul_2si(t.lo, sum.lo, -(long)prec - 8, MPFR_RNDD);
-                if (mpfr_cmp(u.hi, t.lo) < 0) {
-                    mpfr_add(sum.hi, sum.hi, u.hi, MPFR_RNDU);
-                    break;
-                }
-            }
+            if (tail_done(log_rho, &sum, &u, &t, prec))
+                break;
         }
-        /* log C(n,k+1) = log C(n,k) + log(n-k) - log(k+1) */
-        if (k < n) {
-            ival_set_ui(&t, (unsigned long)(n - k));
-            ival_log(&t, &t);
-            ival_add(&log_binom, &log_binom, &t);
-            ival_set_ui(&t, (unsigned long)(k + 1));
-            ival_log(&t, &t);
-            ival_sub(&log_binom, &log_binom, &t);
-        }
+        if (k < n)
+            next_log_binom(&log_binom, n, k, &t);
     }
     ival_log(log_a, &sum);
     ival_add(log_a, log_a, &sh);
@@ -143,22 +156,11 @@ static void certified_log_a_int_small(mpfr_prec_t prec, double q, double sigma, 
         if (k < n && mpfr_sgn(sum.lo) > 0) {
             double log_rho = log((double)(n - k)) - log((double)k + 1.0) + log(q) - log1p(-q)
                              + (double)n / (sigma * sigma) + log1p(2.0 / ((double)k - 1.0));
-            if (log_rho < -0.7) { /* < log(1/2), with room for the double roundings */
-                mpfr_mul_2si(t.lo, sum.lo, -(long)prec - 8, MPFR_RNDD);
-                if (mpfr_cmp(u.hi, t.lo) < 0) {
-                    mpfr_add(sum.hi, sum.hi, u.hi, MPFR_RNDU);
-                    break;
-                }
-            }
+            if (tail_done(log_rho, &sum, &u, &t, prec))
+                break;
         }
-        if (k < n) {
-            ival_set_ui(&t, (unsigned long)(n - k));
-            ival_log(&t, &t);
-            ival_add(&log_binom, &log_binom, &t);
-            ival_set_ui(&t, (unsigned long)(k + 1));
-            ival_log(&t, &t);
-            ival_sub(&log_binom, &log_binom, &t);
-        }
+        if (k < n)
+            next_log_binom(&log_binom, n, k, &t);
     }
     ival_log1p(log_a, &sum);
     for (size_t i = 0; i < n_all; i++)
