@@ -156,10 +156,10 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
     problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
-    if (q == 0.0 || steps == 0) { /* no privacy spent at any sigma */
+    if (q == 0.0 || steps == 0) { /* no privacy spent at any sigma: sigma 0 */
         if ((st = eps_at(&p, 0.0, 1, &r)))
             return st;
-        finish(&p, 0.0, &r, 0.0, 0.0, out);
+        finish(&p, 0.0, &r, NAN, NAN, out); /* no failing sigma exists to report */
         return DPZO_OK;
     }
     /* bracket [fail, pass] by doubling, then halving when sigma = 1 already passes */

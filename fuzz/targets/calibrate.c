@@ -40,7 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st = tight ? dpzo_calibrate_noise_pld(ctx, eps, delta, q, steps, tol, &po, &c)
                    : dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, NULL, &c);
         if (fz_ok(ctx, st, what)) {
-            if (!(c.value > 0.0 && isfinite(c.value)))
+            /* sigma 0 exactly when no privacy is spent (q = 0 or no steps) */
+            if (!((c.value > 0.0 || (c.value == 0.0 && (q == 0.0 || steps == 0)))
+                  && isfinite(c.value)))
                 fz_fail("%s: sigma %.17g", what, c.value);
             sigma = c.value;
         }

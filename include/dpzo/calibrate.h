@@ -24,7 +24,9 @@ typedef struct {
     double epsilon;    /* certified epsilon upper bound at value (<= target) */
     double order;      /* order achieving it */
     double other_side; /* the parameter one tolerance step beyond: fails the target; NAN
-                          when every value down to the search's end (sigma 1e-300) meets it */
+                          when no value fails: every sigma down to the search's end
+                          (1e-300; sigma 0 when q = 0 or steps = 0, no privacy spent) or
+                          every count up to 2^52 meets it */
     double epsilon_other_side; /* its fast epsilon (> target) */
     int evaluations;   /* accountant evaluations spent */
     double epsilon_lower; /* tight accountants: the proven lower end at value (RDP: NaN) */
