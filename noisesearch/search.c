@@ -112,6 +112,7 @@ typedef struct {
     double pld_ratio;  /* the screen: smallest PLD lower end / RDP lower bracket seen */
     int resumed;
     double t_start, t_last_save;
+    char save_err[DPZO_IO_ERRMAX]; /* why the last checkpoint write failed */
     uint64_t fingerprint;
 } search;
 
@@ -442,8 +443,8 @@ static int save_checkpoint(search *S)
     dpzo__sha256_init(&h);
     dpzo__sha256_update(&h, buf, size - CKPT_DIGEST);
     dpzo__sha256_final(&h, buf + size - CKPT_DIGEST);
-    char err[DPZO_IO_ERRMAX];
-    int rc = dpzo_io_write_file(path, "search checkpoint", buf, size, 0, err, sizeof err);
+    int rc = dpzo_io_write_file(path, "search checkpoint", buf, size, 0, S->save_err,
+                                sizeof S->save_err);
     free(buf);
     if (rc != 0)
         return -1;
@@ -1058,6 +1059,12 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
         goto done;
     }
     S.resumed = loaded == 1;
+    /* a checkpoint that cannot be written is refused before any work (a folder that does
+     * not exist, a directory, a device: docs/files.md), not discovered after a kill */
+    if (opts->checkpoint != NULL && save_checkpoint(&S) != 0) {
+        st = dpzo__fail(ctx, DPZO_EINVAL, "cannot write the %s", S.save_err);
+        goto done;
+    }
     if (opts->paper && build_tables(&S) != 0) {
         st = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
         goto done;

@@ -61,6 +61,12 @@ static void test_lmo_hangs_answer(void **state)
     snprintf(cmd, sizeof cmd, "lmo search --grid %s --epsilon 3 --delta 1e-5 --sensitivity 1e18 "
              "--threads 1", grid);
     expect(run(cmd), 1, NULL, "no grid point meets epsilon <= 3");
+    /* a checkpoint that cannot be written is refused before any work (it was ignored:
+     * a killed search then had nothing to resume from) */
+    snprintf(cmd, sizeof cmd, "lmo search --grid %s --epsilon 3 --delta 1e-5 --sampling-rate "
+             "0.01 --steps 100 --threads 1 --checkpoint %s/no-such-folder/ckpt", grid,
+             DPZO_TEST_TMP);
+    expect(run(cmd), 2, NULL, "cannot write the search checkpoint");
 }
 
 static void test_lmo_edges(void **state)
