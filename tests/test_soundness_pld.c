@@ -179,6 +179,31 @@ static void test_gdp_exact(void **state)
     }
 }
 
+/* Beyond 1e8 steps the PLD and PRV claim nothing (the buckets' mass rounding is not in
+ * their error term) and return the RDP accountant's certified bound, saying so; 1e8 steps
+ * themselves are still composed. */
+static void test_step_limit(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (int m = 0; m < 2; m++) {
+        dpzo_pld_options o = opts(m ? DPZO_PLD_PRV : DPZO_PLD_CONNECT_DOTS, 0.05);
+        dpzo_pld_result r;
+        dpzo_event *e = poisson(ctx, 1.0, 1e6, 100000001);
+        assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+        dpzo_dp_result rd;
+        assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, NULL, &rd));
+        dpzo_event_free(e);
+        assert_true(r.fallback == 1 && strstr(r.reason, "1e+08") != NULL);
+        assert_true(r.epsilon_upper == rd.epsilon && r.epsilon_lower == 0.0);
+    }
+    dpzo_pld_options o = opts(DPZO_PLD_PRV, 0.05);
+    dpzo_pld_result r;
+    dpzo_event *e = poisson(ctx, 1.0, 1e6, 100000000);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+    dpzo_event_free(e);
+    assert_true(strstr(r.reason, "1e+08") == NULL);
+}
+
 /* Huge noise: the losses vanish; epsilon 0 is right (delta(0) = TV distance ~ 1e-311);
  * sigma 1e308 overflowed sigma^2 and the grid index arithmetic (UBSan) before. */
 static void test_huge_noise(void **state)
@@ -402,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_zero_noise),
         cmocka_unit_test(test_huge_noise),
         cmocka_unit_test(test_gdp_exact),
+        cmocka_unit_test(test_step_limit),
         cmocka_unit_test(test_audit_inconsistent),
         cmocka_unit_test(test_monotone_random_pairs),
     };
