@@ -40,6 +40,21 @@ static int tail_done(double log_rho, ival *sum, const ival *u, ival *t, mpfr_pre
     return 1;
 }
 
+/* Both sums' constants: log q, log(1-q) and c = 1/(2 sigma^2), enclosed (t, u scratch). */
+static void sum_constants(double q, double sigma, ival *qv, ival *lq, ival *l1q, ival *c, ival *t,
+                          ival *u)
+{
+    ival_set_d(qv, q);
+    ival_log(lq, qv);
+    ival_neg(t, qv);
+    ival_log1p(l1q, t);
+    ival_set_d(t, sigma);
+    ival_mul(t, t, t);
+    ival_add(t, t, t);
+    ival_set_ui(u, 1);
+    ival_div(c, u, t);
+}
+
 static void certified_log_a_int(mpfr_prec_t prec, double q, double sigma, uint64_t n,
                                 double shift, ival *log_a)
 {
@@ -48,15 +63,7 @@ static void certified_log_a_int(mpfr_prec_t prec, double q, double sigma, uint64
     const size_t n_all = sizeof all / sizeof *all;
     for (size_t i = 0; i < n_all; i++)
         ival_init(all[i], prec);
-    ival_set_d(&qv, q);
-    ival_log(&lq, &qv);
-    ival_neg(&t, &qv);
-    ival_log1p(&l1q, &t);
-    ival_set_d(&t, sigma);
-    ival_mul(&t, &t, &t);
-    ival_add(&t, &t, &t);
-    ival_set_ui(&u, 1);
-    ival_div(&c, &u, &t); /* 1/(2 sigma^2) */
+    sum_constants(q, sigma, &qv, &lq, &l1q, &c, &t, &u);
     ival_set_d(&sh, shift);
     ival_set_ui(&log_binom, 0);
     ival_set_ui(&sum, 0);
@@ -122,15 +129,7 @@ static void certified_log_a_int_small(mpfr_prec_t prec, double q, double sigma, 
     const size_t n_all = sizeof all / sizeof *all;
     for (size_t i = 0; i < n_all; i++)
         ival_init(all[i], prec);
-    ival_set_d(&qv, q);
-    ival_log(&lq, &qv);
-    ival_neg(&t, &qv);
-    ival_log1p(&l1q, &t);
-    ival_set_d(&t, sigma);
-    ival_mul(&t, &t, &t);
-    ival_add(&t, &t, &t);
-    ival_set_ui(&u, 1);
-    ival_div(&c, &u, &t); /* 1/(2 sigma^2) */
+    sum_constants(q, sigma, &qv, &lq, &l1q, &c, &t, &u);
     /* log C(n, 2) */
     ival_set_ui(&t, (unsigned long)n);
     ival_set_ui(&u, (unsigned long)(n - 1));
