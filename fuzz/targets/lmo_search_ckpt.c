@@ -2,15 +2,16 @@
  * reached through dpzo_lmo_search with opts.checkpoint set) on a 16-point grid. Input: one
  * mode byte, then
  *   mode 0: the checkpoint file itself;
- *   mode 1: edits (2-byte offset, byte) applied to a valid checkpoint of this search;
+ *   mode 1: edits (2-byte offset, byte) applied to a valid checkpoint of this search,
+ *           re-hashed (fuzz/ckpt_input.h);
  *   mode 2: a valid checkpoint's first 24 bytes (magic, fingerprint, count), then the
- *           input as the cached arrays (what an editor of the file controls).
+ *           input as the cached arrays, then their SHA-256 (what a forger controls).
  * Checks: status OK or an error with a message; when OK, the winner is a grid point whose
  * epsilon, recomputed from scratch by dpzo_lmo_epsilon with the search's accounting, meets
  * the target, and the reported epsilon is not below that recomputed proven bound (the RDP
  * search reports dpzo_lmo_epsilon's bound): a checkpoint can slow a search down or be
  * refused, never make it report a smaller epsilon or a point that does not qualify. */
-#include "../fuzz_util.h"
+#include "../ckpt_input.h"
 #include "dpzo/lmo.h"
 
 static const char *const grid_json =
@@ -68,28 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     init_once(ctx);
     fz_in in = fz_make(data, size);
     uint8_t mode = fz_u8(&in) % 3;
-    size_t rest = size - in.pos;
-    unsigned char *buf;
     size_t n;
-    if (mode == 0) {
-        n = rest;
-        buf = malloc(n + 1);
-        memcpy(buf, data + in.pos, n);
-    } else if (mode == 1) {
-        n = valid_n;
-        buf = malloc(n);
-        memcpy(buf, valid, n);
-        while (in.pos + 3 <= size) {
-            size_t off = fz_u8(&in);
-            off |= (size_t)fz_u8(&in) << 8;
-            buf[off % n] = fz_u8(&in);
-        }
-    } else {
-        n = 24 + rest;
-        buf = malloc(n);
-        memcpy(buf, valid, 24);
-        memcpy(buf + 24, data + in.pos, rest);
-    }
+    unsigned char *buf = fz_ckpt_input(&in, data, size, mode, valid, valid_n, 24, &n);
     const char *path = fz_write_file(0, "search.ckpt", buf, n);
     free(buf);
     dpzo_lmo_search_options o = options(path);

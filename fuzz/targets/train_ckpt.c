@@ -9,9 +9,8 @@
  * state is sane (step <= steps, finite parameters and learning rate, epsilon spent not NaN
  * and >= 0, equal to the profile's ledger after that many steps as a fresh run computes
  * it), and one more step runs or fails with a message. */
-#include "../fuzz_util.h"
+#include "../ckpt_input.h"
 #include "dpzo/trainer.h"
-#include "sha256.h"
 
 #define ROWS 64
 #define DIM 4
@@ -95,26 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     init_once(ctx);
     fz_in in = fz_make(data, size);
     uint8_t mode = fz_u8(&in) % 2;
-    unsigned char *buf;
     size_t n;
-    if (mode == 0) {
-        n = size - in.pos;
-        buf = malloc(n + 1);
-        memcpy(buf, data + in.pos, n);
-    } else {
-        n = valid_n;
-        buf = malloc(n);
-        memcpy(buf, valid, n);
-        while (in.pos + 3 <= size) {
-            size_t off = fz_u8(&in);
-            off |= (size_t)fz_u8(&in) << 8;
-            buf[off % (n - 32)] = fz_u8(&in);
-        }
-        dpzo__sha256 h;
-        dpzo__sha256_init(&h);
-        dpzo__sha256_update(&h, buf, n - 32);
-        dpzo__sha256_final(&h, buf + n - 32);
-    }
+    unsigned char *buf = fz_ckpt_input(&in, data, size, mode, valid, valid_n, 0, &n);
     const char *path = fz_write_file(0, "train.ckpt", buf, n);
     free(buf);
     dpzo_trainer *tr;
