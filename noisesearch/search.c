@@ -431,8 +431,11 @@ static int save_checkpoint(search *S)
         return 0;
     size_t size = ckpt_size(S->n);
     unsigned char *buf = malloc(size);
-    if (buf == NULL)
+    if (buf == NULL) {
+        snprintf(S->save_err, sizeof S->save_err, "search checkpoint '%s': out of memory (%zu "
+                 "bytes)", path, size);
         return -1;
+    }
     uint64_t n = S->n;
     memcpy(buf, CKPT_MAGIC, 8);
     memcpy(buf + 8, &S->fingerprint, 8);
