@@ -21,6 +21,8 @@ typedef struct {
     dpzo_ctx *ctx;
     param_kind kind;
     double sigma, q, steps; /* the fixed ones; the free one is the argument */
+    uint64_t batch, n;      /* n > 0: a batch of `batch` of n drawn without replacement
+                               each step (replace-one adjacency) instead of Poisson at q */
     double epsilon, delta;
     const dpzo_rdp_options *opts;
     int evaluations;
@@ -38,8 +40,11 @@ static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res
         steps = x;
     else
         q = x;
+    dpzo_event *g = dpzo_event_gaussian(p->ctx, sigma);
     dpzo_event *e = dpzo_event_self_composed(
-        p->ctx, dpzo_event_poisson_sampled(p->ctx, q, dpzo_event_gaussian(p->ctx, sigma)),
+        p->ctx,
+        p->n > 0 ? dpzo_event_wor_sampled(p->ctx, p->batch, p->n, g)
+                 : dpzo_event_poisson_sampled(p->ctx, q, g),
         (uint64_t)steps);
     if (e == NULL)
         return DPZO_EINVAL;
@@ -144,16 +149,19 @@ static dpzo_status check_tolerance(dpzo_ctx *ctx, double tolerance, const dpzo_p
     return DPZO_OK;
 }
 
+/* batch, n: 0, 0 for Poisson sampling at q; else without replacement (q = batch / n). */
 static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,
-                                   uint64_t steps, double tolerance, const dpzo_rdp_options *opts,
-                                   const dpzo_pld_options *tight, dpzo_calibration *out)
+                                   uint64_t batch, uint64_t n, uint64_t steps, double tolerance,
+                                   const dpzo_rdp_options *opts, const dpzo_pld_options *tight,
+                                   dpzo_calibration *out)
 {
     dpzo_status st;
     double rtol = DEFAULT_RTOL;
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
         || (st = check_tolerance(ctx, tolerance, tight, &rtol)))
         return st;
-    problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, epsilon, delta, opts, 0, tight, NAN};
+    problem p = {ctx, PARAM_SIGMA, 0.0, q, (double)steps, batch, n, epsilon, delta,
+                 opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if (q == 0.0 || steps == 0) { /* no privacy spent at any sigma: sigma 0 */
@@ -209,7 +217,7 @@ static dpzo_status calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, 
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_rate(ctx, q))
         || (st = dpzo__check_sigma(ctx, sigma)))
         return st;
-    problem p = {ctx, PARAM_STEPS, sigma, q, 0.0, epsilon, delta, opts, 0, tight, NAN};
+    problem p = {ctx, PARAM_STEPS, sigma, q, 0.0, 0, 0, epsilon, delta, opts, 0, tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if ((st = eps_at(&p, 1.0, 0, &r)))
@@ -254,7 +262,8 @@ static dpzo_status calibrate_rate(dpzo_ctx *ctx, double epsilon, double delta, d
     if ((st = check_target(ctx, epsilon, delta)) || (st = dpzo__check_sigma(ctx, sigma))
         || (st = check_tolerance(ctx, tolerance, tight, &rtol)))
         return st;
-    problem p = {ctx, PARAM_RATE, sigma, 0.0, (double)steps, epsilon, delta, opts, 0, tight, NAN};
+    problem p = {ctx,   PARAM_RATE, sigma, 0.0, (double)steps, 0, 0, epsilon, delta, opts, 0,
+                 tight, NAN};
     dpzo_dp_result r;
     memset(out, 0, sizeof *out);
     if ((st = eps_at(&p, 1.0, 0, &r)))
@@ -287,7 +296,26 @@ dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, do
                                  uint64_t steps, double tolerance,
                                  const dpzo_rdp_options *opts, dpzo_calibration *out)
 {
-    return calibrate_noise(ctx, epsilon, delta, q, steps, tolerance, opts, NULL, out);
+    return calibrate_noise(ctx, epsilon, delta, q, 0, 0, steps, tolerance, opts, NULL, out);
+}
+
+static dpzo_status check_wor(dpzo_ctx *ctx, uint64_t batch, uint64_t n)
+{
+    if (batch < 1 || batch > n)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "batch size must be in [1, dataset size], got %llu of %llu",
+                          (unsigned long long)batch, (unsigned long long)n);
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_calibrate_noise_wor(dpzo_ctx *ctx, double epsilon, double delta, uint64_t batch,
+                                     uint64_t n, uint64_t steps, double tolerance,
+                                     const dpzo_rdp_options *opts, dpzo_calibration *out)
+{
+    dpzo_status st = check_wor(ctx, batch, n);
+    return st ? st
+              : calibrate_noise(ctx, epsilon, delta, (double)batch / (double)n, batch, n, steps,
+                                tolerance, opts, NULL, out);
 }
 
 dpzo_status dpzo_calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
@@ -319,7 +347,20 @@ dpzo_status dpzo_calibrate_noise_pld(dpzo_ctx *ctx, double epsilon, double delta
 {
     dpzo_pld_options b;
     opts = tight_or_default(opts, &b);
-    return calibrate_noise(ctx, epsilon, delta, q, steps, tolerance, opts->rdp, opts, out);
+    return calibrate_noise(ctx, epsilon, delta, q, 0, 0, steps, tolerance, opts->rdp, opts, out);
+}
+
+dpzo_status dpzo_calibrate_noise_wor_pld(dpzo_ctx *ctx, double epsilon, double delta,
+                                         uint64_t batch, uint64_t n, uint64_t steps,
+                                         double tolerance, const dpzo_pld_options *opts,
+                                         dpzo_calibration *out)
+{
+    dpzo_pld_options b;
+    opts = tight_or_default(opts, &b);
+    dpzo_status st = check_wor(ctx, batch, n);
+    return st ? st
+              : calibrate_noise(ctx, epsilon, delta, (double)batch / (double)n, batch, n, steps,
+                                tolerance, opts->rdp, opts, out);
 }
 
 dpzo_status dpzo_calibrate_steps_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,

@@ -105,6 +105,40 @@ static void test_sampling_rate(void **state)
     assert_true(c.value == 1.0);
 }
 
+/* Batches of B of N drawn without replacement (replace-one): the calibrated sigma meets the
+ * target by the certified WOR accountant, sigma one tolerance lower misses it, and
+ * dp_accounting 0.6.0's RDP calibration of the same event (its own grid; tests/ref:
+ * calibrate_dp_mechanism over SampledWithoutReplacementDpEvent) lands within 1e-3 relative. */
+#define WOR_DP_ACCOUNTING_SIGMA 0.8089185188244594
+static void test_wor(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_rdp_options o = dpzo_rdp_options_default();
+    o.grid = DPZO_ORDERS_DP_ACCOUNTING;
+    dpzo_calibration c;
+    assert_ok(ctx, dpzo_calibrate_noise_wor(ctx, 3.0, 1e-5, 256, 60000, 2000, 0, &o, &c));
+    const double sigmas[2] = {c.value, c.other_side};
+    double eps[2];
+    for (int i = 0; i < 2; i++) {
+        dpzo_event *e = dpzo_event_self_composed(
+            ctx, dpzo_event_wor_sampled(ctx, 256, 60000, dpzo_event_gaussian(ctx, sigmas[i])),
+            2000);
+        dpzo_dp_result r;
+        assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, &o, &r));
+        dpzo_event_free(e);
+        eps[i] = i == 0 ? r.epsilon : r.epsilon_estimate;
+    }
+    assert_true(eps[0] <= 3.0);
+    assert_true(eps[1] > 3.0);
+    assert_true(c.other_side < c.value && c.other_side >= c.value * (1 - 2e-6));
+    assert_true(fabs(c.value / WOR_DP_ACCOUNTING_SIGMA - 1) < 1e-3);
+    /* refusals */
+    assert_int_equal(dpzo_calibrate_noise_wor(ctx, 3.0, 1e-5, 0, 60000, 2000, 0, &o, &c),
+                     DPZO_EINVAL);
+    assert_int_equal(dpzo_calibrate_noise_wor(ctx, 3.0, 1e-5, 60001, 60000, 2000, 0, &o, &c),
+                     DPZO_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -113,6 +147,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_noise_properties, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_steps, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_sampling_rate, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_wor, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests_name("calibrate", tests, NULL, NULL);
 }

@@ -44,12 +44,24 @@ dpzo_status dpzo_calibrate_sampling_rate(dpzo_ctx *ctx, double epsilon, double d
                                          const dpzo_rdp_options *opts,
                                          dpzo_calibration *out);
 
+/* The noise multiplier for `steps` batches of `batch` records drawn without replacement
+ * from `n` each step (1 <= batch <= n; replace-one adjacency, the event
+ * dpzo_event_wor_sampled). This is a proof for batches drawn afresh each step, not for the
+ * batches of one shuffled pass (docs/audit.md 3). */
+dpzo_status dpzo_calibrate_noise_wor(dpzo_ctx *ctx, double epsilon, double delta, uint64_t batch,
+                                     uint64_t n, uint64_t steps, double tolerance,
+                                     const dpzo_rdp_options *opts, dpzo_calibration *out);
+
 /* The same with a tight accountant (dpzo/pld.h; opts NULL: PLD defaults). Bisection runs
  * on the accountant's proven upper end, so the result meets the target provably; the
  * default tolerance is 1e-4 (relative) because each evaluation composes distributions. */
 dpzo_status dpzo_calibrate_noise_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
                                      uint64_t steps, double tolerance,
                                      const dpzo_pld_options *opts, dpzo_calibration *out);
+dpzo_status dpzo_calibrate_noise_wor_pld(dpzo_ctx *ctx, double epsilon, double delta,
+                                         uint64_t batch, uint64_t n, uint64_t steps,
+                                         double tolerance, const dpzo_pld_options *opts,
+                                         dpzo_calibration *out);
 dpzo_status dpzo_calibrate_steps_pld(dpzo_ctx *ctx, double epsilon, double delta, double q,
                                      double sigma, const dpzo_pld_options *opts,
                                      dpzo_calibration *out);
