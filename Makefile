@@ -6,8 +6,14 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CC      ?= $(shell command -v clang-14 2>/dev/null || command -v clang 2>/dev/null || echo clang)
 FUZZ_SECONDS ?= 300
+# The Python suite runs in a virtual environment that `make test` creates (python/requirements-test.txt),
+# against the build's libdpzo.so and CLI (docs/python.md).
+PYTHON ?= python3
+PYVENV ?= $(BUILD)/venv
+PYTEST_ENV = DPZO_LIBRARY=$(abspath $(BUILD))/lib/libdpzo.so DPZO_CLI=$(abspath $(BUILD))/bin/dpzo \
+             PYTHONPATH=$(CURDIR)/python
 
-.PHONY: all deps configure build demo test test-asan fuzz-build fuzz bench clean
+.PHONY: all deps configure build demo test test-c test-python pyenv test-asan fuzz-build fuzz bench clean
 
 all: build
 
@@ -25,8 +31,21 @@ build: configure
 demo: build
 	BUILD=$(BUILD) bash scripts/demo.sh
 
-test: build
+test: test-c test-python
+
+test-c: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+$(PYVENV)/.requirements: python/requirements-test.txt
+	$(PYTHON) -m venv $(PYVENV)
+	$(PYVENV)/bin/python -m pip install -q --upgrade pip
+	$(PYVENV)/bin/python -m pip install -q -r python/requirements-test.txt
+	cp python/requirements-test.txt $@
+
+pyenv: $(PYVENV)/.requirements
+
+test-python: build pyenv
+	$(PYTEST_ENV) $(PYVENV)/bin/python -m pytest -q python/tests
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDPZO_SANITIZE=ON -DDPZO_BUILD_BENCH=OFF

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dpzo builds and tests with, if any is missing (clang and
+# Installs the Debian packages dpzo builds and tests with, if any is missing (python3-venv:
+# the virtual environment `make test` creates for the Python suite; clang and
 # libclang-rt-14-dev: libFuzzer for `make fuzz`, docs/fuzzing.md).
 # Runs as root (the project's machines do); uses sudo otherwise when available.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
-          libcmocka-dev python3-mpmath zlib1g-dev gnuplot-nox
+          libcmocka-dev python3-mpmath python3-venv zlib1g-dev gnuplot-nox
           dataset-fashion-mnist clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
