@@ -1,0 +1,844 @@
+"""dpzo.lmo: the LMO-DP noise (docs/lmo.md), its accounting and the offline noise search.
+
+The noise is X | Y ~ Laplace(0, 1/Y) with Y = wG*Gamma(k, theta) + wE*Exp(rate lam) +
+wU*Uniform(a, b), independent components; a weight of 0 drops its component. The
+exponential takes its RATE (mean 1/lam) everywhere. Privacy is for one scalar query of L1
+sensitivity C per step, noise C*X (``clip="l1"``: i.i.d. noise on every coordinate of an
+L1-clipped vector, where only the MGF bound and the vector pure-DP bound hold).
+
+Every number comes from the C library (``include/dpzo/lmo.h``): :class:`Lmo` mirrors
+``dpzo_lmo``; :func:`lmo_epsilon` is ``dpzo_lmo_epsilon`` (and ``dpzo_lmo_pld_epsilon``
+with ``accountant="pld"``); :func:`lmo_search` is ``dpzo_lmo_search``. An epsilon returned
+here is a proven upper bound (never rounded down), except where a field says otherwise.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import numbers
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import call, fn
+from .errors import Error
+
+__all__ = ["Lmo", "LmoStats", "LmoRdp", "LmoEpsilon", "LmoSearchResult", "lmo_epsilon",
+           "lmo_search", "lmo_grid"]
+
+_libc = ctypes.CDLL(None)
+_libc.free.restype = None
+_libc.free.argtypes = [ctypes.c_void_p]
+
+
+def _c_free(ptr: Any) -> None:
+    """Frees memory the C library malloc'ed for us (it uses the C runtime's allocator)."""
+    if ptr:
+        _libc.free(ptr)
+
+
+# ---- argument checks shared by profiles.py and audit.py --------------------------------
+
+def _real(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """A real number: bool, NaN and non-numbers are refused (infinity only if allowed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise Error(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if math.isnan(v):
+        raise Error(f"{name} must be a number, got nan")
+    if math.isinf(v) and not allow_inf:
+        raise Error(f"{name} must be finite, got {v!r}")
+    return v
+
+
+def _count(name: str, value: Any, *, minimum: int = 0) -> int:
+    """A count: an int (bool refused) in [minimum, 2^64)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise Error(f"{name} must be an integer, got {value!r}")
+    v = int(value)
+    if v < minimum:
+        raise Error(f"{name} must be >= {minimum}, got {v}")
+    if v >= 2 ** 64:
+        raise Error(f"{name} must be below 2^64, got {v}")
+    return v
+
+
+def _choice(name: str, value: Any, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise Error(f"{name} must be one of {', '.join(repr(o) for o in options)}, "
+                    f"got {value!r}")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, (str, os.PathLike)):
+        raise Error(f"{name} must be a string or path, got {value!r}")
+    return os.fspath(value)
+
+
+def _sampling(sampling_rate: Any, batch_size: Any, dataset_size: Any, steps: Any,
+              epochs: Any, *, default_steps: Optional[int] = 1
+              ) -> tuple[str, float, int, int, int]:
+    """(sampling, q, batch, n, steps) from the keyword arguments, with the CLI's rules:
+    Poisson rate XOR batch_size with dataset_size (neither: no sampling); steps XOR
+    epochs, epochs -> steps by ceil(epochs/q - 1e-9) (Poisson) or ceil(epochs*N/B - 1e-9)
+    (batches), ceil(epochs - 1e-9) without sampling."""
+    if sampling_rate is not None and (batch_size is not None or dataset_size is not None):
+        raise Error("give sampling_rate (Poisson) or batch_size with dataset_size (batches "
+                    "drawn without replacement), not both")
+    if (batch_size is None) != (dataset_size is None):
+        raise Error("batch_size and dataset_size go together")
+    if steps is not None and epochs is not None:
+        raise Error("give steps or epochs, not both")
+    if sampling_rate is not None:
+        kind, q, b, n = "poisson", _real("sampling_rate", sampling_rate), 0, 0
+    elif batch_size is not None:
+        b = _count("batch_size", batch_size, minimum=1)
+        n = _count("dataset_size", dataset_size, minimum=1)
+        if b > n:
+            raise Error(f"batch_size must be at most dataset_size, got {b} > {n}")
+        kind, q = "wor", b / n
+    else:
+        kind, q, b, n = "none", 1.0, 0, 0
+    if epochs is not None:
+        e = _real("epochs", epochs)
+        if not (e > 0):
+            raise Error(f"epochs must be > 0, got {e!r}")
+        if kind == "poisson":
+            if not (0 < q <= 1):
+                raise Error(f"sampling_rate must be in (0, 1], got {q!r}")
+            t = math.ceil(e / q - 1e-9)
+        elif kind == "wor":
+            t = math.ceil(e * n / b - 1e-9)
+        else:
+            t = math.ceil(e - 1e-9)
+        if not math.isfinite(t) or t >= 2 ** 64:
+            raise Error(f"epochs {e!r} give more than 2^64 steps")
+        s = max(int(t), 1)
+    elif steps is not None:
+        s = _count("steps", steps, minimum=1)
+    elif default_steps is None:
+        raise Error("give steps or epochs")
+    else:
+        s = default_steps
+    return kind, q, b, n, s
+
+
+# ---- the noise -----------------------------------------------------------------------
+
+class _CLmo(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_double) for n in (
+        "gamma_weight", "gamma_shape", "gamma_scale", "exp_weight", "exp_rate",
+        "uniform_weight", "uniform_low", "uniform_high")]
+
+
+class _CBound(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_double), ("lower", ctypes.c_double),
+                ("upper", ctypes.c_double)]
+
+
+class _CStats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_double) for n in (
+        "mean_y", "mean_abs", "variance", "usefulness", "gamma")]
+
+
+_LMO_FIELDS = ("gamma_weight", "gamma_shape", "gamma_scale", "exp_weight", "exp_rate",
+               "uniform_weight", "uniform_low", "uniform_high")
+
+_validate = fn("dpzo_lmo_validate", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_CLmo)])
+_stats = fn("dpzo_lmo_stats_compute", ctypes.c_int,
+            [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.c_double, ctypes.POINTER(_CStats)])
+_eps0 = fn("dpzo_lmo_eps0", ctypes.c_int,
+           [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.c_double, ctypes.POINTER(_CBound)])
+_eps0_vector = fn("dpzo_lmo_eps0_vector", ctypes.c_int,
+                  [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.c_double,
+                   ctypes.POINTER(_CBound)])
+_pdf = fn("dpzo_lmo_pdf", ctypes.c_double, [ctypes.POINTER(_CLmo), ctypes.c_double])
+_cdf = fn("dpzo_lmo_cdf", ctypes.c_double, [ctypes.POINTER(_CLmo), ctypes.c_double])
+_sf = fn("dpzo_lmo_sf", ctypes.c_double, [ctypes.POINTER(_CLmo), ctypes.c_double])
+_sampler_seeded = fn("dpzo_lmo_sampler_seeded", ctypes.c_void_p,
+                     [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.c_uint64])
+_sampler_secure = fn("dpzo_lmo_sampler_secure", ctypes.c_void_p,
+                     [ctypes.c_void_p, ctypes.POINTER(_CLmo)])
+_sample = fn("dpzo_lmo_sample", ctypes.c_int,
+             [ctypes.c_void_p, ctypes.c_void_p, _lib.c_double_p, ctypes.c_size_t])
+_sampler_free = fn("dpzo_lmo_sampler_free", None, [ctypes.c_void_p])
+_bound_parse = fn("dpzo_lmo_bound_parse", ctypes.c_int,
+                  [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)])
+_rdp = fn("dpzo_lmo_rdp", ctypes.c_int,
+          [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.c_double, ctypes.c_int,
+           _lib.c_double_p, ctypes.c_size_t, ctypes.POINTER(_CBound)])
+_paper_step = fn("dpzo_lmo_paper_step_epsilon", ctypes.c_double,
+                 [ctypes.POINTER(_CLmo), ctypes.c_double, _lib.c_double_p])
+
+BOUNDS = ("mgf", "exact", "pure", "best")
+_BOUND_CODE = {"mgf": 0, "exact": 1, "pure": 2, "best": 3}
+
+
+@dataclass(frozen=True)
+class LmoStats:
+    """Moments of the noise X (``dpzo_lmo_stats_compute``, adaptive quadrature to a
+    relative 1e-10): E[Y], E|X| = E[1/Y], Var X = 2 E[1/Y^2] (may be inf) and the
+    usefulness P(|X| <= gamma). Estimates, not bounds."""
+
+    mean_y: float
+    mean_abs: float
+    variance: float
+    usefulness: float
+    gamma: float
+
+
+@dataclass(frozen=True)
+class LmoRdp:
+    """Per-step Renyi DP of one scalar release (``dpzo_lmo_rdp``) at each order.
+    ``upper[i]`` is a proven upper bound; ``lower[i]`` a proven lower bound on the
+    mechanism's true RDP for bounds "exact" and "best" (for "mgf" and "pure" it only
+    encloses the bound); ``estimate[i]`` the best estimate. Values may be inf."""
+
+    orders: tuple[float, ...]
+    upper: tuple[float, ...]
+    lower: tuple[float, ...]
+    estimate: tuple[float, ...]
+    bound: str
+    sensitivity: float
+
+
+@dataclass(frozen=True)
+class Lmo:
+    """The LMO noise parameters (C ``dpzo_lmo``): weights wG, wE, wU >= 0 (at least one
+    > 0), Gamma shape k and scale theta, Exponential RATE lam, Uniform(a, b) with
+    0 <= a < b. The defaults drop every component; set at least one weight.
+
+    Construction checks types (numbers, not bool or NaN); :meth:`validate` asks the C
+    library to check the ranges (every method that computes does so too)."""
+
+    gamma_weight: float = 0.0
+    gamma_shape: float = 1.0
+    gamma_scale: float = 1.0
+    exp_weight: float = 0.0
+    exp_rate: float = 1.0
+    uniform_weight: float = 0.0
+    uniform_low: float = 0.0
+    uniform_high: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in _LMO_FIELDS:
+            object.__setattr__(self, name, _real(name, getattr(self, name), allow_inf=True))
+
+    # -- conversions
+    def _c(self) -> _CLmo:
+        return _CLmo(*(getattr(self, n) for n in _LMO_FIELDS))
+
+    @classmethod
+    def _from_c(cls, c: _CLmo) -> "Lmo":
+        return cls(*(getattr(c, n) for n in _LMO_FIELDS))
+
+    def to_dict(self) -> dict[str, float]:
+        """The eight parameters by name (the keys of a claim's or profile's "lmo")."""
+        return {n: getattr(self, n) for n in _LMO_FIELDS}
+
+    # -- checks and statistics
+    def validate(self) -> "Lmo":
+        """Raises dpzo.Error naming the first bad parameter; returns self."""
+        c = self._c()
+        call(_validate, ctypes.byref(c))
+        return self
+
+    def stats(self, gamma: float = 0.9) -> LmoStats:
+        """E[Y], E|X|, Var X and the usefulness P(|X| <= gamma) (gamma 0.9 by default)."""
+        g = _real("gamma", gamma)
+        c, out = self._c(), _CStats()
+        call(_stats, ctypes.byref(c), g, ctypes.byref(out))
+        return LmoStats(out.mean_y, out.mean_abs, out.variance, out.usefulness, out.gamma)
+
+    def eps0(self, sensitivity: float = 1.0, *, vector: bool = False) -> float:
+        """Proven upper bound on the pure-DP epsilon of one release at sensitivity C:
+        log(E[Y] / E[Y e^{-CY}]) (``dpzo_lmo_eps0``); ``vector=True``: i.i.d. noise on an
+        L1-clipped vector, C E[Y^2]/E[Y] (``dpzo_lmo_eps0_vector``). MPFR-enclosed."""
+        s = _real("sensitivity", sensitivity)
+        c, out = self._c(), _CBound()
+        call(_eps0_vector if vector else _eps0, ctypes.byref(c), s, ctypes.byref(out))
+        return out.upper
+
+    def rdp(self, orders: Sequence[float], sensitivity: float = 1.0,
+            bound: str = "best") -> LmoRdp:
+        """Per-step RDP of one scalar release at each order (> 1): ``dpzo_lmo_rdp``."""
+        if isinstance(orders, (str, bytes)) or not isinstance(orders, Sequence):
+            raise Error(f"orders must be a sequence of numbers, got {orders!r}")
+        al = [_real(f"orders[{i}]", a) for i, a in enumerate(orders)]
+        if not al:
+            raise Error("orders is empty")
+        s = _real("sensitivity", sensitivity)
+        b = _choice("bound", bound, BOUNDS)
+        c = self._c()
+        arr = (ctypes.c_double * len(al))(*al)
+        out = (_CBound * len(al))()
+        call(_rdp, ctypes.byref(c), s, _BOUND_CODE[b], arr, len(al), out)
+        return LmoRdp(tuple(al), tuple(o.upper for o in out), tuple(o.lower for o in out),
+                      tuple(o.value for o in out), b, s)
+
+    def pdf(self, x: float) -> float:
+        """Density of X at x (``dpzo_lmo_pdf``; the parameters are validated first)."""
+        self.validate()
+        c = self._c()
+        return float(_pdf(ctypes.byref(c), _real("x", x, allow_inf=True)))
+
+    def cdf(self, x: float) -> float:
+        """P(X <= x) (``dpzo_lmo_cdf``)."""
+        self.validate()
+        c = self._c()
+        return float(_cdf(ctypes.byref(c), _real("x", x, allow_inf=True)))
+
+    def sf(self, x: float) -> float:
+        """P(X > x) (``dpzo_lmo_sf``), accurate in the upper tail."""
+        self.validate()
+        c = self._c()
+        return float(_sf(ctypes.byref(c), _real("x", x, allow_inf=True)))
+
+    def sample(self, n: int, *, seed: Optional[int] = None,
+               sensitivity: float = 1.0) -> list[float]:
+        """n draws of C*X. Without ``seed`` they come from the operating system's CSPRNG
+        (getrandom): use these for noise that protects data. With ``seed`` they come from
+        a seeded generator (GSL mt19937): reproducible, for research and Monte Carlo only."""
+        k = _count("n", n)
+        s = _real("sensitivity", sensitivity)
+        if not s > 0:
+            raise Error(f"sensitivity must be > 0, got {s!r}")
+        c = self._c()
+        if seed is None:
+            sampler = _sampler_secure(_lib.ctx(), ctypes.byref(c))
+        else:
+            sampler = _sampler_seeded(_lib.ctx(), ctypes.byref(c), _count("seed", seed))
+        if not sampler:
+            _lib.check(1)  # the context holds the message
+        try:
+            buf = (ctypes.c_double * max(k, 1))()
+            call(_sample, sampler, buf, k)
+        finally:
+            _sampler_free(sampler)
+        out = [s * buf[i] for i in range(k)]
+        for i, v in enumerate(out):
+            if not math.isfinite(v):
+                raise Error(f"sensitivity {s!r}: draw {i + 1}, C * {buf[i]!r}, is not finite "
+                            "in double; use a smaller sensitivity")
+        return out
+
+    def paper_step_epsilon(self, delta: float = 1e-10) -> tuple[float, float]:
+        """The released LMO-DP code's single-step epsilon at delta and its order
+        (``dpzo_lmo_paper_step_epsilon``): a bug-compatible replica, NOT a guarantee."""
+        self.validate()
+        d = _real("delta", delta)
+        c, order = self._c(), ctypes.c_double()
+        return float(_paper_step(ctypes.byref(c), d, ctypes.byref(order))), order.value
+
+    def epsilon(self, **kwargs: Any) -> "LmoEpsilon":
+        """:func:`lmo_epsilon` of this noise (same keyword arguments)."""
+        return lmo_epsilon(self, **kwargs)
+
+
+def _as_lmo(name: str, value: Any) -> Lmo:
+    if isinstance(value, Lmo):
+        return value
+    if isinstance(value, Mapping):
+        unknown = set(value) - set(_LMO_FIELDS)
+        if unknown:
+            raise Error(f"{name}: unknown LMO parameter(s) {sorted(unknown)}")
+        return Lmo(**value)
+    raise Error(f"{name} must be a dpzo.Lmo, got {value!r}")
+
+
+# ---- accounting a run ------------------------------------------------------------------
+
+class _CAccountOptions(ctypes.Structure):
+    _fields_ = [("sensitivity", ctypes.c_double), ("bound", ctypes.c_int),
+                ("sampling", ctypes.c_int), ("q", ctypes.c_double),
+                ("batch", ctypes.c_uint64), ("n", ctypes.c_uint64),
+                ("steps", ctypes.c_uint64), ("delta", ctypes.c_double),
+                ("max_order", ctypes.c_uint), ("vector_l1", ctypes.c_int)]
+
+
+class _CAccountResult(ctypes.Structure):
+    _fields_ = [("epsilon", ctypes.c_double), ("epsilon_estimate", ctypes.c_double),
+                ("order", ctypes.c_double), ("route", ctypes.c_char_p),
+                ("eps0", ctypes.c_double), ("order_at_edge", ctypes.c_int)]
+
+
+class _CPldResult(ctypes.Structure):
+    _fields_ = [("epsilon", ctypes.c_double), ("epsilon_lower", ctypes.c_double),
+                ("epsilon_estimate", ctypes.c_double), ("epsilon_upper", ctypes.c_double),
+                ("delta", ctypes.c_double), ("delta_lower", ctypes.c_double),
+                ("delta_estimate", ctypes.c_double), ("delta_upper", ctypes.c_double),
+                ("fallback", ctypes.c_int), ("reason", ctypes.c_char * 200),
+                ("rdp_epsilon", ctypes.c_double), ("grid", ctypes.c_double),
+                ("eps_error", ctypes.c_double), ("delta_error", ctypes.c_double),
+                ("fft_size", ctypes.c_size_t), ("memory_bytes", ctypes.c_size_t),
+                ("tilt", ctypes.c_double)]
+
+
+_options_default = fn("dpzo_lmo_account_options_default", _CAccountOptions, [])
+_lmo_eps = fn("dpzo_lmo_epsilon", ctypes.c_int,
+              [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.POINTER(_CAccountOptions),
+               ctypes.POINTER(_CAccountResult)])
+_lmo_pld_eps = fn("dpzo_lmo_pld_epsilon", ctypes.c_int,
+                  [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.POINTER(_CAccountOptions),
+                   ctypes.c_double, ctypes.POINTER(_CPldResult)])
+
+SAMPLINGS = ("none", "poisson", "wor")
+_SAMPLING_CODE = {"none": 0, "poisson": 1, "wor": 2}
+CLIPS = ("scalar", "l1")
+
+
+@dataclass(frozen=True)
+class LmoEpsilon:
+    """The epsilon of a run with LMO noise (the fields of ``dpzo lmo epsilon --json``).
+
+    ``epsilon`` is a proven upper bound (``float(result)`` gives it): the RDP accountant's
+    (``dpzo_lmo_epsilon``) or, with ``accountant="pld"``, the smaller of that and the PLD
+    accountant's upper end. ``lower`` is the PLD's proven lower end (pld only, else None).
+    ``route`` says which bound won: "rdp", "pure-dp" or "pld". ``order`` is None when it
+    was not an RDP order. ``eps0`` is the proven per-step pure-DP epsilon."""
+
+    epsilon: float
+    estimate: float
+    lower: Optional[float]
+    order: Optional[float]
+    route: str
+    eps0: float
+    order_at_edge: bool
+    delta: float
+    steps: int
+    sampling: str
+    sampling_rate: float
+    sensitivity: float
+    bound: str
+    clip: str
+    accountant: str
+    rdp_epsilon: float
+    pld_epsilon: Optional[float] = None
+    pld_estimate: Optional[float] = None
+    pld_grid: Optional[float] = None
+    pld_reason: str = ""
+    lmo: Optional[Lmo] = field(default=None, repr=False)
+
+    def __float__(self) -> float:
+        return self.epsilon
+
+
+def _account_options(sensitivity: float, bound: str, sampling: str, q: float, batch: int,
+                     n: int, steps: int, delta: float, max_order: Optional[int],
+                     clip: str) -> _CAccountOptions:
+    o = _options_default()
+    o.sensitivity = sensitivity
+    o.bound = _BOUND_CODE[bound]
+    o.sampling = _SAMPLING_CODE[sampling]
+    o.q = q
+    o.batch, o.n = batch, n
+    o.steps = steps
+    o.delta = delta
+    if max_order is not None:
+        o.max_order = _count("max_order", max_order, minimum=2)
+    o.vector_l1 = 1 if clip == "l1" else 0
+    return o
+
+
+def _account(lmo: Lmo, sensitivity: float, sampling: str, q: float, batch: int, n: int,
+             steps: int, delta: float, *, accountant: str, bound: str, clip: str,
+             max_order: Optional[int], pld_grid: Optional[float]) -> LmoEpsilon:
+    o = _account_options(sensitivity, bound, sampling, q, batch, n, steps, delta, max_order,
+                         clip)
+    c = lmo._c()
+    r = _CAccountResult()
+    call(_lmo_eps, ctypes.byref(c), ctypes.byref(o), ctypes.byref(r))
+    eps, est, order, route = r.epsilon, r.epsilon_estimate, r.order, r.route.decode()
+    at_edge = bool(r.order_at_edge)
+    rdp_eps = r.epsilon
+    lower = pld_eps = pld_est = None
+    reason = ""
+    grid = None
+    if accountant == "pld":
+        grid = 1e-4 if pld_grid is None else _real("pld_grid", pld_grid)
+        pr = _CPldResult()
+        st = _lmo_pld_eps(_lib.ctx(), ctypes.byref(c), ctypes.byref(o), grid, ctypes.byref(pr))
+        if st in (2, 4):  # ENOMEM, ENOCONV: the PLD cannot certify these; RDP stands
+            reason = (_lib.lib.dpzo_ctx_errmsg(_lib.ctx()) or b"").decode("utf-8", "replace")
+            pld_eps = pld_est = math.inf
+            lower = 0.0
+        else:
+            _lib.check(st)
+            lower, pld_eps, pld_est = pr.epsilon_lower, pr.epsilon_upper, pr.epsilon_estimate
+            if math.isinf(pld_eps):
+                reason = pr.reason.decode("utf-8", "replace") or "not resolved"
+        if pld_eps <= eps:  # both are proven upper bounds: the smaller is the run's
+            eps, est, order, route, at_edge = pld_eps, pld_est, 0.0, "pld", False
+    return LmoEpsilon(epsilon=eps, estimate=est, lower=lower,
+                      order=order if order > 0 else None, route=route, eps0=r.eps0,
+                      order_at_edge=at_edge, delta=delta, steps=steps, sampling=sampling,
+                      sampling_rate=q, sensitivity=sensitivity, bound=bound, clip=clip,
+                      accountant=accountant, rdp_epsilon=rdp_eps, pld_epsilon=pld_eps,
+                      pld_estimate=pld_est, pld_grid=grid, pld_reason=reason, lmo=lmo)
+
+
+def lmo_epsilon(lmo: Lmo, *, delta: float, steps: Optional[int] = None,
+                sampling_rate: Optional[float] = None, batch_size: Optional[int] = None,
+                dataset_size: Optional[int] = None, epochs: Optional[float] = None,
+                sensitivity: float = 1.0, bound: str = "best", clip: str = "scalar",
+                max_order: Optional[int] = None, accountant: str = "rdp",
+                pld_grid: Optional[float] = None) -> LmoEpsilon:
+    """Proven total epsilon at ``delta`` of a run releasing one scalar with LMO noise per
+    step (``dpzo lmo epsilon``): T steps (default 1, or ``epochs``), without sampling, with
+    Poisson sampling at ``sampling_rate`` (add/remove adjacency) or with batches of
+    ``batch_size`` of ``dataset_size`` drawn without replacement (replace-one adjacency:
+    ``sensitivity`` is then the replace-one sensitivity, 2C for a sum clipped to C).
+
+    ``bound`` picks the per-step curve (mgf, exact, pure, best); integer orders 2..
+    ``max_order`` (default 256). ``clip="l1"``: i.i.d. noise on an L1-clipped vector.
+    ``accountant="pld"`` also runs the PLD accountant on the noise's density (scalar
+    queries; loss grid ``pld_grid``, default 1e-4); epsilon is then the smaller proven
+    bound and ``lower`` the PLD's proven lower end."""
+    lm = _as_lmo("lmo", lmo)
+    d = _real("delta", delta)
+    kind, q, b, n, t = _sampling(sampling_rate, batch_size, dataset_size, steps, epochs)
+    acc = _choice("accountant", accountant, ("rdp", "pld"))
+    cl = _choice("clip", clip, CLIPS)
+    if acc == "pld" and cl == "l1":
+        raise Error("accountant 'pld' covers scalar queries only (clip 'scalar'); for clip "
+                    "'l1' use the rdp accountant")
+    if pld_grid is not None and acc != "pld":
+        raise Error("pld_grid goes with accountant='pld'")
+    return _account(lm, _real("sensitivity", sensitivity), kind, q, b, n, t, d,
+                    accountant=acc, bound=_choice("bound", bound, BOUNDS), clip=cl,
+                    max_order=max_order, pld_grid=pld_grid)
+
+
+def _lmo_epsilon(lmo: Lmo, sensitivity: float = 1.0, sampling: str = "none",
+                 q: Optional[float] = None, batch: Optional[int] = None,
+                 n: Optional[int] = None, steps: int = 1, delta: float = 0.0,
+                 accountant: str = "rdp", *, orders: Any = None,
+                 conversion: str = "improved", grid: Optional[float] = None,
+                 max_order: Optional[int] = None, bound: str = "best") -> Any:
+    """For dpzo.accountants: SelfComposed(Poisson|WOR|bare(LmoEvent), steps) at ``delta``
+    as a :class:`dpzo.Epsilon`. ``sampling`` "none" (q ignored), "poisson" (q) or "wor"
+    (batch of n, replace-one: ``sensitivity`` is the event's). RDP: integer orders
+    2..max_order with the improved conversion (an explicit order grid or the standard
+    conversion raise dpzo.Error "unsupported"). PLD: ``grid`` is the loss grid (None:
+    1e-4). PRV is unsupported for LMO noise."""
+    from .results import Epsilon  # results.py belongs to the core helper
+
+    lm = _as_lmo("lmo", lmo)
+    acc = _choice("accountant", accountant, ("rdp", "pld", "prv"))
+    if acc == "prv":
+        raise Error("unsupported: the PRV accountant does not take LMO noise; use "
+                    "RdpAccountant or PldAccountant", 3)
+    if orders is not None:
+        raise Error("unsupported: LMO noise is accounted at the integer orders 2..max_order "
+                    "(default 256), not an explicit order grid; use RdpAccountant() with "
+                    "orders=None", 3)
+    if conversion != "improved":
+        raise Error(f"unsupported: LMO noise is accounted with the improved RDP conversion "
+                    f"only, got conversion {conversion!r}", 3)
+    smp = _choice("sampling", sampling, SAMPLINGS)
+    if smp == "poisson":
+        qq, b, nn = _real("q", q), 0, 0
+    elif smp == "wor":
+        b, nn = _count("batch", batch, minimum=1), _count("n", n, minimum=1)
+        qq = b / nn
+    else:
+        qq, b, nn = 1.0, 0, 0
+    r = _account(lm, _real("sensitivity", sensitivity), smp, qq, b, nn,
+                 _count("steps", steps, minimum=1), _real("delta", delta), accountant=acc,
+                 bound=_choice("bound", bound, BOUNDS), clip="scalar", max_order=max_order,
+                 pld_grid=grid)
+    if acc == "rdp":
+        return Epsilon(epsilon=r.epsilon, lower=None, estimate=r.estimate, delta=r.delta,
+                       accountant="rdp", order=r.order, fallback=False,
+                       reason="" if r.route == "rdp" else f"route {r.route}")
+    fallback = r.route != "pld"
+    reason = r.pld_reason if r.pld_reason else (
+        "the RDP bound was smaller than the PLD's upper end" if fallback else "")
+    return Epsilon(epsilon=r.epsilon, lower=r.lower, estimate=r.estimate, delta=r.delta,
+                   accountant="pld", order=r.order if fallback else None, fallback=fallback,
+                   reason=reason)
+
+
+# ---- the offline search ----------------------------------------------------------------
+
+_PROGRESS = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double,
+                             ctypes.c_double)
+
+
+class _CSearchOptions(ctypes.Structure):
+    _fields_ = [("objective", ctypes.c_int), ("usefulness_gamma", ctypes.c_double),
+                ("epsilon", ctypes.c_double), ("paper", ctypes.c_int),
+                ("account", _CAccountOptions), ("pld", ctypes.c_int),
+                ("pld_max", ctypes.c_uint), ("threads", ctypes.c_uint),
+                ("checkpoint", ctypes.c_char_p), ("progress", _PROGRESS),
+                ("progress_user", ctypes.c_void_p),
+                ("interrupt", ctypes.POINTER(ctypes.c_int))]
+
+
+class _CSearchResult(ctypes.Structure):
+    _fields_ = [("index", ctypes.c_size_t), ("class_size", ctypes.c_size_t),
+                ("lmo", _CLmo), ("epsilon", ctypes.c_double), ("order", ctypes.c_double),
+                ("objective_value", ctypes.c_double), ("usefulness", ctypes.c_double),
+                ("mean_abs", ctypes.c_double), ("variance", ctypes.c_double),
+                ("n_points", ctypes.c_size_t), ("n_unique", ctypes.c_size_t),
+                ("n_exact", ctypes.c_size_t), ("seconds", ctypes.c_double),
+                ("resumed", ctypes.c_int), ("by_pld", ctypes.c_int),
+                ("pld_lower", ctypes.c_double), ("n_pld", ctypes.c_size_t)]
+
+
+_grid_preset = fn("dpzo_lmo_grid_preset", ctypes.c_int,
+                  [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)])
+_grid_from_json = fn("dpzo_lmo_grid_from_json", ctypes.c_int,
+                     [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)])
+_grid_size = fn("dpzo_lmo_grid_size", ctypes.c_size_t, [ctypes.c_void_p])
+_grid_point = fn("dpzo_lmo_grid_point", None,
+                 [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_CLmo)])
+_grid_name = fn("dpzo_lmo_grid_name", ctypes.c_char_p, [ctypes.c_void_p])
+_grid_free = fn("dpzo_lmo_grid_free", None, [ctypes.c_void_p])
+_search_default = fn("dpzo_lmo_search_options_default", _CSearchOptions, [])
+_search = fn("dpzo_lmo_search", ctypes.c_int,
+             [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(_CSearchOptions),
+              ctypes.POINTER(_CSearchResult)])
+_objective_parse = fn("dpzo_lmo_objective_parse", ctypes.c_int,
+                      [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)])
+_eps0_fns = {False: _eps0, True: _eps0_vector}
+
+OBJECTIVES = ("usefulness", "mean-abs", "variance", "max-epsilon")
+GRID_PRESETS = ("paper", "paper-script")
+GridSpec = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+class _Grid:
+    """An owned dpzo_lmo_grid: a preset name, a JSON file's path, or a dict of the six lists
+    {"gamma_weight", "exp_weight", "uniform_weight", "gamma": [[scale, shape], ..],
+    "exp_rate", "uniform": [[low, high], ..]}."""
+
+    def __init__(self, grid: GridSpec) -> None:
+        import json
+
+        self.ptr = ctypes.c_void_p()
+        if isinstance(grid, str) and grid in GRID_PRESETS:
+            call(_grid_preset, grid.encode(), ctypes.byref(self.ptr))
+            return
+        if isinstance(grid, Mapping):
+            try:
+                text = json.dumps(dict(grid), allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise Error(f"grid: not a JSON grid ({e})") from None
+            what = "grid"
+        elif isinstance(grid, (str, os.PathLike)):
+            path = os.fspath(grid)
+            if not os.path.isfile(path):
+                raise Error(f"grid must be 'paper', 'paper-script', a grid dict or a JSON "
+                            f"file, got {grid!r} (no such file)")
+            if os.path.getsize(path) > 64 << 20:
+                raise Error(f"grid file {path} is larger than 64 MiB")
+            with open(path, "r", encoding="utf-8") as f:
+                text = f.read()
+            if not text:
+                raise Error(f"grid file {path} is empty")
+            what = f"grid file {path}"
+        else:
+            raise Error(f"grid must be 'paper', 'paper-script', a grid dict or a JSON file, "
+                        f"got {grid!r}")
+        st = _grid_from_json(_lib.ctx(), text.encode(), ctypes.byref(self.ptr))
+        _lib.check(st, what)
+
+    def __len__(self) -> int:
+        return int(_grid_size(self.ptr))
+
+    def point(self, i: int) -> Lmo:
+        c = _CLmo()
+        _grid_point(self.ptr, i, ctypes.byref(c))
+        return Lmo._from_c(c)
+
+    @property
+    def name(self) -> str:
+        return (_grid_name(self.ptr) or b"").decode()
+
+    def close(self) -> None:
+        ptr, self.ptr = self.ptr, ctypes.c_void_p()
+        if ptr:
+            _grid_free(ptr)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def lmo_grid(grid: GridSpec) -> list[Lmo]:
+    """The points of a search grid in the search's (odometer) order: a preset ("paper":
+    183,708 points, "paper-script": 40,824), a grid dict or a JSON grid file."""
+    g = _Grid(grid)
+    try:
+        return [g.point(i) for i in range(len(g))]
+    finally:
+        g.close()
+
+
+@dataclass(frozen=True)
+class LmoSearchResult:
+    """The winner of :func:`lmo_search` (``dpzo_lmo_search``) and the run it was accounted
+    for. ``epsilon`` is a proven upper bound on the run's total epsilon (sound mode; with
+    ``by_pld`` the PLD accountant's, ``pld_lower`` its lower end) or, accountant "paper",
+    the released code's single-step epsilon (NOT a guarantee). ``order`` None: the pure-DP
+    route (or the PLD) gave it. ``index`` is the winner's grid index (the first of the
+    ``class_size`` points defining the same distribution). :meth:`profile` makes the noise
+    profile ``dpzo lmo search -o`` writes."""
+
+    lmo: Lmo
+    index: int
+    class_size: int
+    epsilon: float
+    order: Optional[float]
+    objective: str
+    objective_value: float
+    usefulness: float
+    usefulness_gamma: float
+    mean_abs: float
+    variance: float
+    eps0: Optional[float]
+    by_pld: bool
+    pld_lower: Optional[float]
+    n_points: int
+    n_unique: int
+    n_exact: int
+    n_pld: int
+    seconds: float
+    resumed: bool
+    grid: str
+    target: float
+    accountant: str
+    delta: float
+    steps: int
+    sampling: str
+    sampling_rate: float
+    batch_size: Optional[int]
+    dataset_size: Optional[int]
+    sensitivity: float
+    bound: str
+    clip: str
+
+    def __float__(self) -> float:
+        return self.epsilon
+
+    def profile(self, *, command: Optional[str] = None,
+                created: Optional[str] = None) -> Any:
+        """The winner as a noise profile (the profile ``dpzo lmo search -o`` writes; docs/
+        profile.md), validated and checksummed by the C library. ``command`` is recorded as
+        its provenance (default "dpzo.lmo_search(...)"), ``created`` its UTC timestamp
+        "YYYY-MM-DDTHH:MM:SSZ" (default now). Write it with ``.save(path)``."""
+        from .profiles import _profile_from_search
+
+        return _profile_from_search(self, command=command, created=created)
+
+
+def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
+               objective: str = "usefulness", usefulness_gamma: float = 0.9,
+               sampling_rate: Optional[float] = None, batch_size: Optional[int] = None,
+               dataset_size: Optional[int] = None, steps: Optional[int] = None,
+               epochs: Optional[float] = None, sensitivity: float = 1.0,
+               bound: str = "best", clip: str = "scalar", max_order: Optional[int] = None,
+               accountant: str = "rdp", threads: Optional[int] = None,
+               pld_max: Optional[int] = None, checkpoint: Optional[str] = None,
+               progress: Optional[Callable[[str, float, float], Any]] = None
+               ) -> LmoSearchResult:
+    """The offline LMO noise search (``dpzo lmo search``, docs/lmo.md section 7): over
+    ``grid``, the noise with the best ``objective`` (usefulness P(|X| <= usefulness_gamma),
+    mean-abs, variance, or max-epsilon) whose privacy meets ``epsilon`` at ``delta``.
+
+    ``accountant="rdp"``: the proven total epsilon of the run (``steps`` or ``epochs``,
+    default 1 step; sampling as in :func:`lmo_epsilon`) is at most ``epsilon``. "pld": a
+    candidate is also feasible when the PLD accountant proves it (scalar queries; at most
+    ``pld_max`` PLD runs, default 1000). "paper": the released code's single-step epsilon
+    strictly below the target (bug-compatible replica, NOT a guarantee; steps and sampling
+    are not accounted). ``clip``: "scalar" (default), "l1", or "l2-paper" (paper only).
+
+    ``threads``: worker threads (None: all cores). ``checkpoint``: a file to save progress
+    to and resume from. ``progress(phase, fraction, eta_seconds)`` is called now and then
+    (eta < 0: unknown). Ctrl-C (KeyboardInterrupt) or an exception raised by ``progress``
+    stops the search (the checkpoint keeps the progress) and is re-raised.
+    Raises dpzo.Error (status "infeasible") when no grid point meets the target."""
+    target = _real("epsilon", epsilon)
+    d = _real("delta", delta)
+    acc = _choice("accountant", accountant, ("rdp", "pld", "paper"))
+    obj = _choice("objective", objective, OBJECTIVES)
+    cl = _choice("clip", clip, ("scalar", "l1", "l2-paper"))
+    bd = _choice("bound", bound, BOUNDS)
+    if acc == "pld" and cl == "l1":
+        raise Error("accountant 'pld' covers scalar queries only (clip 'scalar'); for clip "
+                    "'l1' use the rdp accountant")
+    if acc != "paper" and cl == "l2-paper":
+        raise Error("clip 'l2-paper' has no established guarantee: it is only available "
+                    "with accountant 'paper'")
+    kind, q, b, n, t = _sampling(sampling_rate, batch_size, dataset_size, steps, epochs)
+    sens = _real("sensitivity", sensitivity)
+    o = _search_default()
+    o.epsilon = target
+    o.usefulness_gamma = _real("usefulness_gamma", usefulness_gamma)
+    code = ctypes.c_int()
+    call(_objective_parse, obj.encode(), ctypes.byref(code))
+    o.objective = code.value
+    o.paper = 1 if acc == "paper" else 0
+    o.pld = 1 if acc == "pld" else 0
+    o.account = _account_options(sens, bd, kind, q, b, n, t, d, max_order, cl)
+    if pld_max is not None:
+        o.pld_max = _count("pld_max", pld_max, minimum=1)
+    if threads is not None:
+        th = _count("threads", threads, minimum=1)
+        if th > 64:
+            raise Error(f"threads must be in [1, 64], got {th}")
+        o.threads = th
+    ck = None
+    if checkpoint is not None:
+        ck = _text("checkpoint", checkpoint).encode()
+        o.checkpoint = ck
+    if progress is not None and not callable(progress):
+        raise Error(f"progress must be callable, got {progress!r}")
+    stop = ctypes.c_int(0)
+    raised: list[BaseException] = []
+
+    def on_progress(_user: Any, phase: bytes, frac: float, eta: float) -> None:
+        if raised:
+            return
+        try:
+            if progress is not None:
+                progress((phase or b"").decode(), frac, eta)
+        except BaseException as e:  # noqa: B902 - KeyboardInterrupt included: stop the search
+            raised.append(e)
+            stop.value = 1
+
+    cb = _PROGRESS(on_progress)
+    o.progress = cb
+    o.interrupt = ctypes.pointer(stop)
+    g = _Grid(grid)
+    try:
+        r = _CSearchResult()
+        st = _search(_lib.ctx(), g.ptr, ctypes.byref(o), ctypes.byref(r))
+        if raised:
+            raise raised[0]
+        _lib.check(st)
+        grid_name = g.name
+    finally:
+        g.close()
+    winner = Lmo._from_c(r.lmo)
+    eps0: Optional[float] = None
+    e0 = _CBound()
+    if _eps0_fns[cl == "l1"](_lib.ctx(), ctypes.byref(r.lmo), sens, ctypes.byref(e0)) == 0:
+        eps0 = e0.upper
+    paper = acc == "paper"
+    if paper:
+        kind, q, b, n, t = "none", 1.0, 0, 0, 1
+    return LmoSearchResult(
+        lmo=winner, index=int(r.index), class_size=int(r.class_size), epsilon=r.epsilon,
+        order=r.order if r.order > 0 else None, objective=obj,
+        objective_value=r.objective_value, usefulness=r.usefulness,
+        usefulness_gamma=o.usefulness_gamma, mean_abs=r.mean_abs, variance=r.variance,
+        eps0=eps0, by_pld=bool(r.by_pld),
+        pld_lower=r.pld_lower if r.by_pld else None, n_points=int(r.n_points),
+        n_unique=int(r.n_unique), n_exact=int(r.n_exact), n_pld=int(r.n_pld),
+        seconds=r.seconds, resumed=bool(r.resumed), grid=grid_name, target=target,
+        accountant=acc, delta=d, steps=t, sampling=kind, sampling_rate=q,
+        batch_size=b if kind == "wor" else None, dataset_size=n if kind == "wor" else None,
+        sensitivity=sens, bound=bd, clip=cl)
