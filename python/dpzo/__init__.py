@@ -1,0 +1,44 @@
+"""dpzo: certified differential-privacy accounting (RDP, PLD, PRV), LMO-DP noise search and
+audits, calling the dpzo C library through ctypes (nothing is re-implemented in Python).
+
+Quick start (docs/python.md)::
+
+    import dpzo
+    r = dpzo.epsilon(noise_multiplier=1.1, sampling_rate=256/60000, steps=14063, delta=1e-5)
+    r.epsilon            # 2.5966..., a proven upper bound
+    c = dpzo.calibrate(epsilon=3.0, delta=1e-5, sampling_rate=256/60000, steps=14063)
+    c.noise_multiplier   # certified: its epsilon is <= 3
+
+Every failure raises :class:`dpzo.Error` (a ValueError) with the library's message.
+"""
+from __future__ import annotations
+
+import ctypes as _ctypes
+
+from . import _lib
+from .accountants import PldAccountant, PrvAccountant, RdpAccountant
+from .errors import Error
+from .events import (ComposedEvent, Event, GaussianEvent, LaplaceEvent, LmoEvent, NoOpEvent,
+                     PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)
+from .results import Calibration, Delta, Epsilon
+from .shortcuts import calibrate, epsilon
+
+# --- profiles, lmo, audit (extra helper)
+# --- end of profiles, lmo, audit
+
+
+def _version() -> str:
+    f = getattr(_lib.lib, "dpzo_version", None)
+    if f is not None:
+        f.restype = _ctypes.c_char_p
+        f.argtypes = []
+        return str(f().decode())
+    return "0.1.0"  # DPZO_VERSION of include/dpzo/dpzo.h (the library exports no getter)
+
+
+__version__ = _version()
+
+__all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "LmoEvent",
+           "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
+           "ComposedEvent", "NoOpEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
+           "Epsilon", "Delta", "Calibration", "epsilon", "calibrate"]

@@ -1,0 +1,254 @@
+"""dpzo.events: privacy events, the algebra of dp_accounting's ``DpEvent`` without "Dp".
+
+An event describes what a training run releases: a mechanism (Gaussian, Laplace, LMO), a
+sampling step around it (Poisson, or a fixed batch drawn without replacement), repetition
+and composition. Events are immutable values; an accountant turns them into guarantees by
+building the library's C event tree (``dpzo_event``, include/dpzo/event.h) for each query
+and freeing it afterwards. Nothing is computed here.
+
+Conventions (those of the C library and of dp_accounting):
+
+* ``GaussianEvent(s)``: a sum query of L2 sensitivity 1 with noise N(0, s^2).
+* ``LaplaceEvent(b)``: L1 sensitivity 1, Laplace noise of scale b (pure DP, epsilon 1/b).
+* ``LmoEvent(lmo, C)``: LMO noise (dpzo.Lmo) added once to a scalar query of L1
+  sensitivity C. Accounted only alone, as ``SelfComposedEvent(X, T)`` with X the bare
+  event, or it inside ``PoissonSampledEvent`` or ``SampledWithoutReplacementEvent``
+  (dpzo.lmo); any other composition with an LMO event raises ``dpzo.Error``.
+* ``PoissonSampledEvent(q, e)``: each record included independently with probability q,
+  add/remove-one adjacency.
+* ``SampledWithoutReplacementEvent(n, b, e)``: a batch of exactly b of the n records,
+  replace-one adjacency (Wang-Balle-Kasiviswanathan 2019): a proof for batches drawn
+  afresh at every step, not for the batches of a shuffled epoch.
+* ``SelfComposedEvent(e, k)``: k repetitions; ``ComposedEvent([e1, e2, ...])``: all of them;
+  ``NoOpEvent()``: nothing released.
+
+Python checks types when an event is made (a bool or a string is not a number, counts are
+ints); the library checks domains (ranges, NaN) when an accountant builds the event, and
+its message names the bad value.
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, Tuple
+
+from . import _lib
+from ._check import count as _count, real as _real
+from .errors import Error
+
+if TYPE_CHECKING:
+    from .lmo import Lmo
+
+__all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampledEvent",
+           "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
+           "NoOpEvent"]
+
+_vp = ctypes.c_void_p
+_gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
+_laplace = _lib.fn("dpzo_event_laplace", _vp, [_vp, ctypes.c_double])
+_poisson = _lib.fn("dpzo_event_poisson_sampled", _vp, [_vp, ctypes.c_double, _vp])
+_wor = _lib.fn("dpzo_event_wor_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
+_self_composed = _lib.fn("dpzo_event_self_composed", _vp, [_vp, _vp, ctypes.c_uint64])
+_composed = _lib.fn("dpzo_event_composed", _vp, [_vp, ctypes.POINTER(_vp), ctypes.c_size_t])
+_free = _lib.fn("dpzo_event_free", None, [_vp])
+_describe = _lib.fn("dpzo_event_describe", None, [_vp, ctypes.c_char_p, ctypes.c_size_t])
+
+
+def _set(obj: Any, name: str, value: Any) -> None:
+    object.__setattr__(obj, name, value)
+
+
+def _event(name: str, value: Any) -> "Event":
+    if not isinstance(value, Event):
+        raise Error(f"{name} must be a dpzo event, got {value!r}")
+    return value
+
+
+class Event:
+    """Base class of the events (not instantiated itself)."""
+
+    __slots__ = ()
+
+    def describe(self) -> str:
+        """The library's one-line description, e.g. ``repeat(10, poisson(q=0.01, ...))``
+        (builds and frees the C event; raises dpzo.Error where the library refuses it)."""
+        with c_event(self) as ptr:
+            buf = ctypes.create_string_buffer(4096)
+            _describe(ptr, buf, len(buf))
+            return buf.value.decode()
+
+
+@dataclass(frozen=True)
+class GaussianEvent(Event):
+    """The Gaussian mechanism with noise multiplier ``noise_multiplier`` (L2 sensitivity 1)."""
+
+    noise_multiplier: float
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
+
+
+@dataclass(frozen=True)
+class LaplaceEvent(Event):
+    """The Laplace mechanism: scale ``noise_multiplier`` per unit of L1 sensitivity."""
+
+    noise_multiplier: float
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
+
+
+@dataclass(frozen=True)
+class LmoEvent(Event):
+    """LMO noise (``dpzo.Lmo``) added once to a scalar query of L1 sensitivity
+    ``sensitivity`` (for batches without replacement: the replace-one sensitivity)."""
+
+    lmo: "Lmo"
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        from .lmo import Lmo  # the extra helper's module; imported when first needed
+
+        if not isinstance(self.lmo, Lmo):
+            raise Error(f"lmo must be a dpzo.Lmo, got {self.lmo!r}")
+        _set(self, "sensitivity", _real("sensitivity", self.sensitivity))
+
+
+@dataclass(frozen=True)
+class PoissonSampledEvent(Event):
+    """``event`` on a Poisson sample: each record in with probability ``sampling_probability``."""
+
+    sampling_probability: float
+    event: Event
+
+    def __post_init__(self) -> None:
+        _set(self, "sampling_probability",
+             _real("sampling_probability", self.sampling_probability))
+        _event("event", self.event)
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacementEvent(Event):
+    """``event`` on a batch of exactly ``sample_size`` of ``source_dataset_size`` records
+    drawn without replacement (replace-one adjacency)."""
+
+    source_dataset_size: int
+    sample_size: int
+    event: Event
+
+    def __post_init__(self) -> None:
+        _set(self, "source_dataset_size", _count("source_dataset_size", self.source_dataset_size))
+        _set(self, "sample_size", _count("sample_size", self.sample_size))
+        _event("event", self.event)
+
+
+@dataclass(frozen=True)
+class SelfComposedEvent(Event):
+    """``count`` repetitions of ``event``."""
+
+    event: Event
+    count: int
+
+    def __post_init__(self) -> None:
+        _event("event", self.event)
+        _set(self, "count", _count("count", self.count))
+
+
+@dataclass(frozen=True)
+class ComposedEvent(Event):
+    """All of ``events`` (stored as a tuple)."""
+
+    events: Tuple[Event, ...]
+
+    def __init__(self, events: Sequence[Event]) -> None:
+        if isinstance(events, (Event, str, bytes)) or not hasattr(events, "__iter__"):
+            raise Error(f"events must be a sequence of dpzo events, got {events!r}")
+        items = tuple(events)
+        for i, e in enumerate(items):
+            _event(f"events[{i}]", e)
+        _set(self, "events", items)
+
+
+@dataclass(frozen=True)
+class NoOpEvent(Event):
+    """Nothing released (epsilon 0 at every delta)."""
+
+
+# ---- building the C tree ---------------------------------------------------------
+
+def contains_lmo(event: Event) -> bool:
+    """Whether an LmoEvent occurs anywhere in ``event``."""
+    return any(isinstance(e, LmoEvent) for e in _walk(event))
+
+
+def _walk(event: Event) -> Iterator[Event]:
+    stack = [event]
+    while stack:
+        e = stack.pop()
+        yield e
+        if isinstance(e, (PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)):
+            stack.append(e.event)
+        elif isinstance(e, ComposedEvent):
+            stack.extend(e.events)
+
+
+def _build(ctx: int, e: Event) -> Any:
+    """The C event of e, or NULL (None) with the message in ctx. Each C constructor takes
+    ownership of its children, also when it fails, so nothing leaks on either path."""
+    t = type(e)
+    if t is SelfComposedEvent:
+        return _self_composed(ctx, _build(ctx, e.event), e.count)
+    if t is PoissonSampledEvent:
+        return _poisson(ctx, e.sampling_probability, _build(ctx, e.event))
+    if t is GaussianEvent:
+        return _gaussian(ctx, e.noise_multiplier)
+    if t is SampledWithoutReplacementEvent:
+        return _wor(ctx, e.sample_size, e.source_dataset_size, _build(ctx, e.event))
+    if t is LaplaceEvent:
+        return _laplace(ctx, e.noise_multiplier)
+    if t is ComposedEvent:
+        n = len(e.events)
+        arr = (_vp * max(n, 1))(*[_build(ctx, c) for c in e.events])
+        return _composed(ctx, arr, n)
+    if t is NoOpEvent:
+        return _composed(ctx, None, 0)
+    raise AssertionError(f"unexpected event type {t.__name__}")  # LMO is checked before
+
+
+def build(event: Event) -> int:
+    """A new C event for ``event`` (the caller frees it with :func:`free`); raises
+    dpzo.Error with the library's message where a constructor refuses a value."""
+    _event("event", event)
+    if contains_lmo(event):
+        raise Error("unsupported: an LMO event is accounted only alone, as "
+                    "SelfComposedEvent(LmoEvent | PoissonSampledEvent(q, LmoEvent) | "
+                    "SampledWithoutReplacementEvent(n, b, LmoEvent), T) (dpzo.lmo); "
+                    f"got {event!r}", 3)
+    ctx = _lib.ctx()
+    ptr = _build(ctx, event)
+    if not ptr:
+        msg = (_lib.lib.dpzo_ctx_errmsg(ctx) or b"").decode("utf-8", "replace")
+        raise Error(msg or "invalid event", 2 if msg.startswith("out of memory") else 1)
+    return ptr
+
+
+def free(ptr: int) -> None:
+    _free(ptr)
+
+
+class c_event:
+    """``with c_event(event) as ptr:`` builds the C event and frees it on leaving."""
+
+    __slots__ = ("event", "ptr")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.ptr = 0
+
+    def __enter__(self) -> int:
+        self.ptr = build(self.event)
+        return self.ptr
+
+    def __exit__(self, *exc: object) -> None:
+        _free(self.ptr)
+        self.ptr = 0
