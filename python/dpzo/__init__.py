@@ -24,6 +24,13 @@ from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
 # --- profiles, lmo, audit (extra helper)
+from .audit import AuditBounds, Claim, Verdict, audit
+from .lmo import Lmo, LmoEpsilon, LmoRdp, LmoSearchResult, LmoStats, lmo_epsilon, lmo_search
+from .profiles import Profile, ProfileCheck, gaussian_profile
+
+_extra_all = ["Lmo", "LmoStats", "LmoRdp", "LmoEpsilon", "LmoSearchResult", "lmo_epsilon",
+              "lmo_search", "Profile", "ProfileCheck", "gaussian_profile", "Claim", "Verdict",
+              "AuditBounds", "audit"]
 # --- end of profiles, lmo, audit
 
 
