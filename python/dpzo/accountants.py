@@ -195,7 +195,7 @@ class RdpAccountant(_Accountant):
     def epsilon(self, delta: float) -> Epsilon:
         """The proven epsilon upper bound at ``delta`` (0 < delta < 1)."""
         d = _real("delta", delta)
-        lmo = self._lmo_epsilon(d)
+        lmo = self._lmo_epsilon(d, orders=self._orders, conversion=self._conversion)
         if lmo is not None:
             return lmo
         r = S.DpResult()
