@@ -51,6 +51,7 @@ endif()
 target_link_options(dpzo_shared PRIVATE
   "LINKER:--version-script=${PROJECT_BINARY_DIR}/dpzo.map" "LINKER:--no-undefined"
   "LINKER:-z,relro" "LINKER:-z,now")
-target_include_directories(dpzo_shared INTERFACE
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+# The installed copy's include directory comes from install(TARGETS ... INCLUDES DESTINATION)
+# (cmake/install.cmake).
+target_include_directories(dpzo_shared INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
 add_library(dpzo::dpzo ALIAS dpzo_shared)
