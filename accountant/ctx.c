@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mpfr.h>
 #include "internal.h"
 
 dpzo_ctx *dpzo_ctx_new(void)
@@ -13,11 +14,17 @@ dpzo_ctx *dpzo_ctx_new(void)
     return ctx;
 }
 
+/* Also releases the calling thread's MPFR caches and pools (constants such as pi, the
+ * mpz pool): MPFR keeps them per thread and frees them only on request, so a thread that
+ * made certified calls and then exits would leak them. Contexts are per thread, so freeing
+ * one is the caller's "this thread is done with dpzo"; MPFR rebuilds what a later call
+ * needs. */
 void dpzo_ctx_free(dpzo_ctx *ctx)
 {
     if (ctx != NULL)
         dpzo__wor_table_free(ctx->wor_table);
     free(ctx);
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }

@@ -2,9 +2,25 @@
  * and the {value, lower, upper} result used by every certified computation.
  *
  * Every public dpzo function returns a dpzo_status. On failure the context holds
- * a one-line message naming the bad value (dpzo_ctx_errmsg). The library never
- * prints and never exits. A context is not shared between threads; create one per
- * thread (they are cheap). */
+ * a one-line message naming the bad value (dpzo_ctx_errmsg).
+ *
+ * The library never prints and never exits: no output to stdout or stderr, no exit(),
+ * abort() or assert(); every failure, out-of-memory included, is a status and a message
+ * (tests/install/abi.sh checks that libdpzo.so imports none of them). It writes only to
+ * files whose names the caller passes ("-" there means standard output, on request).
+ *
+ * Threads: every function may be called from several threads at once, provided each
+ * thread uses its own context. A context is not shared between threads; create one per
+ * thread (they are cheap). Objects passed through const pointers (an event, a grid, a
+ * direction, a profile being verified) may be read by several threads at once; any
+ * other object (a sampler, a search, a trainer, a profile being filled) belongs to one
+ * thread at a time. The library has no mutable global state of its own beyond tables
+ * initialised once (pthread_once) and MPFR's per-thread exponent range and constant
+ * caches; results do not depend on what other threads do (tests/test_threads.c: eight
+ * threads agree bit for bit with one). Some calls start worker threads of their own and
+ * join them before returning (the PLD accountant's two directions, the LMO search).
+ * Process-wide side effect: the noise search and the audits switch GSL's error handler
+ * off (gsl_set_error_handler_off, never restored), since GSL's default handler aborts. */
 #ifndef DPZO_STATUS_H
 #define DPZO_STATUS_H
 
