@@ -1,0 +1,338 @@
+"""dpzo.opacus: dpzo's certified accountant behind Opacus's accountant interface.
+
+Two drop-ins for Opacus users (``pip install opacus``; this module imports it):
+
+* :class:`DpzoAccountant`, an ``opacus.accountants.IAccountant``: a ``PrivacyEngine`` that
+  uses it reports dpzo's proven upper bound on epsilon for the steps its optimizer took
+  (Poisson-sampled Gaussian steps, add/remove-one adjacency, as Opacus accounts them).
+  Plug it in either way::
+
+      engine = PrivacyEngine()
+      engine.accountant = DpzoAccountant()          # before make_private(...)
+
+  or register it under a name, Opacus's own extension point, which also makes
+  ``make_private_with_epsilon`` calibrate with dpzo's accountant::
+
+      dpzo.opacus.register()                          # names "dpzo_rdp", "dpzo_pld", "dpzo_prv"
+      engine = PrivacyEngine(accountant="dpzo_rdp")
+
+* :func:`get_noise_multiplier`, with the signature of
+  ``opacus.accountants.utils.get_noise_multiplier``, returning dpzo's certified noise
+  multiplier (:func:`dpzo.calibrate`).
+
+What is proven: every epsilon returned here is the upper end the C library proves for the
+recorded history (RDP: certified RDP curve and conversion, rounded up; PLD/PRV: the proven
+upper end of the interval). Nothing is computed in Python.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from collections import OrderedDict
+from copy import deepcopy
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
+
+try:
+    from opacus.accountants.accountant import IAccountant
+    from opacus.accountants.registry import _ACCOUNTANTS, register_accountant
+except ImportError as _e:  # pragma: no cover - depends on the environment
+    raise ImportError("dpzo.opacus needs Opacus: pip install opacus") from _e
+
+from . import (
+    Calibration,
+    Delta,
+    Epsilon,
+    Error,
+    GaussianEvent,
+    PldAccountant,
+    PoissonSampledEvent,
+    PrvAccountant,
+    RdpAccountant,
+    calibrate,
+)
+
+__all__ = ["DpzoAccountant", "get_noise_multiplier", "calibrate_noise_multiplier", "register",
+           "MECHANISMS"]
+
+#: The accountant names :func:`register` gives Opacus's registry, and what each one is.
+MECHANISMS = {"dpzo_rdp": "rdp", "dpzo_pld": "pld", "dpzo_prv": "prv"}
+_KINDS = ("rdp", "pld", "prv")
+# Opacus's history entries are (noise_multiplier, sample_rate, steps) whatever the
+# accountant; these are the mechanisms whose state_dict can be loaded (same history).
+_LOADABLE = ("rdp", "prv") + tuple(MECHANISMS)
+
+HistoryEntry = Tuple[float, float, int]
+
+
+def _real(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise Error(f"{name} must be a number, got {value!r}")
+    x = float(value)
+    if math.isnan(x):
+        raise Error(f"{name} is NaN")
+    return x
+
+
+def _count(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise Error(f"{name} must be an integer, got {value!r}")
+    if value < 0:
+        raise Error(f"{name} must be >= 0, got {value}")
+    return int(value)
+
+
+def _check_event(sigma: float, q: float) -> None:
+    """The library's domain checks of one step (builds and frees its C event)."""
+    PoissonSampledEvent(q, GaussianEvent(sigma)).describe()
+
+
+def _kind(accountant: Any) -> str:
+    if not isinstance(accountant, str):
+        raise Error(f"accountant must be 'rdp', 'pld' or 'prv', got {accountant!r}")
+    name = accountant.lower()
+    name = MECHANISMS.get(name, name)
+    if name not in _KINDS:
+        hint = (" (Opacus's GDP accountant is an approximation that can underestimate "
+                "epsilon; dpzo proves no GDP bound)") if name == "gdp" else ""
+        raise Error(f"accountant must be 'rdp', 'pld' or 'prv', got {accountant!r}{hint}")
+    return name
+
+
+class _Mechanism:
+    """``mechanism()`` works on the class (``"dpzo_rdp"``, as Opacus's classmethod does)
+    and on an instance (``"dpzo_" + its accountant``), so a state_dict names what made it."""
+
+    def __get__(self, obj: Optional["DpzoAccountant"], owner: type) -> Callable[[], str]:
+        kind = getattr(obj, "kind", None) or getattr(owner, "_default_kind", "rdp")
+
+        def mechanism() -> str:
+            return "dpzo_" + kind
+
+        return mechanism
+
+
+class DpzoAccountant(IAccountant):
+    """An Opacus accountant whose epsilon is dpzo's proven upper bound.
+
+    ``accountant`` picks dpzo's accountant: ``"rdp"`` (default; continuous orders, the
+    improved conversion), ``"pld"`` or ``"prv"``. ``options`` go to that accountant's
+    constructor: ``orders`` and ``conversion`` for :class:`dpzo.RdpAccountant` (``orders=
+    "opacus"`` uses Opacus's order grid), ``grid`` and ``memory_limit`` for
+    :class:`dpzo.PldAccountant`, ``eps_error``, ``delta_error`` and ``memory_limit`` for
+    :class:`dpzo.PrvAccountant`.
+
+    ``history`` is Opacus's: ``[(noise_multiplier, sample_rate, num_steps), ...]`` with
+    consecutive equal steps collapsed, so Opacus's code that reads or sets it (its own
+    ``get_noise_multiplier`` sets ``history`` directly) works unchanged. Each entry is
+    accounted as ``num_steps`` Poisson-sampled Gaussian steps (add/remove-one adjacency).
+    """
+
+    mechanism = _Mechanism()  # type: ignore[assignment]
+    _default_kind = "rdp"
+
+    def __init__(self, accountant: Optional[str] = None, **options: Any) -> None:
+        super().__init__()
+        self.history: List[HistoryEntry] = []
+        self.kind: str = _kind(self._default_kind if accountant is None else accountant)
+        self.options: dict = dict(options)
+        self._new_accountant()  # refuses bad options now, not at the first get_epsilon
+
+    # --- Opacus's interface -----------------------------------------------------------
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Records one optimizer step (Poisson sampling at ``sample_rate``)."""
+        sigma = _real("noise_multiplier", noise_multiplier)
+        q = _real("sample_rate", sample_rate)
+        _check_event(sigma, q)
+        if self.history and self.history[-1][0] == sigma and self.history[-1][1] == q:
+            last = self.history.pop()
+            self.history.append((last[0], last[1], last[2] + 1))
+        else:
+            self.history.append((sigma, q, 1))
+
+    def get_epsilon(self, delta: float, alphas: Optional[Sequence[float]] = None, *,
+                    eps_error: Optional[float] = None, delta_error: Optional[float] = None,
+                    **kwargs: Any) -> float:
+        """The proven upper bound on epsilon at ``delta`` for the steps so far (0.0 before
+        the first step, as Opacus's accountants answer).
+
+        ``alphas`` (RDP only: the orders to optimise over, as Opacus's RDPAccountant takes
+        them), ``eps_error`` and ``delta_error`` (PRV only) override the constructor's
+        options for this call. Other keyword arguments are ignored, as Opacus's accountants
+        ignore them (``make_private_with_epsilon`` forwards its own)."""
+        if not self.history:
+            _real("delta", delta)
+            return 0.0
+        return float(self.epsilon(delta, alphas=alphas, eps_error=eps_error,
+                                  delta_error=delta_error))
+
+    def __len__(self) -> int:
+        """Number of optimization steps taken so far (IAccountant's meaning; Opacus's own
+        accountants return the number of history entries instead)."""
+        return sum(int(entry[2]) for entry in self.history)
+
+    def state_dict(self, destination: Any = None) -> Any:
+        """Opacus's state dict (``history`` and ``mechanism``) plus ``dpzo_options``."""
+        if destination is None:
+            destination = OrderedDict()
+        destination["history"] = deepcopy(self.history)
+        destination["mechanism"] = self.mechanism()
+        destination["dpzo_options"] = deepcopy(self.options)
+        return destination
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Loads a state dict of this class or of Opacus's RDP/PRV accountants (the same
+        history); the accountant kind and options stay this object's. Entries are checked
+        (numbers, integer step counts) and a bad one raises :class:`dpzo.Error`."""
+        if not state_dict:
+            raise Error("state dict is empty or None: nothing to load into DpzoAccountant")
+        for key in ("history", "mechanism"):
+            if key not in state_dict:
+                raise Error(f"state dict has no key {key!r}: cannot load it into "
+                            "DpzoAccountant")
+        mech = state_dict["mechanism"]
+        if mech not in _LOADABLE:
+            raise Error(f"a state dict of mechanism {mech!r} cannot be loaded into "
+                        f"DpzoAccountant (loadable: {', '.join(_LOADABLE)})")
+        history: List[HistoryEntry] = []
+        for i, entry in enumerate(state_dict["history"]):
+            if not isinstance(entry, (tuple, list)) or len(entry) != 3:
+                raise Error(f"history[{i}] must be (noise_multiplier, sample_rate, "
+                            f"num_steps), got {entry!r}")
+            sigma = _real(f"history[{i}] noise_multiplier", entry[0])
+            q = _real(f"history[{i}] sample_rate", entry[1])
+            steps = _count(f"history[{i}] num_steps", entry[2])
+            _check_event(sigma, q)
+            history.append((sigma, q, steps))
+        self.history = history
+
+    # --- dpzo's full answers ----------------------------------------------------------
+    def epsilon(self, delta: float, *, alphas: Optional[Sequence[float]] = None,
+                eps_error: Optional[float] = None,
+                delta_error: Optional[float] = None) -> Epsilon:
+        """dpzo's full answer for the steps so far: :class:`dpzo.Epsilon` (``.epsilon`` the
+        proven upper bound; ``.lower`` the proven lower bound with PLD/PRV)."""
+        return self._composed(alphas, eps_error, delta_error).epsilon(delta)
+
+    def delta(self, epsilon: float) -> Delta:
+        """dpzo's proven delta at ``epsilon`` for the steps so far (:class:`dpzo.Delta`)."""
+        return self._composed(None, None, None).delta(epsilon)
+
+    def get_privacy_spent(self, *, delta: float,
+                          alphas: Optional[Sequence[float]] = None
+                          ) -> Tuple[float, Optional[float]]:
+        """``(epsilon, order)`` as Opacus's RDPAccountant returns them; the order is
+        ``None`` for PLD/PRV (and before the first step the answer is ``(0.0, None)``)."""
+        if not self.history:
+            _real("delta", delta)
+            return 0.0, None
+        e = self.epsilon(delta, alphas=alphas)
+        return e.epsilon, e.order
+
+    # --- internals ----------------------------------------------------------------------
+    def _new_accountant(self, **overrides: Any) -> Any:
+        opts = dict(self.options)
+        opts.update({k: v for k, v in overrides.items() if v is not None})
+        cls = {"rdp": RdpAccountant, "pld": PldAccountant, "prv": PrvAccountant}[self.kind]
+        try:
+            return cls(**opts)
+        except TypeError as e:  # an option this accountant does not take
+            raise Error(f"DpzoAccountant(accountant={self.kind!r}): {e}") from None
+
+    def _composed(self, alphas: Optional[Sequence[float]], eps_error: Optional[float],
+                  delta_error: Optional[float]) -> Any:
+        overrides: dict = {}
+        if alphas is not None:
+            if self.kind != "rdp":
+                raise Error(f"alphas (RDP orders) given to a DpzoAccountant with accountant="
+                            f"{self.kind!r}; only 'rdp' takes orders")
+            overrides["orders"] = list(alphas)
+        for name, value in (("eps_error", eps_error), ("delta_error", delta_error)):
+            if value is not None:
+                if self.kind != "prv":
+                    raise Error(f"{name} given to a DpzoAccountant with accountant="
+                                f"{self.kind!r}; only 'prv' takes it")
+                overrides[name] = value
+        acc = self._new_accountant(**overrides)
+        for sigma, q, steps in self.history:
+            acc.compose(PoissonSampledEvent(q, GaussianEvent(sigma)), int(steps))
+        return acc
+
+
+def _preset(kind: str) -> type:
+    return type(f"Dpzo{kind.capitalize()}Accountant", (DpzoAccountant,),
+                {"_default_kind": kind, "__module__": __name__,
+                 "__doc__": f"DpzoAccountant with accountant={kind!r} (registered as "
+                            f"'dpzo_{kind}')."})
+
+
+#: DpzoAccountant presets, one per dpzo accountant: what :func:`register` registers.
+DpzoRdpAccountant = _preset("rdp")
+DpzoPldAccountant = _preset("pld")
+DpzoPrvAccountant = _preset("prv")
+_PRESETS = {"dpzo_rdp": DpzoRdpAccountant, "dpzo_pld": DpzoPldAccountant,
+            "dpzo_prv": DpzoPrvAccountant}
+__all__ += ["DpzoRdpAccountant", "DpzoPldAccountant", "DpzoPrvAccountant"]
+
+
+def register() -> None:
+    """Registers ``"dpzo_rdp"``, ``"dpzo_pld"`` and ``"dpzo_prv"`` in Opacus's accountant
+    registry (``opacus.accountants.register_accountant``), so that
+    ``PrivacyEngine(accountant="dpzo_rdp")`` builds a :class:`DpzoAccountant` and
+    ``make_private_with_epsilon`` calibrates with it. Calling it again does nothing; a
+    name already registered to something else is refused (dpzo.Error)."""
+    for name, cls in _PRESETS.items():
+        have = _ACCOUNTANTS.get(name)
+        if have is cls:
+            continue
+        if have is not None:
+            raise Error(f"Opacus accountant name {name!r} is already registered to {have!r}")
+        register_accountant(name, cls)
+
+
+def calibrate_noise_multiplier(*, target_epsilon: float, target_delta: float,
+                               sample_rate: float, epochs: Optional[float] = None,
+                               steps: Optional[int] = None, accountant: str = "rdp",
+                               epsilon_tolerance: float = 0.01, **kwargs: Any) -> Calibration:
+    """:func:`get_noise_multiplier`'s full answer: the :class:`dpzo.Calibration`."""
+    target_epsilon = _real("target_epsilon", target_epsilon)
+    tol = _real("epsilon_tolerance", epsilon_tolerance)
+    if not (tol > 0.0 and math.isfinite(tol)):
+        raise Error(f"epsilon_tolerance must be a positive finite number, got {tol!r}")
+    if (steps is None) == (epochs is None):
+        raise Error("get_noise_multiplier takes either steps or epochs (exactly one), got "
+                    f"steps={steps!r}, epochs={epochs!r}")
+    kind = _kind(accountant)
+    extra: dict = {}
+    for key, value in kwargs.items():
+        if key == "alphas":
+            if kind != "rdp":
+                raise Error(f"alphas (RDP orders) given with accountant={accountant!r}")
+            extra["orders"] = list(value)
+        elif key in ("orders", "grid", "eps_error", "tolerance"):
+            extra[key] = value
+        else:
+            raise Error(f"get_noise_multiplier: unknown keyword argument {key!r} (dpzo takes "
+                        "alphas, orders, grid, eps_error, tolerance)")
+    return calibrate(epsilon=target_epsilon, delta=target_delta, sampling_rate=sample_rate,
+                     steps=steps, epochs=epochs, accountant=kind, **extra)
+
+
+def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float,
+                         epochs: Optional[float] = None, steps: Optional[int] = None,
+                         accountant: str = "rdp", epsilon_tolerance: float = 0.01,
+                         **kwargs: Any) -> float:
+    """Opacus's ``get_noise_multiplier``, answered by dpzo: the smallest noise multiplier
+    (to a relative 1e-6 with RDP, 1e-4 with PLD/PRV) whose proven epsilon after the steps is
+    at most ``target_epsilon``, for Poisson sampling at ``sample_rate``.
+
+    ``accountant`` is ``"rdp"``, ``"pld"`` or ``"prv"`` (dpzo's; Opacus's ``"gdp"`` is
+    refused). ``epochs`` become ``ceil(epochs / sample_rate)`` steps (dpzo's rule; Opacus
+    uses ``int(epochs / sample_rate)``, never more), so the guarantee covers Opacus's count.
+    ``epsilon_tolerance`` is checked and met: dpzo's answer is tighter than any tolerance
+    Opacus's bisection stops at. ``alphas`` become RDP orders; ``orders``, ``grid``,
+    ``eps_error`` and ``tolerance`` go to :func:`dpzo.calibrate`; other keywords are
+    refused. Raises :class:`dpzo.Error` on bad input or an unreachable target."""
+    return calibrate_noise_multiplier(
+        target_epsilon=target_epsilon, target_delta=target_delta, sample_rate=sample_rate,
+        epochs=epochs, steps=steps, accountant=accountant,
+        epsilon_tolerance=epsilon_tolerance, **kwargs).noise_multiplier

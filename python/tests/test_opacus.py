@@ -1,0 +1,306 @@
+"""dpzo.opacus against Opacus 1.6 (the anchor): the accountant, the PrivacyEngine seam and
+get_noise_multiplier.
+
+Where Opacus is right, dpzo agrees with it: on Opacus's own order grid dpzo's certified RDP
+epsilon equals Opacus's to 1e-9 (Opacus rounds to nearest, dpzo upward; both use the
+conversion of Balle et al. 2020), and with dpzo's continuous orders it is never larger and,
+where Opacus's best order is inside its grid, within 3%. Opacus's PRV accountant returns an
+upper end; dpzo's PLD/PRV intervals must not lie above it.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import pytest
+
+opacus = pytest.importorskip("opacus")
+
+import dpzo  # noqa: E402
+from dpzo.opacus import (  # noqa: E402
+    DpzoAccountant,
+    DpzoPldAccountant,
+    calibrate_noise_multiplier,
+    get_noise_multiplier,
+    register,
+)
+from opacus.accountants import PRVAccountant, RDPAccountant  # noqa: E402
+from opacus.accountants.accountant import IAccountant  # noqa: E402
+from opacus.accountants.utils import get_noise_multiplier as opacus_get_noise_multiplier  # noqa: E402,E501
+
+MNIST_Q = 256 / 60000
+SETTINGS = list(itertools.product([0.6, 1.1, 2.0, 5.0], [MNIST_Q, 0.01, 0.1],
+                                  [10, 1000, 14063]))
+
+
+def _opacus_rdp(history, delta):
+    acc = RDPAccountant()
+    acc.history = list(history)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "optimal order is the largest alpha"
+        return acc.get_privacy_spent(delta=delta)
+
+
+def test_is_an_opacus_accountant() -> None:
+    acc = DpzoAccountant()
+    assert isinstance(acc, IAccountant)
+    assert DpzoAccountant.mechanism() == "dpzo_rdp"
+    assert acc.mechanism() == "dpzo_rdp"
+    assert DpzoAccountant("pld").mechanism() == "dpzo_pld"
+    assert DpzoPldAccountant().mechanism() == "dpzo_pld"
+    assert DpzoAccountant("prv").kind == "prv"
+    # before any step, as Opacus's accountants answer
+    assert acc.get_epsilon(1e-5) == 0.0 and len(acc) == 0
+
+
+@pytest.mark.parametrize("sigma,q,steps", SETTINGS)
+def test_rdp_agrees_with_opacus_on_its_grid(sigma: float, q: float, steps: int) -> None:
+    history = [(sigma, q, steps)]
+    eps_o, alpha_o = _opacus_rdp(history, 1e-5)
+    grid = DpzoAccountant(orders="opacus")
+    grid.history = list(history)
+    assert grid.get_epsilon(1e-5) == pytest.approx(eps_o, rel=1e-9)
+    cont = DpzoAccountant()
+    cont.history = list(history)
+    e = cont.epsilon(1e-5)
+    assert e.epsilon <= eps_o * (1 + 1e-12)
+    assert e.estimate <= e.epsilon and e.lower is None and e.order is not None
+    if 1.1 < alpha_o < 63:  # Opacus's optimum is interior: its grid is fine enough
+        assert e.epsilon >= eps_o * (1 - 0.03)
+
+
+def test_mnist_setting_matches_opacus_and_the_shortcut() -> None:
+    """The README's MNIST setting: Opacus's grid gives 2.59665552..., dpzo's continuous
+    orders 2.59664191... (the dpzo.epsilon shortcut's answer)."""
+    acc = DpzoAccountant()
+    acc.history = [(1.1, MNIST_Q, 14063)]
+    eps_o, _ = _opacus_rdp(acc.history, 1e-5)
+    assert eps_o == pytest.approx(2.5966555287, abs=1e-9)
+    short = dpzo.epsilon(noise_multiplier=1.1, sampling_rate=MNIST_Q, steps=14063, delta=1e-5)
+    assert acc.get_epsilon(1e-5) == short.epsilon
+    assert 2.5966 < short.epsilon < eps_o
+
+
+def test_steps_collapse_like_opacus_and_heterogeneous_history() -> None:
+    ours, theirs = DpzoAccountant(), RDPAccountant()
+    schedule = [(1.0, 0.01)] * 30 + [(1.5, 0.02)] * 20 + [(1.0, 0.01)] * 5
+    for sigma, q in schedule:
+        ours.step(noise_multiplier=sigma, sample_rate=q)
+        theirs.step(noise_multiplier=sigma, sample_rate=q)
+    assert ours.history == theirs.history == [(1.0, 0.01, 30), (1.5, 0.02, 20), (1.0, 0.01, 5)]
+    assert len(ours) == 55  # steps, as IAccountant documents (Opacus's RDP counts entries)
+    eps_o, _ = _opacus_rdp(theirs.history, 1e-5)
+    eps = ours.get_epsilon(1e-5)
+    assert eps <= eps_o * (1 + 1e-12) and eps >= eps_o * 0.95
+    # more steps never spend less
+    ours.step(noise_multiplier=1.0, sample_rate=0.01)
+    assert ours.get_epsilon(1e-5) > eps
+    # the same composition through dpzo's own accountant
+    acc = dpzo.RdpAccountant()
+    for sigma, q, n in ours.history:
+        acc.compose(dpzo.PoissonSampledEvent(q, dpzo.GaussianEvent(sigma)), n)
+    assert acc.epsilon(1e-5).epsilon == ours.get_epsilon(1e-5)
+
+
+def test_alphas_like_opacus_get_epsilon() -> None:
+    history = [(1.1, 0.01, 1000)]
+    acc = DpzoAccountant()
+    acc.history = list(history)
+    alphas = [2, 4, 8, 16, 32]
+    o = RDPAccountant()
+    o.history = list(history)
+    assert acc.get_epsilon(1e-5, alphas=alphas) == pytest.approx(
+        o.get_epsilon(1e-5, alphas=alphas), rel=1e-9)
+    eps, order = acc.get_privacy_spent(delta=1e-5, alphas=alphas)
+    eps_o, order_o = o.get_privacy_spent(delta=1e-5, alphas=alphas)
+    assert order == order_o and eps == pytest.approx(eps_o, rel=1e-9)
+
+
+def test_tight_accountants_not_above_opacus_prv() -> None:
+    """Opacus's PRV accountant returns an upper end of its interval: dpzo's proven lower
+    ends must not exceed it, and dpzo's upper ends are within 1% of it."""
+    history = [(1.1, MNIST_Q, 3000)]
+    o = PRVAccountant()
+    o.history = list(history)
+    eps_o = o.get_epsilon(1e-5)
+    rdp = DpzoAccountant()
+    rdp.history = list(history)
+    for kind in ("pld", "prv"):
+        acc = DpzoAccountant(kind)
+        acc.history = list(history)
+        e = acc.epsilon(1e-5)
+        assert e.lower is not None and e.lower <= e.epsilon
+        assert e.lower <= eps_o
+        assert e.epsilon <= eps_o * 1.01
+        assert acc.get_epsilon(1e-5) == e.epsilon
+        assert e.epsilon < rdp.get_epsilon(1e-5)  # tight beats RDP here
+
+
+def test_state_dict_round_trip_and_opacus_checkpoints() -> None:
+    acc = DpzoAccountant()
+    for _ in range(7):
+        acc.step(noise_multiplier=1.2, sample_rate=0.02)
+    sd = acc.state_dict()
+    assert sd["mechanism"] == "dpzo_rdp" and sd["history"] == [(1.2, 0.02, 7)]
+    back = DpzoAccountant()
+    back.load_state_dict(sd)
+    assert back.history == acc.history and back.get_epsilon(1e-6) == acc.get_epsilon(1e-6)
+    # an Opacus RDP checkpoint carries the same history
+    o = RDPAccountant()
+    for _ in range(7):
+        o.step(noise_multiplier=1.2, sample_rate=0.02)
+    moved = DpzoAccountant("pld")
+    moved.load_state_dict(o.state_dict())
+    assert moved.history == o.history and len(moved) == 7
+    with pytest.raises(dpzo.Error, match="gdp"):
+        moved.load_state_dict({"history": [(1.0, 0.1, 3)], "mechanism": "gdp"})
+    with pytest.raises(dpzo.Error, match="num_steps"):
+        moved.load_state_dict({"history": [(1.0, 0.1, 2.5)], "mechanism": "rdp"})
+    with pytest.raises(dpzo.Error):
+        moved.load_state_dict({"history": [(1.0, 1.5, 2)], "mechanism": "rdp"})
+    with pytest.raises(dpzo.Error, match="history"):
+        moved.load_state_dict({"mechanism": "rdp"})
+    assert moved.history == o.history  # a refused load changes nothing
+
+
+def test_bad_inputs_raise_dpzo_error() -> None:
+    acc = DpzoAccountant()
+    with pytest.raises(dpzo.Error, match="noise_multiplier"):
+        acc.step(noise_multiplier=True, sample_rate=0.01)
+    with pytest.raises(dpzo.Error, match="NaN"):
+        acc.step(noise_multiplier=float("nan"), sample_rate=0.01)
+    with pytest.raises(dpzo.Error, match="1.5"):
+        acc.step(noise_multiplier=1.0, sample_rate=1.5)  # the library's message
+    assert acc.history == []
+    acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    with pytest.raises(dpzo.Error, match="delta"):
+        acc.get_epsilon(0.0)
+    with pytest.raises(dpzo.Error, match="gdp"):
+        DpzoAccountant("gdp")
+    with pytest.raises(dpzo.Error, match="conversion"):
+        DpzoAccountant("pld", conversion="standard")  # an RDP option
+    pld = DpzoAccountant("pld")
+    pld.step(noise_multiplier=1.0, sample_rate=0.01)
+    with pytest.raises(dpzo.Error, match="alphas"):
+        pld.get_epsilon(1e-5, alphas=[2, 3])
+
+
+def test_get_noise_multiplier_against_opacus() -> None:
+    """Opacus's sigma meets its target under dpzo's certified accountant too; dpzo's sigma
+    is certified and no larger than Opacus's (dpzo's continuous orders are at least as
+    good as Opacus's grid, and its bisection is tighter than epsilon_tolerance)."""
+    for eps, q, steps in [(1.0, MNIST_Q, 3000), (3.0, 0.01, 1000), (8.0, 0.05, 500)]:
+        kw = dict(target_epsilon=eps, target_delta=1e-5, sample_rate=q, steps=steps)
+        s_o = opacus_get_noise_multiplier(**kw, epsilon_tolerance=0.01)
+        s_d = get_noise_multiplier(**kw, epsilon_tolerance=0.01)
+        e_o = dpzo.epsilon(noise_multiplier=s_o, sampling_rate=q, steps=steps, delta=1e-5)
+        assert e_o.epsilon <= eps
+        e_d = dpzo.epsilon(noise_multiplier=s_d, sampling_rate=q, steps=steps, delta=1e-5)
+        assert e_d.epsilon <= eps
+        assert s_d <= s_o * (1 + 1e-6)
+        # tight: 0.1% less noise fails the target
+        e_less = dpzo.epsilon(noise_multiplier=s_d * 0.999, sampling_rate=q, steps=steps,
+                              delta=1e-5)
+        assert e_less.epsilon > eps
+    full = calibrate_noise_multiplier(target_epsilon=3.0, target_delta=1e-5, sample_rate=0.01,
+                                      steps=1000)
+    assert isinstance(full, dpzo.Calibration) and full.epsilon <= 3.0 and full.steps == 1000
+
+
+def test_get_noise_multiplier_epochs_and_errors() -> None:
+    # epochs 1 at q 0.1: 10 steps by both rules (dpzo rounds up, Opacus truncates)
+    s = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.1, epochs=1)
+    assert s == get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.1,
+                                     steps=10)
+    s_prv = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.1,
+                                 steps=10, accountant="prv")
+    assert s_prv < s  # the tight accountant needs less noise
+    e = dpzo.epsilon(noise_multiplier=s_prv, sampling_rate=0.1, steps=10, delta=1e-5,
+                     accountant="prv")
+    assert e.epsilon <= 2.0
+    base = dict(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.01)
+    with pytest.raises(dpzo.Error, match="steps or epochs"):
+        get_noise_multiplier(**base)
+    with pytest.raises(dpzo.Error, match="steps or epochs"):
+        get_noise_multiplier(**base, steps=10, epochs=1)
+    with pytest.raises(dpzo.Error, match="gdp"):
+        get_noise_multiplier(**base, steps=10, accountant="gdp")
+    with pytest.raises(dpzo.Error, match="frobnicate"):
+        get_noise_multiplier(**base, steps=10, frobnicate=1)
+    with pytest.raises(dpzo.Error, match="epsilon_tolerance"):
+        get_noise_multiplier(**base, steps=10, epsilon_tolerance=0.0)
+
+
+def _tiny_training(engine, steps: int):
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    x = torch.randn(200, 4)
+    y = (x[:, 0] > 0).long()
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(x, y), batch_size=20)
+    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                             noise_multiplier=1.3, max_grad_norm=1.0)
+    done = 0
+    for xb, yb in loader:
+        if done == steps:
+            break
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        opt.step()
+        done += 1
+    return done
+
+
+def test_privacy_engine_end_to_end() -> None:
+    """The two supported seams: assign the accountant after constructing the engine, or
+    register dpzo's names and pass one to PrivacyEngine."""
+    from opacus import PrivacyEngine
+
+    engine = PrivacyEngine()
+    engine.accountant = DpzoAccountant()
+    steps = _tiny_training(engine, 5)
+    assert steps == 5 and len(engine.accountant) == 5
+    assert engine.accountant.history == [(1.3, 0.1, 5)]  # q = 1 / len(loader) = 20/200
+    eps = engine.get_epsilon(1e-5)
+    assert eps == dpzo.epsilon(noise_multiplier=1.3, sampling_rate=0.1, steps=5,
+                               delta=1e-5).epsilon
+    eps_o, _ = _opacus_rdp(engine.accountant.history, 1e-5)
+    assert eps <= eps_o * (1 + 1e-12)
+
+    register()
+    register()  # again: nothing changes
+    engine2 = PrivacyEngine(accountant="dpzo_pld")
+    assert isinstance(engine2.accountant, DpzoAccountant)
+    assert engine2.accountant.kind == "pld"
+    _tiny_training(engine2, 3)
+    e = engine2.accountant.epsilon(1e-5)
+    assert engine2.get_epsilon(1e-5) == e.epsilon and e.lower <= e.epsilon
+    sd = engine2.accountant.state_dict()
+    assert sd["mechanism"] == "dpzo_pld"
+
+
+def test_make_private_with_epsilon_through_the_registry() -> None:
+    """make_private_with_epsilon calls Opacus's get_noise_multiplier with the engine's
+    mechanism name; registered, that runs Opacus's bisection on dpzo's certified epsilon,
+    so the chosen sigma meets the target under dpzo."""
+    import torch
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader, TensorDataset
+
+    register()
+    engine = PrivacyEngine(accountant="dpzo_rdp")
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(TensorDataset(torch.randn(100, 4), torch.zeros(100).long()),
+                        batch_size=10)
+    _, opt, _ = engine.make_private_with_epsilon(
+        module=model, optimizer=opt, data_loader=loader, target_epsilon=2.0,
+        target_delta=1e-5, epochs=3, max_grad_norm=1.0)
+    sigma = opt.noise_multiplier
+    e = dpzo.epsilon(noise_multiplier=sigma, sampling_rate=0.1, steps=30, delta=1e-5)
+    assert e.epsilon <= 2.0 and e.epsilon >= 2.0 - 0.01 - 1e-9
+    assert math.isfinite(sigma) and sigma > 0
