@@ -86,5 +86,5 @@ def test_a_long_call_releases_the_gil() -> None:
     assert elapsed > 0.1, "the call is too short to tell"
     # a held GIL lets the spinner run only at the edges of the call (a few switch
     # intervals of 5 ms: measured 0.3% of its free count with ctypes.PyDLL); released, it runs
-    # at about its free rate throughout
-    assert during > 0.3 * rate * elapsed, (during, rate, elapsed)
+    # at about its free rate throughout (a loaded machine takes a share of that)
+    assert during > 0.05 * rate * elapsed, (during, rate, elapsed)
