@@ -6,6 +6,7 @@
 #include "account.h"
 #include "commands.h"
 #include "output.h"
+#include "progress.h"
 
 int report_failure(dpzo_ctx *ctx, dpzo_status st)
 {
@@ -161,19 +162,96 @@ void tight_add_json(cJSON *o, const accountant_choice *ac, const dpzo_pld_result
     json_number(o, "memory_bytes", (double)r->memory_bytes);
 }
 
+int training_sampling(const parsed_args *a, double *q, uint64_t *batch, uint64_t *size)
+{
+    const char *qs = args_get(a, "sampling-rate"), *b = args_get(a, "batch-size"),
+               *ds = args_get(a, "dataset-size");
+    *q = 0.0;
+    *batch = *size = 0;
+    if ((b != NULL) != (ds != NULL))
+        return cli_usage_error("--batch-size and --dataset-size go together");
+    if (b != NULL && qs != NULL)
+        return cli_usage_error("give --sampling-rate (Poisson) or --batch-size/--dataset-size "
+                               "(fixed batches), not both");
+    if (b != NULL) {
+        if (parse_count("batch-size", b, batch) || parse_count("dataset-size", ds, size))
+            return 2;
+        if (*size == 0 || *batch > *size)
+            return cli_usage_error("--batch-size must be at most --dataset-size (> 0), got %s "
+                                   "and %s", b, ds);
+        *q = (double)*batch / (double)*size;
+        return 0;
+    }
+    if (qs != NULL) {
+        if (parse_real("sampling-rate", qs, q))
+            return 2;
+        if (!(*q >= 0.0 && *q <= 1.0))
+            return cli_usage_error("--sampling-rate must be in [0, 1], got %s", qs);
+    }
+    return 0;
+}
+
+int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size,
+                   uint64_t *steps, char *note, size_t note_size)
+{
+    const char *t = args_get(a, "steps"), *e = args_get(a, "epochs");
+    if (note_size > 0)
+        note[0] = '\0';
+    if (t != NULL && e != NULL)
+        return cli_usage_error("give --steps or --epochs, not both (--epochs E means "
+                               "ceil(E N / B) steps, or ceil(E / Q) with --sampling-rate)");
+    if (t != NULL)
+        return parse_count("steps", t, steps);
+    if (e == NULL)
+        return cli_usage_error("give --steps T or --epochs E");
+    double ep;
+    if (parse_real("epochs", e, &ep))
+        return 2;
+    if (!(ep >= 0.0))
+        return cli_usage_error("--epochs must be >= 0, got %s", e);
+    if (size > 0) {
+        if (batch == 0)
+            return cli_usage_error("--epochs needs --batch-size >= 1 (an epoch is N / B steps)");
+        if (ep == floor(ep) && ep <= 0x1p53) {
+            /* whole epochs: exact in integers, ceil(E N / B) */
+            __extension__ typedef unsigned __int128 u128; /* E N < 2^106: no overflow */
+            u128 num = (u128)(uint64_t)ep * size;
+            u128 t128 = (num + batch - 1) / batch;
+            if (t128 > ((u128)1 << 53))
+                return cli_usage_error("--epochs %s of %llu / %llu is more than 2^53 steps", e,
+                                       (unsigned long long)size, (unsigned long long)batch);
+            *steps = (uint64_t)t128;
+        } else if (args_count_of("--epochs x N / B", (double)ceill((long double)ep * size
+                                                                     / batch),
+                                 steps)) {
+            return 2;
+        }
+        snprintf(note, note_size, " (%s epochs of %llu / %llu, rounded up)", e,
+                 (unsigned long long)size, (unsigned long long)batch);
+        return 0;
+    }
+    if (!(q > 0.0))
+        return cli_usage_error("--epochs needs a sampling rate > 0 (an epoch is 1 / Q steps)");
+    if (args_count_of("--epochs / sampling rate", (double)ceill((long double)ep / q), steps))
+        return 2;
+    snprintf(note, note_size, " (%s epochs of 1 / %.10g, rounded up)", e, q);
+    return 0;
+}
+
 int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
                    size_t desc_size)
 {
     const char *sched = args_get(a, "schedule");
     int has_single = args_has(a, "noise-multiplier") || args_has(a, "sampling-rate")
-                     || args_has(a, "steps") || args_has(a, "batch-size")
-                     || args_has(a, "dataset-size");
+                     || args_has(a, "steps") || args_has(a, "epochs")
+                     || args_has(a, "batch-size") || args_has(a, "dataset-size");
     dpzo_phase *phases = NULL, one;
     size_t n = 1;
     if (sched != NULL) {
         if (has_single)
             return cli_usage_error("--schedule replaces --noise-multiplier, --sampling-rate "
-                                   "and --steps; give one or the other");
+                                   "(or --batch-size/--dataset-size) and --steps (or "
+                                   "--epochs); give one or the other");
         if (schedule_read(sched, &phases, &n))
             return 2;
         snprintf(desc, desc_size, "schedule %s (%zu phases)", sched, n);
@@ -181,32 +259,26 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
         free(phases);
         return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
     }
-    const char *s = args_get(a, "noise-multiplier"), *q = args_get(a, "sampling-rate"),
-               *t = args_get(a, "steps"), *b = args_get(a, "batch-size"),
-               *ds = args_get(a, "dataset-size");
-    if ((b != NULL) != (ds != NULL))
-        return cli_usage_error("--batch-size and --dataset-size go together");
-    if (b != NULL && q != NULL)
-        return cli_usage_error("give --sampling-rate (Poisson) or --batch-size/--dataset-size "
-                               "(fixed batches), not both");
-    if (s == NULL || t == NULL || (q == NULL && b == NULL))
-        return cli_usage_error("give --noise-multiplier, --sampling-rate and --steps "
-                               "(or --batch-size and --dataset-size, or --schedule FILE)");
-    if (parse_real("noise-multiplier", s, &one.noise_multiplier)
-        || parse_count("steps", t, &one.steps))
+    const char *s = args_get(a, "noise-multiplier");
+    uint64_t batch, size;
+    char note[160];
+    if (training_sampling(a, &one.sampling_rate, &batch, &size))
+        return 2;
+    if (s == NULL || !(args_has(a, "steps") || args_has(a, "epochs"))
+        || !(args_has(a, "sampling-rate") || size > 0))
+        return cli_usage_error("give --noise-multiplier, --sampling-rate and --steps (or "
+                               "--epochs; or --batch-size and --dataset-size for fixed "
+                               "batches; or --schedule FILE)");
+    if (parse_real("noise-multiplier", s, &one.noise_multiplier))
         return 2;
     if (!(one.noise_multiplier >= 0.0))
         return cli_usage_error("--noise-multiplier must be >= 0, got %s", s);
-    if (b != NULL) {
-        uint64_t batch, size;
-        if (parse_count("batch-size", b, &batch) || parse_count("dataset-size", ds, &size))
-            return 2;
-        if (size == 0 || batch > size)
-            return cli_usage_error("--batch-size must be at most --dataset-size (> 0), got %s "
-                                   "and %s", b, ds);
+    if (training_steps(a, one.sampling_rate, batch, size, &one.steps, note, sizeof note))
+        return 2;
+    if (size > 0) {
         snprintf(desc, desc_size,
-                 "%llu steps, batches of %llu of %llu without replacement, sigma=%.6g",
-                 (unsigned long long)one.steps, (unsigned long long)batch,
+                 "%llu steps%s, batches of %llu of %llu without replacement, sigma=%.6g",
+                 (unsigned long long)one.steps, note, (unsigned long long)batch,
                  (unsigned long long)size, one.noise_multiplier);
         *event = dpzo_event_self_composed(
             ctx, dpzo_event_wor_sampled(ctx, batch, size,
@@ -214,12 +286,8 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
             one.steps);
         return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
     }
-    if (parse_real("sampling-rate", q, &one.sampling_rate))
-        return 2;
-    if (!(one.sampling_rate >= 0.0 && one.sampling_rate <= 1.0))
-        return cli_usage_error("--sampling-rate must be in [0, 1], got %s", q);
-    snprintf(desc, desc_size, "%llu steps, Poisson q=%.6g, sigma=%.6g",
-             (unsigned long long)one.steps, one.sampling_rate, one.noise_multiplier);
+    snprintf(desc, desc_size, "%llu steps%s, Poisson q=%.6g, sigma=%.6g",
+             (unsigned long long)one.steps, note, one.sampling_rate, one.noise_multiplier);
     *event = dpzo_event_from_schedule(ctx, &one, 1);
     return *event == NULL ? report_failure(ctx, DPZO_EINVAL) : 0;
 }
@@ -232,6 +300,7 @@ static const char *conversion_name(dpzo_conversion c)
 static const char *help_epsilon =
     "usage: dpzo epsilon --noise-multiplier S --sampling-rate Q --steps T --delta D\n"
     "       dpzo epsilon --noise-multiplier S --batch-size B --dataset-size N --steps T ...\n"
+    "                    [--epochs E instead of --steps T]\n"
     "                    [--orders default|opacus|tf|dp_accounting|A1,A2,...]\n"
     "                    [--conversion improved|standard] [--alpha-max X]\n"
     "                    [--accountant rdp|pld|prv] [--grid D] [--eps-error E]\n"
@@ -241,10 +310,7 @@ static const char *help_epsilon =
     "epsilon(delta) of T steps of the Poisson-sampled Gaussian mechanism (DP-SGD, DP-ZO)\n"
     "with noise multiplier S and sampling rate Q, by the RDP accountant (default) or a\n"
     "tight one (PLD, PRV) that brackets the true epsilon.\n"
-    "  --batch-size B --dataset-size N\n"
-    "                    fixed batches of B of N drawn without replacement (shuffled\n"
-    "                    batches), replace-one adjacency (Wang-Balle-Kasiviswanathan 2019),\n"
-    "                    instead of --sampling-rate\n"
+    FIXED_BATCH_HELP
     "  --schedule FILE   heterogeneous training: a JSON array of\n"
     "                    {\"noise_multiplier\": S, \"sampling_rate\": Q, \"steps\": T}\n"
     "  --orders          default: alpha optimised continuously in (1, alpha-max];\n"
@@ -259,13 +325,16 @@ static const char *help_epsilon =
 
 static const char *help_delta =
     "usage: dpzo delta --noise-multiplier S --sampling-rate Q --steps T --epsilon E\n"
+    "       dpzo delta --noise-multiplier S --batch-size B --dataset-size N --steps T ...\n"
+    "                  [--epochs E instead of --steps T]\n"
     "                  [--orders ...] [--conversion improved|standard] [--alpha-max X]\n"
     "                  [--accountant rdp|pld|prv] [--grid D] [--eps-error E] ...\n"
     "                  [--schedule FILE] [--json]\n"
     "\n"
     "delta(epsilon) of the same training; options as for `dpzo epsilon`. JSON keys:\n"
     "delta (certified upper bound), delta_estimate, epsilon, order, rdp; with pld or prv:\n"
-    "delta_lower, delta_upper, delta_estimate, grid, fft_size, memory_bytes, fallback.\n";
+    "delta_lower, delta_upper, delta_estimate, grid, fft_size, memory_bytes, fallback.\n"
+    FIXED_BATCH_HELP;
 
 static int account(int argc, char **argv, int want_delta)
 {
@@ -307,8 +376,13 @@ static int account(int argc, char **argv, int want_delta)
     dpzo_dp_result r;
     if (rc == 0 && ac.tight) {
         dpzo_pld_result t;
+        cli_progress pg; /* a terminal sees the elapsed time of a long composition */
+        progress_begin(&pg, want_delta ? "dpzo delta" : "dpzo epsilon", args_has(&a, "json"));
+        progress_step(&pg, 0, 0, ac.opts.method == DPZO_PLD_PRV ? "PRV accountant"
+                                                                : "PLD accountant");
         dpzo_status st = want_delta ? dpzo_pld_delta(ctx, e, target, &ac.opts, &t)
                                     : dpzo_pld_epsilon(ctx, e, target, &ac.opts, &t);
+        progress_end(&pg);
         if (st) {
             rc = report_failure(ctx, st);
         } else if (args_has(&a, "json")) {
@@ -390,11 +464,13 @@ int cmd_delta(int argc, char **argv) { return account(argc, argv, 1); }
 
 static const char *help_rdp =
     "usage: dpzo rdp --noise-multiplier S --sampling-rate Q --orders A1,A2,...|GRID\n"
-    "                [--steps T] [--schedule FILE] [--json]\n"
+    "                [--steps T | --epochs E] [--schedule FILE] [--json]\n"
+    "       dpzo rdp --noise-multiplier S --batch-size B --dataset-size N --orders ...\n"
     "\n"
     "RDP of the (composed) Poisson-sampled Gaussian at each order: the fast value and\n"
     "certified lower and upper bounds (MPFR, outward rounding, bounded series tails).\n"
-    "--steps defaults to 1. JSON keys: orders, rdp, rdp_lower, rdp_upper.\n";
+    "--steps defaults to 1. JSON keys: orders, rdp, rdp_lower, rdp_upper.\n"
+    FIXED_BATCH_HELP;
 
 int cmd_rdp(int argc, char **argv)
 {
@@ -410,7 +486,7 @@ int cmd_rdp(int argc, char **argv)
     const char *o = args_get(&a, "orders");
     if (o == NULL)
         return cli_usage_error("--orders is required (a list like 2,4.5,32 or a grid name)");
-    if (!args_has(&a, "schedule") && !args_has(&a, "steps"))
+    if (!args_has(&a, "schedule") && !args_has(&a, "steps") && !args_has(&a, "epochs"))
         a.names[a.n] = "steps", a.values[a.n++] = "1";
     order_choice oc;
     if (order_choice_parse(&a, &oc))

@@ -17,7 +17,16 @@ typedef struct {
 int order_choice_parse(const parsed_args *a, order_choice *oc);
 void order_choice_free(order_choice *oc);
 
-/* The event of --noise-multiplier/--sampling-rate/--steps or of --schedule. */
+/* --sampling-rate Q (Poisson) or --batch-size B --dataset-size N (fixed batches: *size
+ * N > 0, *q = B / N); neither leaves *q 0 and *size 0. 0 or exit status 2. */
+int training_sampling(const parsed_args *a, double *q, uint64_t *batch, uint64_t *size);
+/* --steps T or --epochs E, never both: T = ceil(E N / B) with fixed batches (size > 0;
+ * exact for whole epochs), ceil(E / q) for Poisson (rounded up: never fewer steps than
+ * the epochs run). `note` receives " (E epochs of ..., rounded up)" or "". 0 or exit
+ * status 2. */
+int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size,
+                   uint64_t *steps, char *note, size_t note_size);
+/* The event of --noise-multiplier, the sampling and the steps above, or of --schedule. */
 int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
                    size_t desc_size);
 
@@ -39,10 +48,27 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
 
 #define TRAINING_OPTS                                                                      \
     {"noise-multiplier", 1}, {"sampling-rate", 1}, {"steps", 1}, {"schedule", 1},          \
-        {"batch-size", 1}, {"dataset-size", 1}
+        {"batch-size", 1}, {"dataset-size", 1}, {"epochs", 1}
 #define ORDER_OPTS {"orders", 1}, {"conversion", 1}, {"alpha-max", 1}
 #define TIGHT_OPTS                                                                         \
     {"accountant", 1}, {"grid", 1}, {"eps-error", 1}, {"delta-error", 1}, {"memory-limit", 1}
+
+/* One story for fixed batches everywhere (README, docs/accountant.md, docs/audit.md 3,
+ * docs/trainer.md 2.3): the without-replacement accounting proves batches drawn afresh at
+ * every step, not the batches of a shuffled epoch. */
+#define FIXED_BATCH_HELP                                                                   \
+    "  --batch-size B --dataset-size N\n"                                                  \
+    "                    instead of --sampling-rate: every step draws a batch of exactly B\n" \
+    "                    of the N records without replacement, independently of the other\n" \
+    "                    steps (replace-one adjacency, Wang-Balle-Kasiviswanathan 2019).\n"   \
+    "                    That is what is proven. It is not a proof for shuffled batches\n"   \
+    "                    (one permutation per epoch, cut into batches): those are not\n"     \
+    "                    independent, and no amplification is proven for them; `dpzo audit\n" \
+    "                    --pipeline shuffled` gives what is (docs/audit.md section 3)\n"     \
+    "  --epochs E        instead of --steps: T = ceil(E N / B) steps with --batch-size\n"      \
+    "                    (exact for whole epochs), ceil(E / Q) with --sampling-rate; rounded\n" \
+    "                    up, never fewer steps than E epochs. --steps and --epochs together\n" \
+    "                    are refused\n"
 
 #define TIGHT_HELP                                                                         \
     "  --accountant      rdp (default), pld (privacy loss distributions: proven lower and\n" \

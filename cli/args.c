@@ -21,6 +21,77 @@ int cli_usage_error(const char *fmt, ...)
     return 2;
 }
 
+size_t args_edit_distance(const char *a, size_t na, const char *b, size_t nb)
+{
+    /* Damerau-Levenshtein (optimal string alignment): a swap of two neighbours costs 1,
+     * like an insertion, a deletion or a substitution. Option names are short (< 64). */
+    enum { W = 64 };
+    if (na >= W || nb >= W)
+        return na > nb ? na : nb;
+    size_t d[W + 1][W + 1];
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t best = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]
+                && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[na][nb];
+}
+
+const char *args_nearest(const opt_spec *specs, const char *name, size_t len)
+{
+    /* a suggestion only when it is plausibly a typo: at most a third of the name's letters
+     * differ (at least 1, at most 3), and no other option is as close */
+    size_t limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+    const char *best = NULL;
+    size_t best_d = limit + 1;
+    int tie = 0;
+    for (const opt_spec *p = specs; p->name != NULL; p++) {
+        size_t d = args_edit_distance(name, len, p->name, strlen(p->name));
+        if (d < best_d) {
+            best = p->name, best_d = d, tie = 0;
+        } else if (d == best_d) {
+            tie = 1;
+        }
+    }
+    return tie ? NULL : best;
+}
+
+static int unknown_option(const opt_spec *specs, int short_opt, const char *name, size_t len)
+{
+    const char *near = args_nearest(specs, name, len);
+    const char *dash = short_opt ? "-" : "--";
+    if (near != NULL)
+        return cli_usage_error("unknown option '%s%.*s'; did you mean %s%s?", dash, (int)len,
+                               name, near[1] ? "--" : "-", near);
+    return cli_usage_error("unknown option '%s%.*s' (see --help)", dash, (int)len, name);
+}
+
+int cli_unknown_word(const char *what, const char *word, const char *const *choices,
+                     const char *hint)
+{
+    opt_spec specs[ARGS_MAX + 1];
+    size_t n = 0;
+    for (; choices[n] != NULL && n < ARGS_MAX; n++)
+        specs[n] = (opt_spec){choices[n], 0};
+    specs[n] = (opt_spec){NULL, 0};
+    const char *near = args_nearest(specs, word, strlen(word));
+    if (near != NULL)
+        return cli_usage_error("unknown %s '%s'; did you mean %s?", what, word, near);
+    return cli_usage_error("unknown %s '%s' (%s)", what, word, hint);
+}
+
 int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out)
 {
     out->n = 0;
@@ -36,8 +107,13 @@ int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out)
         for (const opt_spec *p = specs; p->name != NULL; p++)
             if (strlen(p->name) == len && strncmp(p->name, name, len) == 0)
                 s = p;
+        /* -h is --help wherever --help exists */
+        if (s == NULL && short_opt && len == 1 && name[0] == 'h')
+            for (const opt_spec *p = specs; p->name != NULL; p++)
+                if (strcmp(p->name, "help") == 0)
+                    s = p;
         if (s == NULL)
-            return cli_usage_error("unknown option '--%.*s' (see --help)", (int)len, name);
+            return unknown_option(specs, short_opt, name, len);
         if (args_has(out, s->name))
             return cli_usage_error("option --%s given twice", s->name);
         const char *value = NULL;

@@ -18,8 +18,19 @@ typedef struct {
     size_t n;
 } parsed_args;
 
-/* Fills `out`; on error prints one line to stderr and returns 2. */
+/* Fills `out`; on error prints one line to stderr and returns 2. An unknown option names
+ * the nearest known one when it is plausibly a typo ("did you mean --noise-multiplier?");
+ * -h stands for --help wherever --help is an option. */
 int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out);
+/* Edit distance (insertions, deletions, substitutions, swaps of neighbours). */
+size_t args_edit_distance(const char *a, size_t na, const char *b, size_t nb);
+/* The option of `specs` nearest to name[0..len), or NULL when none is close (at most a
+ * third of the letters, 1 to 3, differ) or two are equally close. */
+const char *args_nearest(const opt_spec *specs, const char *name, size_t len);
+/* "unknown WHAT 'word'; did you mean CHOICE?" (or "(HINT)" when none is close) on stderr;
+ * choices ends with NULL. Returns 2. */
+int cli_unknown_word(const char *what, const char *word, const char *const *choices,
+                     const char *hint);
 const char *args_get(const parsed_args *a, const char *name); /* NULL if absent */
 int args_has(const parsed_args *a, const char *name);
 

@@ -8,6 +8,7 @@
 #include <dpzo/dpzo.h>
 #include <dpzo/audit_claim.h>
 #include "audit_cli.h"
+#include "progress.h"
 #include "commands.h"
 #include "output.h"
 #include "plot.h"
@@ -545,7 +546,7 @@ static void md_escape(FILE *f, const char *s)
 }
 
 static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
-                          const dpzo_claim_report *r, int plots, int *figures)
+                          const dpzo_claim_report *r, int plots, int *figures, cli_progress *pg)
 {
     /* written atomically when complete (a killed run leaves the old report); a device, FIFO
      * or "-" is written directly, never replaced (docs/files.md) */
@@ -637,8 +638,11 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
         char path[4200], rel[4200], err[400] = "";
         plot_panel panels[2];
         size_t np = 0;
-        plot_curve_options po = {0, 0, 0, 10, 0};
+        plot_curve_options po = {0, 0, 0, 10, 0, NULL};
         figure_path(md, i, path, sizeof path, rel, sizeof rel);
+        char what[160];
+        snprintf(what, sizeof what, "figures of the Markdown report, %.100s", s->name);
+        progress_step(pg, i, cs->n, what);
         int rc = plot_claim_panels(ctx, s, 1, PLOT_EPS_DELTA | PLOT_EPS_STEPS, &po, panels, &np,
                                    err, sizeof err);
         char title[220];
@@ -752,13 +756,20 @@ static int audit_claims(int argc, char **argv)
         if (rep == NULL)
             rc = cli_usage_error("out of memory");
     }
+    cli_progress pg;
+    progress_begin(&pg, "dpzo audit", args_has(&a, "json"));
     for (size_t i = 0; !rc && i < cs.n; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "claims, %.120s", cs.specs[i].name);
+        progress_step(&pg, i, cs.n, what);
         dpzo_status st = dpzo_claim_spec_audit(ctx, &cs.specs[i], &opts, &rep[i]);
         if (st) {
+            progress_end(&pg);
             fprintf(stderr, "dpzo: error: %s: %s\n", cs.specs[i].name, dpzo_ctx_errmsg(ctx));
             rc = st == DPZO_EINVAL || st == DPZO_EPARSE || st == DPZO_EUNSUPPORTED ? 2 : 1;
         }
     }
+    progress_end(&pg);
     if (!rc) {
         if (args_has(&a, "json"))
             print_json(&cs, rep);
@@ -766,7 +777,9 @@ static int audit_claims(int argc, char **argv)
             print_text(&cs, rep, args_has(&a, "brief"));
         if ((v = args_get(&a, "markdown")) != NULL) {
             int figures = 0;
-            rc = write_markdown(ctx, v, &cs, rep, !args_has(&a, "no-plots"), &figures);
+            progress_begin(&pg, "dpzo audit", args_has(&a, "json"));
+            rc = write_markdown(ctx, v, &cs, rep, !args_has(&a, "no-plots"), &figures, &pg);
+            progress_end(&pg);
             if (!rc && !args_has(&a, "json"))
                 printf("\nMarkdown report written to %s (%d figure%s)\n", v, figures,
                        figures == 1 ? "" : "s");

@@ -5,14 +5,17 @@
 #include "account.h"
 #include "commands.h"
 #include "output.h"
+#include "progress.h"
 
 static const char *help_calibrate =
     "usage: dpzo calibrate --epsilon E --delta D --sampling-rate Q --steps T\n"
+    "       dpzo calibrate --epsilon E --delta D --batch-size B --dataset-size N --steps T\n"
     "       dpzo calibrate --solve-for steps --epsilon E --delta D --sampling-rate Q\n"
     "                      --noise-multiplier S\n"
     "       dpzo calibrate --solve-for sampling-rate --epsilon E --delta D --steps T\n"
     "                      --noise-multiplier S\n"
-    "       [--tolerance R] [--orders ...] [--conversion improved|standard] [--json]\n"
+    "       [--epochs E instead of --steps T] [--tolerance R] [--orders ...]\n"
+    "       [--conversion improved|standard] [--json]\n"
     "       [--accountant rdp|pld|prv] [--grid D] [--eps-error E] [--memory-limit MIB]\n"
     "\n"
     "Smallest noise multiplier (default), largest number of steps, or largest Poisson\n"
@@ -21,16 +24,20 @@ static const char *help_calibrate =
     "(default 1e-6, 1e-4 with pld or prv; steps: one step) beyond it misses the target.\n"
     "With --accountant pld or prv the search runs on the tight accountant's proven upper\n"
     "bound, so the answer also provably meets the target, with less noise than RDP needs.\n"
+    "With --batch-size and --dataset-size only the noise multiplier is solved for, and\n"
+    "--epochs only with it.\n"
     "JSON keys: noise_multiplier | steps | sampling_rate, epsilon (certified at the\n"
     "answer), target_epsilon, delta, order, tight_to (the failing neighbour) and\n"
     "epsilon_at_tight_to; with pld or prv also epsilon_lower (the proven lower bound at\n"
-    "the answer).\n" TIGHT_HELP;
+    "the answer); with --epochs steps, with --batch-size batch_size and dataset_size.\n"
+    FIXED_BATCH_HELP TIGHT_HELP;
 
 int cmd_calibrate(int argc, char **argv)
 {
     static const opt_spec specs[] = {
         {"epsilon", 1}, {"delta", 1},    {"sampling-rate", 1}, {"steps", 1},
-        {"noise-multiplier", 1}, {"solve-for", 1}, {"tolerance", 1}, ORDER_OPTS, TIGHT_OPTS,
+        {"noise-multiplier", 1}, {"solve-for", 1}, {"tolerance", 1}, {"batch-size", 1},
+        {"dataset-size", 1}, {"epochs", 1}, ORDER_OPTS, TIGHT_OPTS,
         {"json", 0},    {"help", 0},     {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
@@ -42,30 +49,51 @@ int cmd_calibrate(int argc, char **argv)
     const char *solve = args_get(&a, "solve-for");
     if (solve == NULL)
         solve = "noise-multiplier";
-    const char *need[3] = {"sampling-rate", "steps", NULL};
     const char *key = "noise_multiplier";
     if (strcmp(solve, "steps") == 0)
-        need[0] = "sampling-rate", need[1] = "noise-multiplier", key = "steps";
+        key = "steps";
     else if (strcmp(solve, "sampling-rate") == 0)
-        need[0] = "steps", need[1] = "noise-multiplier", key = "sampling_rate";
+        key = "sampling_rate";
     else if (strcmp(solve, "noise-multiplier") != 0)
         return cli_usage_error("--solve-for must be noise-multiplier, steps or sampling-rate, "
                                "got '%s'", solve);
     if (args_has(&a, solve))
         return cli_usage_error("--%s is what --solve-for computes; do not give it", solve);
-    const char *req[] = {"epsilon", "delta", need[0], need[1]};
+    int fixed = args_has(&a, "batch-size") || args_has(&a, "dataset-size");
+    if (fixed && strcmp(key, "noise_multiplier") != 0)
+        return cli_usage_error("with --batch-size/--dataset-size (fixed batches) calibrate "
+                               "solves for the noise multiplier only, not %s", solve);
+    if (strcmp(key, "steps") == 0 && args_has(&a, "epochs"))
+        return cli_usage_error("--epochs is what --solve-for steps computes (as steps); do "
+                               "not give it");
+    if (strcmp(key, "sampling_rate") == 0 && args_has(&a, "epochs"))
+        return cli_usage_error("--epochs with --solve-for sampling-rate is ambiguous (an epoch "
+                               "is 1 / Q steps and Q is unknown); give --steps");
+    const char *need[4] = {"epsilon", "delta", NULL, NULL};
+    if (strcmp(key, "noise_multiplier") == 0) {
+        if (!fixed && !args_has(&a, "sampling-rate"))
+            return cli_usage_error("--sampling-rate (or --batch-size and --dataset-size) is "
+                                   "required when solving for noise-multiplier");
+        if (!args_has(&a, "steps") && !args_has(&a, "epochs"))
+            return cli_usage_error("--steps (or --epochs) is required when solving for "
+                                   "noise-multiplier");
+    } else {
+        need[2] = "noise-multiplier";
+        need[3] = strcmp(key, "steps") == 0 ? "sampling-rate" : "steps";
+    }
     for (size_t i = 0; i < 4; i++)
-        if (!args_has(&a, req[i]))
-            return cli_usage_error("--%s is required when solving for %s", req[i], solve);
+        if (need[i] != NULL && !args_has(&a, need[i]))
+            return cli_usage_error("--%s is required when solving for %s", need[i], solve);
     double eps, delta, q = 0, sigma = 0, tol = 0;
-    uint64_t steps = 0;
+    uint64_t steps = 0, batch = 0, size = 0;
+    char note[160] = "";
     if (parse_real("epsilon", args_get(&a, "epsilon"), &eps)
         || parse_real("delta", args_get(&a, "delta"), &delta)
-        || (args_has(&a, "sampling-rate")
-            && parse_real("sampling-rate", args_get(&a, "sampling-rate"), &q))
+        || training_sampling(&a, &q, &batch, &size)
         || (args_has(&a, "noise-multiplier")
             && parse_real("noise-multiplier", args_get(&a, "noise-multiplier"), &sigma))
-        || (args_has(&a, "steps") && parse_count("steps", args_get(&a, "steps"), &steps))
+        || (strcmp(key, "steps") != 0
+            && training_steps(&a, q, batch, size, &steps, note, sizeof note))
         || (args_has(&a, "tolerance") && parse_real("tolerance", args_get(&a, "tolerance"), &tol)))
         return 2;
     order_choice oc;
@@ -82,7 +110,17 @@ int cmd_calibrate(int argc, char **argv)
     dpzo_calibration c;
     dpzo_status st;
     const dpzo_pld_options *t = ac.tight ? &ac.opts : NULL;
-    if (strcmp(key, "steps") == 0)
+    /* a tight calibration composes distributions at every step of the bisection: seconds
+     * to minutes; a terminal sees the elapsed time */
+    cli_progress pg;
+    progress_begin(&pg, "dpzo calibrate", t == NULL || args_has(&a, "json"));
+    char what[96];
+    snprintf(what, sizeof what, "bisection on the %s accountant's proven upper bound", ac.name);
+    progress_step(&pg, 0, 0, what);
+    if (size > 0)
+        st = t ? dpzo_calibrate_noise_wor_pld(ctx, eps, delta, batch, size, steps, tol, t, &c)
+               : dpzo_calibrate_noise_wor(ctx, eps, delta, batch, size, steps, tol, &oc.opts, &c);
+    else if (strcmp(key, "steps") == 0)
         st = t ? dpzo_calibrate_steps_pld(ctx, eps, delta, q, sigma, t, &c)
                : dpzo_calibrate_steps(ctx, eps, delta, q, sigma, &oc.opts, &c);
     else if (strcmp(key, "sampling_rate") == 0)
@@ -91,10 +129,17 @@ int cmd_calibrate(int argc, char **argv)
     else
         st = t ? dpzo_calibrate_noise_pld(ctx, eps, delta, q, steps, tol, t, &c)
                : dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, &oc.opts, &c);
+    progress_end(&pg);
     int rc = st ? report_failure(ctx, st) : 0;
     if (rc == 0 && args_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
         json_number(o, key, c.value);
+        if (args_has(&a, "epochs"))
+            json_number(o, "steps", (double)steps);
+        if (size > 0) {
+            json_number(o, "batch_size", (double)batch);
+            json_number(o, "dataset_size", (double)size);
+        }
         json_number(o, "epsilon", c.epsilon);
         json_number(o, "target_epsilon", eps);
         json_number(o, "delta", delta);
@@ -110,6 +155,13 @@ int cmd_calibrate(int argc, char **argv)
     } else if (rc == 0) {
         printf("dpzo calibrate: solve for %s (target epsilon %g at delta %g), %s accountant\n",
                solve, eps, delta, ac.name);
+        if (size > 0)
+            printf("  %-22s %llu steps%s, batches of %llu of %llu without replacement\n",
+                   "training", (unsigned long long)steps, note, (unsigned long long)batch,
+                   (unsigned long long)size);
+        else if (note[0])
+            printf("  %-22s %llu steps%s, Poisson q=%.6g\n", "training",
+                   (unsigned long long)steps, note, q);
         /* sigma printed rounded up, q down, steps exactly: the printed value still meets
          * the target (epsilon is monotone in each) */
         char vb[64], eb[64];
@@ -147,14 +199,16 @@ int cmd_calibrate(int argc, char **argv)
 
 int cmd_demo(int argc, char **argv)
 {
-    if (argc > 0 && strcmp(argv[0], "--help") == 0) {
+    static const opt_spec specs[] = {{"help", 0}, {NULL, 0}};
+    parsed_args a;
+    if (args_parse(argc, argv, specs, &a))
+        return 2;
+    if (args_has(&a, "help")) {
         puts("usage: dpzo demo\n\nCalibrates the noise multiplier for epsilon in {1, 3, 8} and "
              "reports epsilon\nper epoch for a DP fine-tuning run on 66,675 examples, batch 64, "
              "10 epochs,\ndelta 1e-5 (Poisson sampling, RDP accountant, certified bounds).");
         return 0;
     }
-    if (argc > 0)
-        return cli_usage_error("`dpzo demo` takes no options");
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
         return 1;

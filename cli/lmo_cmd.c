@@ -965,5 +965,6 @@ int cmd_lmo(int argc, char **argv)
     for (size_t i = 0; i < sizeof sub / sizeof *sub; i++)
         if (strcmp(argv[0], sub[i].name) == 0)
             return sub[i].run(argc - 1, argv + 1);
-    return cli_usage_error("unknown lmo subcommand '%s' (try dpzo lmo --help)", argv[0]);
+    static const char *const names[] = {"info", "rdp", "epsilon", "sample", "search", NULL};
+    return cli_unknown_word("lmo subcommand", argv[0], names, "try dpzo lmo --help");
 }

@@ -48,5 +48,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         if (strcmp(argv[1], cmds[i].name) == 0)
             return cmds[i].run(argc - 2, argv + 2);
-    return cli_usage_error("unknown command '%s' (try dpzo --help)", argv[1]);
+    const char *names[sizeof cmds / sizeof *cmds + 1] = {NULL};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
+        names[i] = cmds[i].name;
+    return cli_unknown_word("command", argv[1], names, "try dpzo --help");
 }

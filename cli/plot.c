@@ -398,6 +398,14 @@ int plot_claim_panels(dpzo_ctx *ctx, const dpzo_claim_spec *specs, size_t n, int
                     if (m > 0 && (double)steps == x[m - 1])
                         continue;
                 }
+                if (o->progress != NULL) {
+                    char what[160];
+                    snprintf(what, sizeof what, "points, %.80s, epsilon against %s",
+                             s->name, axis == PLOT_EPS_DELTA ? "delta" : "steps");
+                    size_t axes = (which & PLOT_EPS_DELTA ? 1u : 0u)
+                                  + (which & PLOT_EPS_STEPS ? 1u : 0u);
+                    progress_step(o->progress, ((*np - 1) * n + c) * k + i, axes * n * k, what);
+                }
                 dpzo_audit_bounds bd;
                 double grid = o->grid > 0.0 ? o->grid : mech != NULL ? 1e-3 : 1e-4;
                 dpzo_status st = dpzo_audit_bounds_at(ctx, cl, mech, cl->sampling, steps, delta,

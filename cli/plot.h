@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <dpzo/audit_claim.h>
+#include "progress.h"
 
 typedef struct {
     char label[200];
@@ -49,6 +50,7 @@ typedef struct {
     double steps_max;            /* 0: twice each claim's steps */
     size_t points;               /* per curve (default 12) */
     double grid;                 /* PLD grid of the curves (0: 1e-4, LMO noise 1e-3) */
+    cli_progress *progress;      /* NULL: none; else each point is reported */
 } plot_curve_options;
 
 /* Computes the privacy curves of the claims (RDP, PLD upper and lower, the claim itself)

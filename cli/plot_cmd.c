@@ -73,7 +73,8 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     const char **files;
     int nfiles, rc = 0;
     parsed_args a;
-    plot_curve_options po = {0, 0, 0, 12, 0};
+    plot_curve_options po = {0, 0, 0, 12, 0, NULL};
+    cli_progress pg;
     uint64_t points = 12;
     const char *out = NULL;
     if ((rc = cli_parse_files(argc, argv, specs, &files, &nfiles, &a)))
@@ -141,17 +142,25 @@ static int plot_claims_cmd(int which, int argc, char **argv)
         plot_panel panels[2];
         size_t np = 0;
         char err[400] = "", title[240];
+        progress_begin(&pg, "dpzo plot", 0);
+        po.progress = &pg;
         int prc = plot_claim_panels(ctx, cs.specs, cs.n, which, &po, panels, &np, err,
                                     sizeof err);
-        if (prc) {
-            fprintf(stderr, "dpzo: error: %s\n", err);
-            rc = prc; /* 2: a range or value out of bounds; 1: any other failure */
-        } else {
+        int rrc = 0;
+        if (!prc) {
             if (cs.n == 1)
                 snprintf(title, sizeof title, "%.200s", cs.specs[0].name);
             else
                 snprintf(title, sizeof title, "%zu claims", cs.n);
-            if (plot_render(out, title, panels, np, err, sizeof err)) {
+            progress_step(&pg, 0, 0, "drawing with gnuplot");
+            rrc = plot_render(out, title, panels, np, err, sizeof err);
+        }
+        progress_end(&pg);
+        if (prc) {
+            fprintf(stderr, "dpzo: error: %s\n", err);
+            rc = prc; /* 2: a range or value out of bounds; 1: any other failure */
+        } else {
+            if (rrc) {
                 fprintf(stderr, "dpzo: error: %s\n", err);
                 rc = 1;
             } else {
@@ -275,7 +284,10 @@ static int plot_noise(int argc, char **argv)
         rc = cli_usage_error("%s", dpzo_ctx_errmsg(ctx));
     double eps = NAN, sigma = NAN;
     dpzo_audit_mechanism mb;
+    cli_progress pg;
+    progress_begin(&pg, "dpzo plot noise", 0);
     if (!rc) {
+        progress_step(&pg, 0, 0, "the LMO noise's epsilon and the Gaussian of equal epsilon");
         const dpzo_audit_mechanism *mech = dpzo_claim_spec_mechanism(ctx, &spec, &mb);
         dpzo_status st = mech == NULL ? DPZO_EINVAL
                                       : dpzo_audit_equal_gaussian(ctx, &spec.claim, mech, NULL,
@@ -287,6 +299,7 @@ static int plot_noise(int argc, char **argv)
             rc = report_failure(ctx, st);
     }
     if (rc) {
+        progress_end(&pg);
         dpzo_ctx_free(ctx);
         return rc;
     }
@@ -338,7 +351,10 @@ static int plot_noise(int argc, char **argv)
     else
         snprintf(title, sizeof title, "LMO noise against the Gaussian of equal epsilon: %llu "
                                       "steps, delta %g", (unsigned long long)c->steps, c->delta);
-    if (!rc && plot_render(out, title, panels, 2, err, sizeof err)) {
+    progress_step(&pg, 0, 0, "drawing with gnuplot");
+    int rrc = !rc && plot_render(out, title, panels, 2, err, sizeof err);
+    progress_end(&pg);
+    if (rrc) {
         fprintf(stderr, "dpzo: error: %s\n", err);
         rc = 1;
     }
@@ -387,6 +403,7 @@ int cmd_plot(int argc, char **argv)
         return plot_claims_cmd(PLOT_EPS_DELTA | PLOT_EPS_STEPS, argc - 1, argv + 1);
     if (strcmp(argv[0], "noise") == 0)
         return plot_noise(argc - 1, argv + 1);
-    return cli_usage_error("unknown plot '%s' (epsilon-delta, epsilon-steps, curves or noise; "
-                           "see dpzo plot --help)", argv[0]);
+    static const char *const names[] = {"epsilon-delta", "epsilon-steps", "curves", "noise", NULL};
+    return cli_unknown_word("plot", argv[0], names,
+                            "epsilon-delta, epsilon-steps, curves or noise; see dpzo plot --help");
 }

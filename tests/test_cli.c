@@ -387,6 +387,289 @@ static void test_lmo_commands(void **state)
     expect_error("lmo frobnicate", "frobnicate");
 }
 
+/* --epochs E: T = ceil(E N / B) with fixed batches, ceil(E / Q) for Poisson. 60 epochs of
+ * 60000/256 is 14062.5, so 14063 steps: dp_accounting 0.6.0 gives 5.243466908809535 at
+ * 14063 steps of B = 256 of 60000 (test_fixed_batches), and TF Privacy's
+ * compute_dp_sgd_privacy counts the same 14063 steps for 60 epochs. */
+static void test_epochs(void **state)
+{
+    (void)state;
+    cJSON *j = run_json("epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 "
+                        "--epochs 60 --delta 1e-5 --json");
+    assert_rel(num(j, "epsilon"), 5.243466908809535, 1e-9);
+    double e_epochs = num(j, "epsilon");
+    cJSON_Delete(j);
+    j = run_json("epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 "
+                 "--steps 14063 --delta 1e-5 --json");
+    assert_true(num(j, "epsilon") == e_epochs);
+    cJSON_Delete(j);
+    /* Poisson: 60 / 0.004266666666666667 = 14062.4999...: 14063 steps as well */
+    static const char *const pairs[][2] = {
+        {"epsilon --noise-multiplier 1.1 --sampling-rate 0.004266666666666667 --epochs 60 "
+         "--delta 1e-5 --json",
+         "epsilon --noise-multiplier 1.1 --sampling-rate 0.004266666666666667 --steps 14063 "
+         "--delta 1e-5 --json"},
+        /* half an epoch: 0.5 x 60000 / 256 = 117.1875, rounded up to 118 */
+        {"epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 0.5 "
+         "--delta 1e-5 --json",
+         "epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --steps 118 "
+         "--delta 1e-5 --json"},
+        /* whole epochs are exact: 3 x 1000 / 7 = 428.57 -> 429 */
+        {"delta --noise-multiplier 2 --batch-size 7 --dataset-size 1000 --epochs 3 "
+         "--epsilon 1 --json",
+         "delta --noise-multiplier 2 --batch-size 7 --dataset-size 1000 --steps 429 "
+         "--epsilon 1 --json"},
+        {"delta --noise-multiplier 1 --sampling-rate 0.01 --epochs 2.5 --epsilon 2 --json",
+         "delta --noise-multiplier 1 --sampling-rate 0.01 --steps 250 --epsilon 2 --json"},
+        {"calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --epochs 10 --json",
+         "calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --steps 1000 --json"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        cJSON *a = run_json(pairs[i][0]), *b = run_json(pairs[i][1]);
+        const char *key = strncmp(pairs[i][0], "delta", 5) == 0       ? "delta"
+                          : strncmp(pairs[i][0], "calibrate", 9) == 0 ? "noise_multiplier"
+                                                                       : "epsilon";
+        if (num(a, key) != num(b, key))
+            fail_msg("%s: %s %.17g, with steps %.17g", pairs[i][0], key, num(a, key),
+                     num(b, key));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    j = run_json("calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --epochs 10 --json");
+    assert_true(num(j, "steps") == 1000);
+    cJSON_Delete(j);
+    run_result *r = run("epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 "
+                        "--epochs 60 --delta 1e-5");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "14063 steps (60 epochs of 60000 / 256, rounded up)"));
+    /* ambiguous or meaningless combinations: exit 2 with one line naming the problem */
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --steps 10 --epochs 1 "
+                 "--delta 1e-5", "give --steps or --epochs, not both");
+    expect_error("epsilon --schedule x.json --epochs 1 --delta 1e-5", "--schedule replaces");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --epochs -1 --delta 1e-5",
+                 "--epochs must be >= 0");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.1 --epochs nan --delta 1e-5",
+                 "epochs");
+    expect_error("epsilon --noise-multiplier 1 --sampling-rate 0 --epochs 1 --delta 1e-5",
+                 "--epochs needs a sampling rate > 0");
+    expect_error("epsilon --noise-multiplier 1 --batch-size 0 --dataset-size 10 --epochs 1 "
+                 "--delta 1e-5", "--epochs needs --batch-size >= 1");
+    expect_error("epsilon --noise-multiplier 1 --batch-size 1 --dataset-size 9007199254740992 "
+                 "--epochs 2 --delta 1e-5", "more than 2^53 steps");
+    expect_error("calibrate --solve-for steps --epsilon 1 --delta 1e-5 --sampling-rate 0.01 "
+                 "--noise-multiplier 1 --epochs 3", "--epochs is what --solve-for steps");
+    expect_error("calibrate --solve-for sampling-rate --epsilon 1 --delta 1e-5 "
+                 "--noise-multiplier 1 --epochs 3", "ambiguous");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --sampling-rate 0.01",
+                 "--steps (or --epochs) is required");
+}
+
+/* calibrate with fixed batches: the library's without-replacement calibration. The sigma
+ * it returns, fed back to `dpzo epsilon` with the same B and N, meets the target, and one
+ * tolerance less misses it; the profile writer's own bisection (another code path of the
+ * library) lands within the same tolerance. */
+static void test_calibrate_fixed(void **state)
+{
+    (void)state;
+    static const char *const acc[] = {"rdp", "pld"};
+    double sigma_of[2];
+    for (int k = 0; k < 2; k++) {
+        char args[512];
+        snprintf(args, sizeof args,
+                 "calibrate --epsilon 3 --delta 1e-5 --batch-size 256 --dataset-size 60000 "
+                 "--epochs 60 --accountant %s --json", acc[k]);
+        cJSON *j = run_json(args);
+        double sigma = num(j, "noise_multiplier"), tight = num(j, "tight_to");
+        assert_true(num(j, "steps") == 14063 && num(j, "batch_size") == 256);
+        assert_true(num(j, "dataset_size") == 60000 && num(j, "epsilon") <= 3.0);
+        assert_true(tight < sigma && (sigma - tight) / sigma <= (k ? 1.1e-4 : 1.1e-6));
+        cJSON_Delete(j);
+        sigma_of[k] = sigma;
+        double eps[2];
+        for (int side = 0; side < 2; side++) {
+            snprintf(args, sizeof args,
+                     "epsilon --noise-multiplier %.17g --batch-size 256 --dataset-size 60000 "
+                     "--steps 14063 --delta 1e-5 --accountant %s --json",
+                     side ? tight : sigma, acc[k]);
+            j = run_json(args);
+            eps[side] = num(j, "epsilon");
+            cJSON_Delete(j);
+        }
+        if (!(eps[0] <= 3.0 && eps[1] > 3.0 && eps[0] > 3.0 - 1e-3))
+            fail_msg("%s: epsilon %.17g at sigma %.17g, %.17g at tight_to %.17g", acc[k],
+                     eps[0], sigma, eps[1], tight);
+    }
+    assert_true(sigma_of[1] < sigma_of[0]); /* the tight accountant needs less noise */
+    char path[512], args[1024];
+    snprintf(path, sizeof path, "%s/cli_wor_profile.json", DPZO_TEST_TMP);
+    snprintf(args, sizeof args,
+             "profile gaussian --epsilon 3 --delta 1e-5 --batch-size 256 --dataset-size 60000 "
+             "--steps 14063 --created 2026-11-21T12:00:00Z -o %s --json", path);
+    cJSON *j = run_json(args);
+    assert_rel(num(j, "noise_multiplier"), sigma_of[0], 2e-6);
+    cJSON_Delete(j);
+    expect_error("calibrate --solve-for steps --epsilon 1 --delta 1e-5 --batch-size 3 "
+                 "--dataset-size 10 --noise-multiplier 1", "noise multiplier only");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --batch-size 3 --steps 10",
+                 "--batch-size and --dataset-size go together");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --batch-size 30 --dataset-size 10 "
+                 "--steps 10", "--batch-size must be at most --dataset-size");
+    expect_error("calibrate --epsilon 1 --delta 1e-5 --batch-size 3 --dataset-size 10 "
+                 "--sampling-rate 0.3 --steps 10", "not both");
+}
+
+/* Every command and subcommand: -h prints exactly what --help prints. */
+static void test_short_help(void **state)
+{
+    (void)state;
+    static const char *const cmds[] = {
+        "", "epsilon", "delta", "rdp", "calibrate", "demo", "profile", "profile gaussian",
+        "profile show", "profile verify", "lmo", "lmo info", "lmo rdp", "lmo epsilon",
+        "lmo sample", "lmo search", "train", "audit", "audit attack", "audit one-run", "plot",
+        "plot epsilon-delta", "plot epsilon-steps", "plot curves", "plot noise"};
+    static char longer[65536];
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char a[128];
+        snprintf(a, sizeof a, "%s --help", cmds[i]);
+        run_result *r = run(a);
+        if (r->status != 0 || strstr(r->out, "usage: dpzo") == NULL)
+            fail_msg("dpzo %s: exit %d, no usage", a, r->status);
+        memcpy(longer, r->out, sizeof longer);
+        snprintf(a, sizeof a, "%s -h", cmds[i]);
+        r = run(a);
+        if (r->status != 0 || strcmp(r->out, longer) != 0 || r->err[0] != '\0')
+            fail_msg("dpzo %s: exit %d, output differs from --help", a, r->status);
+    }
+}
+
+/* A misspelt option names the nearest one; an option far from every known one does not
+ * guess. Exit status 2, one line on stderr. */
+static void test_suggestions(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"epsilon --noise-multipler 1 --sampling-rate 0.1 --steps 1 --delta 1e-5",
+         "unknown option '--noise-multipler'; did you mean --noise-multiplier?"},
+        {"delta --epsilom 1", "did you mean --epsilon?"},
+        {"rdp --order 2", "did you mean --orders?"},
+        {"calibrate --tolerence 1e-3", "did you mean --tolerance?"},
+        {"calibrate --dataset-sise 10", "did you mean --dataset-size?"},
+        {"epsilon --epoch 3", "did you mean --epochs?"},
+        {"epsilon --smaplign-rate 0.1", "did you mean --sampling-rate?"},
+        {"demo --hepl", "did you mean --help?"},
+        {"profile gaussian --epslion 1", "did you mean --epsilon?"},
+        {"profile verify --jsno x.json", "did you mean --json?"},
+        {"lmo info --gama-shape 1", "did you mean --gamma-shape?"},
+        {"lmo search --objectiv x", "did you mean --objective?"},
+        {"train --confg run.json", "did you mean --config?"},
+        {"audit --noise-multiplyer 2", "did you mean --noise-multiplier?"},
+        {"audit attack --tpp 3", "did you mean --tp?"},
+        {"plot curves --point 3", "did you mean --points?"},
+        {"plot noise --profil x.json", "did you mean --profile?"},
+        {"calibrat --epsilon 1", "unknown command 'calibrat'; did you mean calibrate?"},
+        {"lmo serch", "did you mean search?"},
+        {"profile verfy x.json", "did you mean verify?"},
+        {"plot curvs", "did you mean curves?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_error(cases[i][0], cases[i][1]);
+    static const char *const far[] = {"epsilon --zzzzzzzz 1", "calibrate -x 1", "frobnicate"};
+    for (size_t i = 0; i < sizeof far / sizeof *far; i++) {
+        expect_error(far[i], "unknown");
+        run_result *r = run(far[i]);
+        assert_null(strstr(r->err, "did you mean"));
+    }
+}
+
+/* Runs a shell command line, stdout and stderr captured apart. */
+static run_result *run_sh(const char *line)
+{
+    static run_result r;
+    char cmd[8192], p[1024];
+    snprintf(cmd, sizeof cmd, "%s >%s/cli_sh.out 2>%s/cli_sh.err", line, DPZO_TEST_TMP,
+             DPZO_TEST_TMP);
+    int st = system(cmd);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(p, sizeof p, "%s/cli_sh.out", DPZO_TEST_TMP);
+    slurp(p, r.out, sizeof r.out);
+    snprintf(p, sizeof p, "%s/cli_sh.err", DPZO_TEST_TMP);
+    slurp(p, r.err, sizeof r.err);
+    return &r;
+}
+
+/* Progress is drawn only on a terminal: never into a file or a pipe (so tests and docs
+ * never see it), never with --json. On a terminal (util-linux `script` gives the command a
+ * pty) it is overwritten with \r and erased before the results are printed. */
+static void test_progress(void **state)
+{
+    (void)state;
+    const char *cal = "calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --steps 1000 "
+                      "--accountant pld";
+    run_result *r = run(cal);
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->err, "");
+    assert_null(strchr(r->out, '\r'));
+    char line[2048];
+    r = run("audit --noise-multiplier 2.1 --batch-size 64 --dataset-size 100000 --sampling "
+            "poisson --epochs 10 --epsilon 1 --delta 1e-5 --brief --no-calibrate");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->err, "");
+    if (run_sh("script -V")->status != 0) {
+        print_message("no util-linux script: the terminal path is not tested here\n");
+        return;
+    }
+    snprintf(line, sizeof line, "script -qec '%s %s' /dev/null", DPZO_CLI, cal);
+    r = run_sh(line);
+    assert_int_equal(r->status, 0);
+    const char *first = strstr(r->out, "\rdpzo calibrate: bisection on the pld accountant");
+    const char *erase = strstr(r->out, "\r\033[Kdpzo calibrate: solve for noise-multiplier");
+    if (first == NULL || erase == NULL || first > erase)
+        fail_msg("no progress line, or not erased before the results: '%.300s'", r->out);
+    assert_null(strstr(erase + 4, "\033[K")); /* nothing after the results */
+    snprintf(line, sizeof line, "script -qec '%s %s --json' /dev/null", DPZO_CLI, cal);
+    r = run_sh(line);
+    assert_int_equal(r->status, 0);
+    assert_null(strstr(r->out, "\033[K"));
+    assert_null(strstr(r->out, "bisection"));
+    assert_true(r->out[0] == '{');
+}
+
+/* profile verify prints each guarantee once, rounded up. With the PLD accountant the
+ * recomputed bound of this profile is 2.999866252941...: the library's detail line prints
+ * it with %.10g, rounded to nearest, and the result line used to repeat it. */
+static void test_profile_verify_once(void **state)
+{
+    (void)state;
+    char path[512], args[1024];
+    snprintf(path, sizeof path, "%s/cli_verify_pld.json", DPZO_TEST_TMP);
+    snprintf(args, sizeof args,
+             "profile gaussian --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --steps 1000 "
+             "--accountant pld --created 2026-11-21T12:00:00Z -o %s", path);
+    assert_int_equal(run(args)->status, 0);
+    snprintf(args, sizeof args, "profile verify --json %s", path);
+    cJSON *j = run_json(args);
+    double rec = num(j, "epsilon_recomputed"), lower = num(j, "epsilon_lower");
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "profile verify %s", path);
+    run_result *r = run(args);
+    assert_int_equal(r->status, 0);
+    const char *up = strstr(r->out, "\n  recomputed       ");
+    const char *lo = strstr(r->out, "\n  recomputed lower ");
+    assert_non_null(up);
+    assert_non_null(lo);
+    double shown_up = strtod(up + 20, NULL), shown_lo = strtod(lo + 20, NULL);
+    assert_true(shown_up >= rec && shown_up - rec < 1e-8);
+    assert_true(shown_lo <= lower && lower - shown_lo < 1e-8);
+    /* the guarantee's digits appear once: on the "recomputed" line */
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.*s", (int)strcspn(up + 20, " "), up + 20);
+    assert_true(strlen(digits) >= 8);
+    const char *first = strstr(r->out, digits);
+    assert_true(first != NULL && strstr(first + 1, digits) == NULL);
+    assert_non_null(strstr(r->out, "result           OK: recomputed epsilon (the proven upper "
+                                   "bound above) <= stored epsilon\n"));
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -412,6 +695,12 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lmo_commands),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_epochs),
+        cmocka_unit_test(test_calibrate_fixed),
+        cmocka_unit_test(test_short_help),
+        cmocka_unit_test(test_suggestions),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_profile_verify_once),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }
