@@ -36,9 +36,10 @@ endif()
 
 set_target_properties(dpzo_shared PROPERTIES
   EXPORT_NAME dpzo
-  # Keep the path of every dependency found outside the system's directories (the CUDA
-  # runtime in /usr/local/cuda/lib64, a GSL in /opt, ...) in the installed library's RUNPATH,
-  # so the installed copy loads without LD_LIBRARY_PATH as the build-tree copy does.
+  # Keep the directory of every dependency found outside the compilers' implicit and the
+  # system's directories (a GSL in /opt, ...) in the installed library's RUNPATH, so the
+  # installed copy loads wherever the build-tree copy does. (The CUDA toolkit's directory is
+  # nvcc's implicit one: neither copy records it; the loader's ld.so.conf supplies it.)
   INSTALL_RPATH_USE_LINK_PATH ON)
 set_target_properties(dpzo PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
