@@ -27,7 +27,7 @@ static const char *help_profile =
     "a profile file that does not validate.\n";
 
 static const char *help_gaussian =
-    "usage: dpzo profile gaussian --epsilon E --delta D --steps T\n"
+    "usage: dpzo profile gaussian --epsilon E --delta D (--steps T | --epochs E)\n"
     "                             (--sampling-rate Q | --batch-size B --dataset-size N |\n"
     "                              --full-batch)\n"
     "                             [--accountant rdp|pld|prv] [--sensitivity C]\n"
@@ -41,6 +41,8 @@ static const char *help_gaussian =
     "  --epsilon E        target epsilon (> 0)\n"
     "  --delta D          target delta, in (0, 1)\n"
     "  --steps T          number of training steps (>= 1)\n"
+    "  --epochs E         instead of --steps: T = ceil(E N / B) with --batch-size, or\n"
+    "                     ceil(E / Q) with --sampling-rate (rounded up)\n"
     "  --sampling-rate Q  Poisson sampling: each example joins a step's batch with\n"
     "                     probability Q in (0, 1]; add-remove adjacency\n"
     "  --batch-size B --dataset-size N\n"
@@ -137,6 +139,7 @@ static int cmd_gaussian(int argc, char **argv)
 {
     static const opt_spec specs[] = {
         {"epsilon", 1},     {"delta", 1},     {"steps", 1},       {"sampling-rate", 1},
+        {"epochs", 1},
         {"batch-size", 1},  {"dataset-size", 1}, {"full-batch", 0}, {"accountant", 1},
         {"sensitivity", 1}, {"tolerance", 1}, {"created", 1},     {"o", 1},
         {"output", 1},      {"json", 0},      {"help", 0},        {NULL, 0}};
@@ -147,8 +150,8 @@ static int cmd_gaussian(int argc, char **argv)
         fputs(help_gaussian, stdout);
         return 0;
     }
-    static const char *required[] = {"epsilon", "delta", "steps"};
-    for (size_t i = 0; i < 3; i++)
+    static const char *required[] = {"epsilon", "delta"};
+    for (size_t i = 0; i < 2; i++)
         if (!args_has(&a, required[i]))
             return cli_usage_error("--%s is required (see dpzo profile gaussian --help)",
                                    required[i]);
@@ -159,19 +162,28 @@ static int cmd_gaussian(int argc, char **argv)
                                "--dataset-size N (fixed batches) or --full-batch");
     if (wor && !(args_has(&a, "batch-size") && args_has(&a, "dataset-size")))
         return cli_usage_error("--batch-size and --dataset-size go together");
+    if (full && args_has(&a, "epochs"))
+        return cli_usage_error("--epochs with --full-batch: every step is an epoch; give --steps");
     if (args_has(&a, "o") && args_has(&a, "output"))
         return cli_usage_error("give -o or --output, not both");
     dpzo_profile_gaussian_spec s = {0};
     const char *v;
     if (parse_real("epsilon", args_get(&a, "epsilon"), &s.epsilon)
         || parse_real("delta", args_get(&a, "delta"), &s.delta)
-        || parse_count("steps", args_get(&a, "steps"), &s.steps)
         || (poisson && parse_real("sampling-rate", args_get(&a, "sampling-rate"), &s.sampling_rate))
         || (wor && (parse_count("batch-size", args_get(&a, "batch-size"), &s.batch_size)
                     || parse_count("dataset-size", args_get(&a, "dataset-size"),
                                    &s.dataset_size)))
         || ((v = args_get(&a, "sensitivity")) != NULL && parse_real("sensitivity", v, &s.sensitivity))
         || ((v = args_get(&a, "tolerance")) != NULL && parse_real("tolerance", v, &s.tolerance)))
+        return 2;
+    char note[160];
+    if ((full && !args_has(&a, "steps")) || (!full && !args_has(&a, "steps") && !args_has(&a, "epochs")))
+        return cli_usage_error("--steps (or --epochs) is required (see dpzo profile gaussian "
+                               "--help)");
+    /* the sampling's range is checked below; training_steps needs only q > 0 or B >= 1 */
+    if (training_steps(&a, s.sampling_rate, s.batch_size, s.dataset_size, &s.steps, note,
+                       sizeof note))
         return 2;
     if (!(s.epsilon > 0.0))
         return cli_usage_error("--epsilon must be > 0, got %s", args_get(&a, "epsilon"));

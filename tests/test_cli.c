@@ -504,9 +504,17 @@ static void test_calibrate_fixed(void **state)
     snprintf(path, sizeof path, "%s/cli_wor_profile.json", DPZO_TEST_TMP);
     snprintf(args, sizeof args,
              "profile gaussian --epsilon 3 --delta 1e-5 --batch-size 256 --dataset-size 60000 "
-             "--steps 14063 --created 2026-11-21T12:00:00Z -o %s --json", path);
+             "--epochs 60 --created 2026-11-21T12:00:00Z -o %s --json", path);
     cJSON *j = run_json(args);
     assert_rel(num(j, "noise_multiplier"), sigma_of[0], 2e-6);
+    cJSON_Delete(j);
+    static char text[65536];
+    slurp(path, text, sizeof text);
+    j = cJSON_Parse(text);
+    assert_non_null(j);
+    const cJSON *acc_obj = cJSON_GetObjectItemCaseSensitive(j, "accounting");
+    assert_non_null(acc_obj);
+    assert_true(num(acc_obj, "steps") == 14063); /* --epochs 60 of 60000 / 256 */
     cJSON_Delete(j);
     expect_error("calibrate --solve-for steps --epsilon 1 --delta 1e-5 --batch-size 3 "
                  "--dataset-size 10 --noise-multiplier 1", "noise multiplier only");
