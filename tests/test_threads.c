@@ -9,8 +9,8 @@
  *   a noise calibration, a PLD epsilon on a coarse grid, parsing and verifying an example
  *   profile, an LMO run's epsilon and a direction fill.
  * The mix is first run alone and its answers checked against published or independently
- * computed values; then THREADS threads, each with its own context, run it ROUNDS times,
- * all at once, and every answer must be bit-identical to the single-threaded one. Under the
+ * computed values; then THREADS (8) threads, each with its own context, run it ROUNDS times
+ * (4; 2 in the sanitizer build, where a mix costs about 3 times as much), all at once, and every answer must be bit-identical to the single-threaded one. Under the
  * ASan build (make test-asan) this also checks the concurrent runs for memory errors. */
 #include <pthread.h>
 #include <stdlib.h>
