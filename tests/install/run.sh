@@ -13,6 +13,7 @@ build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); work=$3; cc=$4; cflags=${5:-}
 rm -rf "$work"; mkdir -p "$work"; work=$(cd "$work" && pwd)
 P=$work/prefix
 fail() { echo "install_consumer: $*" >&2; exit 1; }
+command -v pkg-config > /dev/null || fail "pkg-config not found (Debian: apt-get install pkgconf)"
 
 cmake --install "$build" --prefix "$P" > "$work/install.log" || fail "cmake --install failed"
 for f in include/dpzo/dpzo.h include/dpzo/status.h lib/pkgconfig/dpzo.pc \
