@@ -44,11 +44,18 @@ typedef struct {
     double prof_eps, prof_order, prof_ratio;
     double lmo_eps, lmo_est, lmo_order, lmo_eps0;
     float dir[DIR_N];
+    double shared_rdp_eps, shared_pld_upper; /* from the events every thread shares */
+    float shared_dir[64];
     dpzo_status first_error; /* DPZO_OK when every call succeeded */
     char errmsg[256];
 } mix_result;
 
 static const char *profile_path = DPZO_SOURCE_DIR "/docs/examples/profile-gaussian.json";
+
+/* Objects made once and then only read, through const pointers, by every thread at once
+ * (status.h: const objects may be shared). */
+static const dpzo_event *shared_rdp_event, *shared_pld_event;
+static dpzo_dir shared_dir;
 
 static void note(mix_result *m, dpzo_ctx *ctx, dpzo_status st)
 {
@@ -136,6 +143,38 @@ static void run_mix(dpzo_ctx *ctx, mix_result *m)
     note(m, ctx, st);
     if (st == DPZO_OK)
         dpzo_dir_fill(&d, 3, DIR_N, m->dir);
+
+    /* the shared, read-only objects */
+    memset(&r, 0, sizeof r);
+    note(m, ctx, dpzo_event_epsilon(ctx, shared_rdp_event, 1e-6, NULL, &r));
+    m->shared_rdp_eps = r.epsilon;
+    memset(&pr, 0, sizeof pr);
+    note(m, ctx, dpzo_pld_epsilon(ctx, shared_pld_event, 1e-6, &po, &pr));
+    m->shared_pld_upper = pr.epsilon_upper;
+    dpzo_dir_fill(&shared_dir, 1000, 64, m->shared_dir);
+}
+
+static int make_shared(void **state)
+{
+    (void)state;
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    if (ctx == NULL)
+        return 1;
+    shared_rdp_event = dpzo_event_self_composed(
+        ctx, dpzo_event_poisson_sampled(ctx, 0.02, dpzo_event_gaussian(ctx, 1.3)), 500);
+    shared_pld_event = dpzo_event_self_composed(
+        ctx, dpzo_event_poisson_sampled(ctx, 0.02, dpzo_event_gaussian(ctx, 1.3)), 500);
+    dpzo_status st = dpzo_dir_init(ctx, &shared_dir, DPZO_DIR_GAUSSIAN, 42, 3, 0, 1u << 20, 0);
+    dpzo_ctx_free(ctx);
+    return shared_rdp_event == NULL || shared_pld_event == NULL || st != DPZO_OK;
+}
+
+static int free_shared(void **state)
+{
+    (void)state;
+    dpzo_event_free((dpzo_event *)shared_rdp_event);
+    dpzo_event_free((dpzo_event *)shared_pld_event);
+    return 0;
 }
 
 static mix_result reference;
@@ -169,6 +208,9 @@ static void test_single_thread(void **state)
     for (int i = 0; i < DIR_N; i++)
         s += (double)reference.dir[i] * reference.dir[i];
     assert_rel(s / DIR_N, 1.0 / 100003, 0.1);
+    /* the shared event: PLD's proven upper end is below RDP's */
+    assert_true(reference.shared_pld_upper > 0 &&
+                reference.shared_pld_upper <= reference.shared_rdp_eps);
 }
 
 typedef struct {
@@ -227,5 +269,5 @@ int main(void)
         cmocka_unit_test(test_single_thread),
         cmocka_unit_test(test_threads_agree),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, make_shared, free_shared);
 }
