@@ -7,10 +7,13 @@
  * threads, the profile parser and checksum, the Philox direction generator):
  *   RDP epsilon (certified) of TF Privacy's MNIST run, certified RDP of one sampled Gaussian,
  *   a noise calibration, a PLD epsilon on a coarse grid, parsing and verifying an example
- *   profile, an LMO run's epsilon and a direction fill.
+ *   profile, an LMO run's epsilon and a direction fill; and, on objects made once and
+ *   shared by every thread through const pointers, an RDP and a PLD epsilon of one event
+ *   and a fill of one direction.
  * The mix is first run alone and its answers checked against published or independently
  * computed values; then THREADS (8) threads, each with its own context, run it ROUNDS times
- * (4; 2 in the sanitizer build, where a mix costs about 3 times as much), all at once, and every answer must be bit-identical to the single-threaded one. Under the
+ * (4; 2 in the sanitizer build, where a mix costs about 3 times as much), all at once, and
+ * every answer must be bit-identical to the single-threaded one. Under the
  * ASan build (make test-asan) this also checks the concurrent runs for memory errors. */
 #include <pthread.h>
 #include <stdlib.h>
