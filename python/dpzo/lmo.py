@@ -17,6 +17,8 @@ import ctypes
 import math
 import numbers
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -809,10 +811,21 @@ def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
             raised.append(e)
             stop.value = 1
 
+    def on_sigint(_signum: int, _frame: Any) -> None:
+        # Ctrl-C while the library runs: Python runs this handler when the library next
+        # calls on_progress (a KeyboardInterrupt raised there would be lost in ctypes)
+        if not raised:
+            raised.append(KeyboardInterrupt())
+        stop.value = 1
+
     cb = _PROGRESS(on_progress)
     o.progress = cb
     o.interrupt = ctypes.pointer(stop)
     g = _Grid(grid)
+    old_handler: Any = None
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        old_handler = signal.signal(signal.SIGINT, on_sigint)
     try:
         r = _CSearchResult()
         st = _search(_lib.ctx(), g.ptr, ctypes.byref(o), ctypes.byref(r))
@@ -821,6 +834,8 @@ def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
         _lib.check(st)
         grid_name = g.name
     finally:
+        if old_handler is not None:
+            signal.signal(signal.SIGINT, old_handler)
         g.close()
     winner = Lmo._from_c(r.lmo)
     eps0: Optional[float] = None

@@ -15,8 +15,8 @@ from __future__ import annotations
 import ctypes
 import math
 import os
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _lib
 from ._lib import call, fn

@@ -8,6 +8,7 @@ import json
 import math
 import pathlib
 import re
+import signal
 import subprocess
 from typing import Any, Dict, List
 
@@ -321,7 +322,7 @@ def test_search_finds_the_released_pick() -> None:
     assert prof.epsilon_bound.startswith("paper-claim") and not prof.verify().ok
 
 
-def test_search_errors_and_stop() -> None:
+def test_search_errors_and_stop(tmp_path: pathlib.Path) -> None:
     with pytest.raises(dpzo.Error) as e:
         dpzo.lmo_search(epsilon=1e-3, delta=1e-10, grid=TINY, steps=192, threads=1)
     assert e.value.status_name == "infeasible"
@@ -345,6 +346,28 @@ def test_search_errors_and_stop() -> None:
         dpzo.lmo_search(epsilon=3, delta=1e-10, grid="paper-script", sampling_rate=SST2_Q,
                         steps=192, threads=1, progress=progress)
     assert seen
+
+    # Ctrl-C during the search (a SIGINT while the library runs) stops it with
+    # KeyboardInterrupt, and the checkpoint resumes it to the uninterrupted answer
+    grid = {"gamma_weight": [0.1, 0.2, 0.3, 0.4], "exp_weight": [0.1, 0.2, 0.3, 0.4],
+            "uniform_weight": [0.1, 0.2, 0.3, 0.4], "gamma": [[0.5, 1], [1, 2]],
+            "exp_rate": [5], "uniform": [[1, 2]]}
+    run: Dict[str, Any] = dict(epsilon=3, delta=1e-10, grid=grid, sampling_rate=SST2_Q,
+                               steps=192, threads=1)
+    calls: List[str] = []
+
+    def ctrl_c(phase: str, frac: float, eta: float) -> None:
+        calls.append(phase)
+        signal.raise_signal(signal.SIGINT)
+
+    ck = str(tmp_path / "search.ckpt")
+    with pytest.raises(KeyboardInterrupt):
+        dpzo.lmo_search(progress=ctrl_c, checkpoint=ck, **run)
+    assert len(calls) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    resumed = dpzo.lmo_search(checkpoint=ck, **run)
+    whole = dpzo.lmo_search(**run)
+    assert resumed.resumed and not whole.resumed
+    assert (resumed.index, resumed.epsilon) == (whole.index, whole.epsilon)
 
 
 def test_bad_inputs() -> None:
