@@ -392,3 +392,18 @@ def test_bad_inputs() -> None:
         dpzo.lmo_epsilon(n, delta=1e-5, clip="l1", bound="exact")
     with pytest.raises(dpzo.Error, match="sensitivity"):
         n.sample(3, sensitivity=0)
+
+
+def test_threads_get_the_single_threaded_answers() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    jobs = [(lmo(p), q) for p in RELEASED.values() for q in (0.01,)]
+
+    def one(job: Any) -> Any:
+        n, q = job
+        return (dpzo.lmo_epsilon(n, delta=1e-8, sampling_rate=q, steps=100).epsilon,
+                n.eps0(2.0), n.rdp([2, 8], bound="exact").upper)
+
+    serial = [one(j) for j in jobs]
+    with ThreadPoolExecutor(4) as ex:
+        assert list(ex.map(one, jobs)) == serial
