@@ -53,6 +53,8 @@ const char *args_nearest(const opt_spec *specs, const char *name, size_t len)
 {
     /* a suggestion only when it is plausibly a typo: at most a third of the name's letters
      * differ (at least 1, at most 3), and no other option is as close */
+    if (len < 3) /* -x is no typo of -o */
+        return NULL;
     size_t limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
     const char *best = NULL;
     size_t best_d = limit + 1;

@@ -25,7 +25,8 @@ int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out);
 /* Edit distance (insertions, deletions, substitutions, swaps of neighbours). */
 size_t args_edit_distance(const char *a, size_t na, const char *b, size_t nb);
 /* The option of `specs` nearest to name[0..len), or NULL when none is close (at most a
- * third of the letters, 1 to 3, differ) or two are equally close. */
+ * third of the letters, 1 to 3, differ), two are equally close, or name is shorter than
+ * 3 letters. */
 const char *args_nearest(const opt_spec *specs, const char *name, size_t len);
 /* "unknown WHAT 'word'; did you mean CHOICE?" (or "(HINT)" when none is close) on stderr;
  * choices ends with NULL. Returns 2. */

@@ -581,7 +581,8 @@ static void test_suggestions(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_error(cases[i][0], cases[i][1]);
-    static const char *const far[] = {"epsilon --zzzzzzzz 1", "calibrate -x 1", "frobnicate"};
+    static const char *const far[] = {"epsilon --zzzzzzzz 1", "calibrate -x 1", "frobnicate",
+                                      "lmo search -x 1"};
     for (size_t i = 0; i < sizeof far / sizeof *far; i++) {
         expect_error(far[i], "unknown");
         run_result *r = run(far[i]);
