@@ -8,16 +8,22 @@
 const char *progress_format(char *buf, size_t size, size_t width, const char *label,
                             size_t done, size_t total, const char *what, double elapsed)
 {
-    char count[64] = "";
+    char head[96], tail[48];
     if (total > 0)
-        snprintf(count, sizeof count, " %zu/%zu", done, total);
-    snprintf(buf, size, "%s:%s %s (%.0f s)", label, count, what, elapsed);
-    /* one terminal line at most: a wrapped line cannot be overwritten with \r */
-    if (width + 1 < size && strlen(buf) > width) {
-        if (width >= 3)
-            memcpy(buf + width - 3, "...", 3);
-        buf[width] = '\0';
-    }
+        snprintf(head, sizeof head, "%s: %zu/%zu ", label, done, total);
+    else
+        snprintf(head, sizeof head, "%s: ", label);
+    snprintf(tail, sizeof tail, " (%.0f s)", elapsed);
+    /* one terminal line at most (a wrapped line cannot be overwritten with \r): the
+     * item's name is cut, the count and the elapsed time stay */
+    size_t fixed = strlen(head) + strlen(tail), room = width > fixed ? width - fixed : 0;
+    size_t wl = strlen(what);
+    if (wl <= room)
+        snprintf(buf, size, "%s%s%s", head, what, tail);
+    else if (room >= 3)
+        snprintf(buf, size, "%s%.*s...%s", head, (int)(room - 3), what, tail);
+    else
+        snprintf(buf, size, "%s%s", head, tail + 1);
     return buf;
 }
 

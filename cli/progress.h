@@ -33,8 +33,8 @@ void progress_step(cli_progress *p, size_t done, size_t total, const char *what)
 /* Clears the line and stops the ticker. */
 void progress_end(cli_progress *p);
 
-/* The line's text, at most `width` characters (not counting the NUL):
- * "LABEL: DONE/TOTAL WHAT (S s)"; exposed for the tests. Returns buf. */
+/* The line's text: "LABEL: DONE/TOTAL WHAT (S s)", WHAT cut with "..." so that the line
+ * fits in `width` characters (when the rest does). Returns buf. */
 const char *progress_format(char *buf, size_t size, size_t width, const char *label,
                             size_t done, size_t total, const char *what, double elapsed);
 

@@ -635,6 +635,26 @@ static void test_progress(void **state)
     if (first == NULL || erase == NULL || first > erase)
         fail_msg("no progress line, or not erased before the results: '%.300s'", r->out);
     assert_null(strstr(erase + 4, "\033[K")); /* nothing after the results */
+    /* on a 50-column terminal each progress line fits in 49 characters: the claim's name
+     * is cut, the count and the elapsed time stay */
+    snprintf(line, sizeof line,
+             "script -qec 'stty cols 50; %s audit --noise-multiplier 2.1 --batch-size 64 "
+             "--dataset-size 100000 --sampling poisson --epochs 10 --epsilon 1 --delta 1e-5 "
+             "--brief --no-calibrate --name \"a claim with a name much longer than the "
+             "terminal is wide\"' /dev/null", DPZO_CLI);
+    r = run_sh(line);
+    assert_int_equal(r->status, 0);
+    int lines = 0;
+    for (const char *p = strstr(r->out, "\rdpzo audit: 0/1 claims, a claim"); p != NULL;
+         p = strstr(p + 1, "\rdpzo audit: ")) {
+        const char *end = strstr(p, "\033[K");
+        assert_non_null(end);
+        if (!(end - p - 1 <= 49 && strncmp(end - 3, " s)", 3) == 0 && strstr(p, "...") < end))
+            fail_msg("progress line of %d characters: '%.*s'", (int)(end - p - 1),
+                     (int)(end - p - 1), p + 1);
+        lines++;
+    }
+    assert_true(lines >= 1);
     snprintf(line, sizeof line, "script -qec '%s %s --json' /dev/null", DPZO_CLI, cal);
     r = run_sh(line);
     assert_int_equal(r->status, 0);
