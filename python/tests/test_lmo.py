@@ -4,6 +4,7 @@ released pick, and the command line's --json."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 import pathlib
@@ -308,6 +309,29 @@ def test_tiny_search_matches_cli(extra: Dict[str, Any], cli_path: str,
         d.pop("provenance")
         d.pop("sha256")
     assert prof == cli
+
+
+def test_search_grid_file_and_profile_file(tmp_path: pathlib.Path) -> None:
+    grid = dict(TINY, uniform_weight=[0.4], gamma=[[0.5, 1]])
+    f = tmp_path / "small.json"
+    f.write_text(json.dumps(grid))
+    kw: Dict[str, Any] = dict(epsilon=0.9, delta=1e-8, sampling_rate=0.01, steps=300,
+                              objective="variance", threads=1)
+    a = dpzo.lmo_search(grid=f, **kw)
+    b = dpzo.lmo_search(grid=grid, **kw)
+    assert a == dataclasses.replace(b, seconds=a.seconds)
+    points = lmo_grid(grid)
+    assert len(points) == 4 and lmo_grid(f) == points
+    # the winner is the feasible point of least variance, point by point
+    feasible = [p for p in points
+                if dpzo.lmo_epsilon(p, delta=1e-8, sampling_rate=0.01, steps=300).epsilon <= 0.9]
+    assert 0 < len(feasible) < 4   # the target binds: the least variance overall is ruled out
+    assert min(p.stats().variance for p in points) < a.variance
+    assert a.objective_value == a.variance == min(p.stats().variance for p in feasible)
+    prof = a.profile(command="test", created="2026-11-21T12:00:00Z")
+    saved = prof.save(tmp_path / "lmo-profile.json")
+    assert saved == prof and dpzo.Profile.load(tmp_path / "lmo-profile.json") == prof
+    assert prof.lmo == a.lmo and prof.eps0 == a.lmo.eps0() and prof.verify().ok
 
 
 def test_search_finds_the_released_pick() -> None:
