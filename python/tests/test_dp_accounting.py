@@ -111,7 +111,7 @@ def test_dp_accounting_fractional_order_is_high_dpzo_is_right() -> None:
 
 
 def test_pld_random_events() -> None:
-    for ev in _random_events(7, 8, 150):
+    for ev in _random_events(7, 6, 100):
         a = PLDAccountant().compose(ev).get_epsilon(1e-5)
         e = DpzoAccountant("pld").compose(ev).epsilon(1e-5)
         assert e.lower is not None and e.lower <= e.epsilon
@@ -134,7 +134,7 @@ def test_mnist_pld_and_delta() -> None:
 
 
 def test_without_replacement_replace_one() -> None:
-    for n, b, s, T in [(60000, 256, 1.1, 1000), (1000, 10, 1.0, 100), (50000, 500, 2.0, 3000)]:
+    for n, b, s, T in [(60000, 256, 1.1, 1000), (1000, 10, 1.0, 100)]:
         ev = E.SelfComposedDpEvent(E.SampledWithoutReplacementDpEvent(n, b, E.GaussianDpEvent(s)),
                                    T)
         a = RdpAccountant(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
