@@ -324,6 +324,29 @@ static void clean_stale(int dfd, const char *base)
     closedir(d);
 }
 
+/* The process's umask, read without changing it: umask(2) can only be read by setting it,
+ * which would race with files that other threads create meanwhile (the library is called
+ * from several threads). Linux reports it in /proc/self/status (4.7 and later); where that
+ * line is missing, the most restrictive mask (077) is assumed: a new file is then private,
+ * never more open than the user asked for. */
+static mode_t process_umask(void)
+{
+    mode_t um = 077;
+    FILE *f = fopen("/proc/self/status", "re");
+    if (f == NULL)
+        return um;
+    char line[256];
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned v;
+        if (sscanf(line, "Umask: %o", &v) == 1) {
+            um = (mode_t)(v & 0777);
+            break;
+        }
+    }
+    fclose(f);
+    return um;
+}
+
 static int write_replace(const target *t, const char *path, const char *what,
                          const unsigned char *buf, size_t n, unsigned flags, char *err,
                          size_t errlen)
@@ -368,11 +391,8 @@ static int write_replace(const target *t, const char *path, const char *what,
             /* not permitted: it stays ours */
         }
     }
-    if (!bad) {
-        mode_t um = umask(0);
-        umask(um);
-        bad = fchmod(fd, t->kind == 1 ? mode : (mode & ~um)) != 0;
-    }
+    if (!bad)
+        bad = fchmod(fd, t->kind == 1 ? mode : (mode & ~process_umask())) != 0;
     bad = bad || fsync(fd) != 0;
     if (bad)
         e = errno;

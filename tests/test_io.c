@@ -110,6 +110,13 @@ static void test_write_new_and_replace(void **state)
     assert_int_equal(sb.st_size, 4);
     const char *keep[] = {"a.json"};
     assert_int_equal(strays(keep, 1), 0);
+    /* a new file under another umask: 0644 & ~027 (read from /proc, umask left unchanged) */
+    umask(027);
+    assert_int_equal(dpzo_io_write_file(at("b.json"), "test", "b", 1, 0, err, sizeof err), 0);
+    assert_int_equal(stat(at("b.json"), &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    assert_int_equal(umask(027), 027);
+    unlink(at("b.json"));
     umask(um);
     unlink(at("a.json"));
 }
