@@ -66,6 +66,15 @@ def _count(name: str, value: Any, *, minimum: int = 0) -> int:
     return v
 
 
+def _uint(name: str, value: Any, *, minimum: int = 0) -> int:
+    """A count passed as a C unsigned int (32 bits): larger values are refused here, not
+    wrapped."""
+    v = _count(name, value, minimum=minimum)
+    if v >= 2 ** 32:
+        raise Error(f"{name} must be below 2^32, got {v}")
+    return v
+
+
 def _choice(name: str, value: Any, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise Error(f"{name} must be one of {', '.join(repr(o) for o in options)}, "
@@ -439,7 +448,7 @@ def _account_options(sensitivity: float, bound: str, sampling: str, q: float, ba
     o.steps = steps
     o.delta = delta
     if max_order is not None:
-        o.max_order = _count("max_order", max_order, minimum=2)
+        o.max_order = _uint("max_order", max_order, minimum=2)
     o.vector_l1 = 1 if clip == "l1" else 0
     return o
 
@@ -786,7 +795,7 @@ def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
     o.pld = 1 if acc == "pld" else 0
     o.account = _account_options(sens, bd, kind, q, b, n, t, d, max_order, cl)
     if pld_max is not None:
-        o.pld_max = _count("pld_max", pld_max, minimum=1)
+        o.pld_max = _uint("pld_max", pld_max, minimum=1)
     if threads is not None:
         th = _count("threads", threads, minimum=1)
         if th > 64:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from . import _lib
 from ._lib import call, fn
 from .errors import Error
-from .lmo import (_CLmo, _c_free, _choice, _count, _real, _sampling, _text, Lmo)
+from .lmo import _CLmo, _c_free, _choice, _count, _real, _sampling, _text, _uint, Lmo
 
 if TYPE_CHECKING:
     from .lmo import LmoSearchResult
@@ -294,7 +294,7 @@ class Profile:
             c.lmo = self.lmo._c()
         c.sensitivity = _real("sensitivity", self.sensitivity)
         c.clip = text("clip", self.clip, 16)
-        c.queries_per_step = _count("queries_per_step", self.queries_per_step)
+        c.queries_per_step = _uint("queries_per_step", self.queries_per_step)
         c.accountant = text("accountant", self.accountant, 16)
         c.bound = text("bound", self.bound, 16)
         c.sampling = text("sampling", self.sampling, 16)
@@ -331,6 +331,8 @@ class Profile:
             c.grid = text("grid", self.grid, 64)
             c.grid_index = -1 if self.grid_index is None else _count("grid_index",
                                                                      self.grid_index)
+            if c.grid_index != (-1 if self.grid_index is None else self.grid_index):
+                raise Error(f"grid_index must be below 2^63, got {self.grid_index}")
         c.version = text("version", self.version, 16)
         c.command = text("command", self.command, 512)
         c.created = text("created", self.created, 32)

@@ -416,6 +416,11 @@ def test_bad_inputs() -> None:
         dpzo.lmo_epsilon(n, delta=1e-5, clip="l1", bound="exact")
     with pytest.raises(dpzo.Error, match="sensitivity"):
         n.sample(3, sensitivity=0)
+    # counts the C library takes as 32-bit unsigned are refused, not wrapped
+    with pytest.raises(dpzo.Error, match="8589934592"):
+        dpzo.lmo_epsilon(n, delta=1e-5, max_order=2 ** 33)
+    with pytest.raises(dpzo.Error, match="4096"):
+        dpzo.lmo_epsilon(n, delta=1e-5, max_order=5000)
 
 
 def test_threads_get_the_single_threaded_answers() -> None:
