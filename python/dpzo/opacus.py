@@ -258,17 +258,24 @@ class DpzoAccountant(IAccountant):
         return acc
 
 
-def _preset(kind: str) -> type:
-    return type(f"Dpzo{kind.capitalize()}Accountant", (DpzoAccountant,),
-                {"_default_kind": kind, "__module__": __name__,
-                 "__doc__": f"DpzoAccountant with accountant={kind!r} (registered as "
-                            f"'dpzo_{kind}')."})
+class DpzoRdpAccountant(DpzoAccountant):
+    """:class:`DpzoAccountant` with ``accountant="rdp"``: what ``"dpzo_rdp"`` builds."""
+
+    _default_kind = "rdp"
 
 
-#: DpzoAccountant presets, one per dpzo accountant: what :func:`register` registers.
-DpzoRdpAccountant = _preset("rdp")
-DpzoPldAccountant = _preset("pld")
-DpzoPrvAccountant = _preset("prv")
+class DpzoPldAccountant(DpzoAccountant):
+    """:class:`DpzoAccountant` with ``accountant="pld"``: what ``"dpzo_pld"`` builds."""
+
+    _default_kind = "pld"
+
+
+class DpzoPrvAccountant(DpzoAccountant):
+    """:class:`DpzoAccountant` with ``accountant="prv"``: what ``"dpzo_prv"`` builds."""
+
+    _default_kind = "prv"
+
+
 _PRESETS = {"dpzo_rdp": DpzoRdpAccountant, "dpzo_pld": DpzoPldAccountant,
             "dpzo_prv": DpzoPrvAccountant}
 __all__ += ["DpzoRdpAccountant", "DpzoPldAccountant", "DpzoPrvAccountant"]
