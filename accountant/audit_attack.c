@@ -39,7 +39,7 @@ static dpzo_status check_level(dpzo_ctx *ctx, const char *what, double level)
  * GSL's own CDF when its answer misses (it does so for some extreme arguments). */
 static double beta_quantile(double level, double a, double b)
 {
-    gsl_set_error_handler_off();
+    dpzo__gsl_quiet();
     double x = gsl_cdf_beta_Pinv(level, a, b);
     if (isfinite(x) && x >= 0.0 && x <= 1.0) {
         double p = gsl_cdf_beta_P(x, a, b);
@@ -288,7 +288,7 @@ dpzo_status dpzo_one_run_p_value(dpzo_ctx *ctx, uint64_t m, uint64_t r, uint64_t
         return dpzo__fail(ctx, DPZO_EINVAL, "epsilon must be finite and >= 0, got %g", epsilon);
     if (r > 4294967295u)
         return dpzo__fail(ctx, DPZO_EINVAL, "at most 2^32 - 1 guesses");
-    gsl_set_error_handler_off();
+    dpzo__gsl_quiet();
     *p = fmin(1.0, one_run_p(m, r, v, epsilon, delta));
     return DPZO_OK;
 }
@@ -302,7 +302,7 @@ dpzo_status dpzo_one_run_epsilon(dpzo_ctx *ctx, uint64_t m, uint64_t r, uint64_t
         return st;
     if (r > 4294967295u)
         return dpzo__fail(ctx, DPZO_EINVAL, "at most 2^32 - 1 guesses");
-    gsl_set_error_handler_off();
+    dpzo__gsl_quiet();
     double beta = 1.0 - confidence;
 #define BELOW(e) (one_run_p(m, r, v, (e), delta) * (1.0 + 1e-9) < beta)
     if (!BELOW(0.0)) {

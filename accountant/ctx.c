@@ -3,11 +3,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <gsl/gsl_errno.h>
 #include <mpfr.h>
 #include "internal.h"
 
+static pthread_once_t gsl_quiet_once = PTHREAD_ONCE_INIT;
+static void gsl_quiet_now(void) { gsl_set_error_handler_off(); }
+
+/* GSL's default error handler prints and aborts; the library never does either and checks
+ * every GSL status instead. The handler is process-wide state, so it is switched off once
+ * (not by each call, which raced between threads, if harmlessly) and never restored. */
+void dpzo__gsl_quiet(void) { pthread_once(&gsl_quiet_once, gsl_quiet_now); }
+
 dpzo_ctx *dpzo_ctx_new(void)
 {
+    dpzo__gsl_quiet();
     dpzo_ctx *ctx = calloc(1, sizeof *ctx);
     if (ctx != NULL)
         ctx->precision = 128;

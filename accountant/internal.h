@@ -19,6 +19,10 @@ struct dpzo_ctx {
 
 void dpzo__wor_table_free(struct dpzo__wor_table *t);
 
+/* Switches GSL's aborting error handler off, once per process (ctx.c); every function that
+ * calls GSL routines that may report an error calls it first. */
+void dpzo__gsl_quiet(void);
+
 /* Records a formatted message in ctx (if not NULL) and returns status. */
 dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

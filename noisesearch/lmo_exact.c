@@ -1200,10 +1200,9 @@ double dpzo__lmo_exact_quad(const dpzo_lmo *lmo, double C, double alpha, double 
     if (!w)
         return NAN;
     gsl_function f = {q_integrand, &q};
-    /* GSL's default handler aborts; integration failures are reported by status. The
-     * handler is process-wide state: noisesearch switches it off for good (never
-     * restores it), so concurrent searches cannot race on it (lmo_stats.c does the same) */
-    gsl_set_error_handler_off();
+    /* GSL's default handler aborts; integration failures are reported by status (the
+     * handler is switched off once per process: dpzo__gsl_quiet) */
+    dpzo__gsl_quiet();
     double r1 = 0, e1 = 0, r2 = 0, e2 = 0, r3 = 0, e3 = 0;
     int s1 = gsl_integration_qagil(&f, 0.0, 0.0, 1e-11, LIMIT, w, &r1, &e1);
     int s2 = gsl_integration_qags(&f, 0.0, C, 0.0, 1e-11, LIMIT, w, &r2, &e2);

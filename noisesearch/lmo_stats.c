@@ -37,7 +37,7 @@
  *             far enough out that e^{D(s1)} >= ~e^{-1/4}, so the negative correction
  *             cannot cancel the power-law term.
  *
- * GSL's error handler is switched off (gsl_set_error_handler_off) before the first
+ * GSL's error handler is switched off (dpzo__gsl_quiet, once per process) before the first
  * quadrature: the library must never abort; every GSL status is checked instead. */
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
@@ -206,7 +206,7 @@ dpzo_status dpzo_lmo_stats_compute(dpzo_ctx *ctx, const dpzo_lmo *lmo, double ga
     if (!(isfinite(gamma) && gamma > 0.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "usefulness gamma must be finite and > 0, got %g",
                           gamma);
-    gsl_set_error_handler_off();
+    dpzo__gsl_quiet();
     dpzo_lmo_stats r = {.gamma = gamma};
     r.mean_y = dpzo_lmo_dlog_mgf(lmo, 0.0);
     r.usefulness = -expm1(dpzo_lmo_log_mgf(lmo, -gamma));

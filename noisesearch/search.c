@@ -1055,7 +1055,7 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     }
     S.fingerprint = fingerprint(&S);
     S.pld_ratio = INFINITY; /* none seen yet: 1 / PLD_SCREEN */
-    gsl_set_error_handler_off(); /* once, before any worker thread runs GSL quadrature */
+    dpzo__gsl_quiet(); /* once, before any worker thread runs GSL quadrature */
     int loaded = load_checkpoint(&S, ctx);
     if (loaded < 0) {
         st = DPZO_EINVAL;
