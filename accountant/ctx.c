@@ -38,6 +38,8 @@ void dpzo_ctx_free(dpzo_ctx *ctx)
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
+void dpzo_free(void *ptr) { free(ptr); }
+
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }
 
 const char *dpzo_status_name(dpzo_status status)

@@ -47,7 +47,7 @@ void dpzo_claim_spec_init(dpzo_claim_spec *spec);
 
 /* Parses a claim file's text. `dir` is the directory that relative profile paths are
  * resolved against (NULL: the current one); `what` names the file in messages. *specs is
- * malloc'ed (free() it). DPZO_EPARSE for malformed files, DPZO_EINVAL for values out of
+ * malloc'ed (free() or dpzo_free() it). DPZO_EPARSE for malformed files, DPZO_EINVAL for values out of
  * range. */
 dpzo_status dpzo_claims_from_json(dpzo_ctx *ctx, const char *json, const char *dir,
                                   const char *what, dpzo_claim_spec **specs, size_t *n);

@@ -84,7 +84,7 @@ dpzo_status dpzo_profile_set_rdp(dpzo_ctx *ctx, dpzo_profile *p, const double *o
 dpzo_status dpzo_profile_validate(dpzo_ctx *ctx, const dpzo_profile *p);
 
 /* Validates p, fills p->sha256 (and p->created with the current UTC time when it is
- * empty) and returns the pretty-printed JSON (malloc'ed, no trailing newline). Numbers
+ * empty) and returns the pretty-printed JSON (malloc'ed: free() or dpzo_free() it; no trailing newline). Numbers
  * are written so that they read back as the same doubles. */
 dpzo_status dpzo_profile_to_json(dpzo_ctx *ctx, dpzo_profile *p, char **json);
 /* Parses and validates a profile (DPZO_EPARSE: not JSON, wrong format or schema version,

@@ -55,6 +55,12 @@ typedef struct dpzo_ctx dpzo_ctx;
 dpzo_ctx *dpzo_ctx_new(void);
 void dpzo_ctx_free(dpzo_ctx *ctx);
 
+/* Frees memory that a dpzo function returned for the caller to free (the JSON text of
+ * dpzo_profile_to_json, the claim arrays of dpzo_claims_from_json, ...). Use it rather
+ * than free() from another language or runtime: it is the allocator the library used.
+ * NULL is a no-op. */
+void dpzo_free(void *ptr);
+
 /* The message of the last failed call on this context ("" if none). */
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx);
 /* A short name for a status code, e.g. "invalid argument". */

@@ -29,15 +29,13 @@ from .errors import Error
 __all__ = ["Lmo", "LmoStats", "LmoRdp", "LmoEpsilon", "LmoSearchResult", "lmo_epsilon",
            "lmo_search", "lmo_grid"]
 
-_libc = ctypes.CDLL(None)
-_libc.free.restype = None
-_libc.free.argtypes = [ctypes.c_void_p]
+_dpzo_free = _lib.fn("dpzo_free", None, [ctypes.c_void_p])
 
 
 def _c_free(ptr: Any) -> None:
-    """Frees memory the C library malloc'ed for us (it uses the C runtime's allocator)."""
+    """Frees memory the C library allocated for us (dpzo_free: the library's allocator)."""
     if ptr:
-        _libc.free(ptr)
+        _dpzo_free(ptr)
 
 
 # ---- argument checks shared by profiles.py and audit.py --------------------------------
