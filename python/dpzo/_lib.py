@@ -9,7 +9,8 @@ Where the library is found, first match wins:
 1. ``$DPZO_LIBRARY``: the path of a ``libdpzo.so``;
 2. the copy installed with the package (``dpzo/lib/libdpzo.so*``, what ``pip install .`` puts
    there);
-3. a build folder of the source tree the package sits in (``build*/lib/libdpzo.so``);
+3. a build folder of the source tree the package sits in (``build*/lib/libdpzo.so``, not
+   a sanitizer or fuzz build; ``build`` first, then the most recently built);
 4. the system's (``ctypes.util.find_library("dpzo")``, e.g. after ``cmake --install``).
 
 Threads: the C library is safe to call from several threads with separate contexts; each
@@ -33,6 +34,17 @@ c_size_t_p = ctypes.POINTER(ctypes.c_size_t)
 _here = os.path.dirname(os.path.abspath(__file__))
 
 
+def _plain_build(folder: str) -> bool:
+    """False for sanitizer and fuzz builds: their library cannot be loaded into a Python
+    that was not started with the sanitizer's runtime (the process would abort)."""
+    try:
+        with open(os.path.join(folder, "CMakeCache.txt"), encoding="utf-8") as f:
+            cache = f.read()
+    except OSError:
+        return False
+    return "DPZO_SANITIZE:BOOL=ON" not in cache and "DPZO_FUZZ:BOOL=ON" not in cache
+
+
 def _candidates() -> list[str]:
     env = os.environ.get("DPZO_LIBRARY")
     if env:
@@ -40,7 +52,8 @@ def _candidates() -> list[str]:
     out = sorted(glob.glob(os.path.join(_here, "lib", "libdpzo.so*")))
     root = os.path.dirname(os.path.dirname(_here))  # python/dpzo -> repository root
     if os.path.isfile(os.path.join(root, "include", "dpzo", "dpzo.h")):
-        builds = glob.glob(os.path.join(root, "build*", "lib", "libdpzo.so"))
+        builds = [p for p in glob.glob(os.path.join(root, "build*", "lib", "libdpzo.so"))
+                  if _plain_build(os.path.dirname(os.path.dirname(p)))]
         # The main build first, then the most recently built.
         builds.sort(key=lambda p: (os.path.basename(os.path.dirname(os.path.dirname(p)))
                                    != "build", -os.path.getmtime(p)))
