@@ -13,7 +13,8 @@ PYVENV ?= $(BUILD)/venv
 PYTEST_ENV = DPZO_LIBRARY=$(abspath $(BUILD))/lib/libdpzo.so DPZO_CLI=$(abspath $(BUILD))/bin/dpzo \
              PYTHONPATH=$(CURDIR)/python
 
-.PHONY: all deps configure build demo test test-c test-python pyenv test-asan fuzz-build fuzz bench clean
+.PHONY: all deps configure build install demo test test-c test-python pyenv test-asan fuzz-build \
+        fuzz bench clean
 
 all: build
 
@@ -27,6 +28,12 @@ configure: deps $(BUILD)/CMakeCache.txt
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# `make install PREFIX=/opt/dpzo` (docs/install.md): headers, libdpzo.so, dpzo.pc, the CMake
+# package and the CLI.
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 demo: build
 	BUILD=$(BUILD) bash scripts/demo.sh
