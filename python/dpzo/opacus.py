@@ -159,9 +159,6 @@ class DpzoAccountant(IAccountant):
         them), ``eps_error`` and ``delta_error`` (PRV only) override the constructor's
         options for this call. Other keyword arguments are ignored, as Opacus's accountants
         ignore them (``make_private_with_epsilon`` forwards its own)."""
-        if not self.history:
-            _real("delta", delta)
-            return 0.0
         return float(self.epsilon(delta, alphas=alphas, eps_error=eps_error,
                                   delta_error=delta_error))
 
@@ -221,10 +218,7 @@ class DpzoAccountant(IAccountant):
                           alphas: Optional[Sequence[float]] = None
                           ) -> Tuple[float, Optional[float]]:
         """``(epsilon, order)`` as Opacus's RDPAccountant returns them; the order is
-        ``None`` for PLD/PRV (and before the first step the answer is ``(0.0, None)``)."""
-        if not self.history:
-            _real("delta", delta)
-            return 0.0, None
+        ``None`` for PLD/PRV."""
         e = self.epsilon(delta, alphas=alphas)
         return e.epsilon, e.order
 

@@ -50,8 +50,11 @@ def test_is_an_opacus_accountant() -> None:
     assert DpzoAccountant("pld").mechanism() == "dpzo_pld"
     assert DpzoPldAccountant().mechanism() == "dpzo_pld"
     assert DpzoAccountant("prv").kind == "prv"
-    # before any step, as Opacus's accountants answer
+    # before any step, as Opacus's accountants answer; delta is still checked
     assert acc.get_epsilon(1e-5) == 0.0 and len(acc) == 0
+    assert DpzoAccountant("pld").get_epsilon(1e-5) == 0.0
+    with pytest.raises(dpzo.Error, match="delta"):
+        acc.get_epsilon(2.0)
 
 
 @pytest.mark.parametrize("sigma,q,steps", SETTINGS)
