@@ -43,3 +43,10 @@ python3 bench/report_lmo.py "$out/replica_lmo.json" "$out/ours_lmo.json" | tee "
 # Zeroth-order training step against its two forward passes (Fashion-MNIST).
 build/bin/dpzo-bench-zo > "$out/ours_zo.jsonl"
 python3 bench/report_zo.py "$out/ours_zo.jsonl" | tee "$out/report_zo.md"
+
+# Python package call overhead: dpzo.epsilon / dpzo.calibrate against the C library, the CLI,
+# dp_accounting and Opacus (bench/python_overhead.py; needs the dpzo_shared target, and
+# dp-accounting and opacus with torch for its anchor rows, which it reports as not run
+# otherwise).
+PYTHONPATH=python DPZO_LIBRARY=build/lib/libdpzo.so python3 bench/python_overhead.py \
+    --cli build/bin/dpzo --out "$out/python_overhead.md"
