@@ -233,6 +233,9 @@ def test_get_noise_multiplier_epochs_and_errors() -> None:
         get_noise_multiplier(**base, steps=10, frobnicate=1)
     with pytest.raises(dpzo.Error, match="epsilon_tolerance"):
         get_noise_multiplier(**base, steps=10, epsilon_tolerance=0.0)
+    with pytest.raises(dpzo.Error, match="epsilon"):
+        get_noise_multiplier(target_epsilon=-1.0, target_delta=1e-5, sample_rate=0.01,
+                             steps=10)
 
 
 def _tiny_training(engine, steps: int):
@@ -255,17 +258,18 @@ def _tiny_training(engine, steps: int):
         torch.nn.functional.cross_entropy(model(xb), yb).backward()
         opt.step()
         done += 1
-    return done
+    return done, model
 
 
-def test_privacy_engine_end_to_end() -> None:
+def test_privacy_engine_end_to_end(tmp_path) -> None:
     """The two supported seams: assign the accountant after constructing the engine, or
-    register dpzo's names and pass one to PrivacyEngine."""
+    register dpzo's names and pass one to PrivacyEngine. Opacus's checkpoints carry it."""
+    import torch
     from opacus import PrivacyEngine
 
     engine = PrivacyEngine()
     engine.accountant = DpzoAccountant()
-    steps = _tiny_training(engine, 5)
+    steps, model = _tiny_training(engine, 5)
     assert steps == 5 and len(engine.accountant) == 5
     assert engine.accountant.history == [(1.3, 0.1, 5)]  # q = 1 / len(loader) = 20/200
     eps = engine.get_epsilon(1e-5)
@@ -273,6 +277,12 @@ def test_privacy_engine_end_to_end() -> None:
                                delta=1e-5).epsilon
     eps_o, _ = _opacus_rdp(engine.accountant.history, 1e-5)
     assert eps <= eps_o * (1 + 1e-12)
+    path = tmp_path / "ckpt.pt"
+    engine.save_checkpoint(path=path, module=model)
+    saved = torch.load(path, weights_only=True)["privacy_accountant_state_dict"]
+    resumed = DpzoAccountant()
+    resumed.load_state_dict(saved)
+    assert resumed.history == [(1.3, 0.1, 5)] and resumed.get_epsilon(1e-5) == eps
 
     register()
     register()  # again: nothing changes
