@@ -162,7 +162,8 @@ class DpzoAccountant(PrivacyAccountant):
     ``ADD_OR_REMOVE_ONE`` (default; Poisson sampling) or ``REPLACE_ONE`` (sampling without
     replacement); ``REPLACE_SPECIAL`` is refused (dpzo proves nothing for it). ``options``
     go to the dpzo accountant: ``orders``/``conversion`` (RDP; ``orders="dp_accounting"``
-    is dp_accounting's RdpAccountant grid), ``grid``/``memory_limit`` (PLD),
+    is dp_accounting's RdpAccountant grid), ``grid`` (alias
+    ``value_discretization_interval``, PLDAccountant's name) and ``memory_limit`` (PLD),
     ``eps_error``/``delta_error``/``memory_limit`` (PRV).
 
     ``get_epsilon`` and ``get_delta`` return the proven upper bounds as floats;
@@ -180,6 +181,11 @@ class DpzoAccountant(PrivacyAccountant):
                         "without replacement) only")
         super().__init__(neighboring_relation)
         self.kind: str = accountant.lower()
+        if "value_discretization_interval" in options:  # dp_accounting PLDAccountant's name
+            if self.kind != "pld" or "grid" in options:
+                raise Error("value_discretization_interval is the PLD grid: give it once, "
+                            "with accountant='pld'")
+            options["grid"] = options.pop("value_discretization_interval")
         try:
             self._acc = _KINDS[self.kind](**options)
         except TypeError as e:  # an option this accountant does not take

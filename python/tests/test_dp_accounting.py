@@ -123,6 +123,11 @@ def test_mnist_pld_and_delta() -> None:
     a = PLDAccountant().compose(MNIST).get_epsilon(1e-5)
     e = DpzoAccountant("pld").compose(MNIST).epsilon(1e-5)
     assert e.lower <= a <= e.epsilon  # 2.37181 <= 2.38178 <= 2.38179
+    coarse = DpzoAccountant("pld", value_discretization_interval=1e-3).compose(MNIST)
+    c = coarse.epsilon(1e-5)  # PLDAccountant's keyword: a coarser grid, a wider interval
+    assert c.lower <= e.lower and c.epsilon >= e.epsilon and c.epsilon - c.lower > 1e-3
+    with pytest.raises(dpzo.Error, match="value_discretization_interval"):
+        DpzoAccountant("rdp", value_discretization_interval=1e-3)
     rdp = DpzoAccountant().compose(MNIST)
     d = rdp.get_delta(2.0)
     assert d <= RdpAccountant().compose(MNIST).get_delta(2.0) * (1 + 1e-9)
