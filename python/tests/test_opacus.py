@@ -138,6 +138,14 @@ def test_tight_accountants_not_above_opacus_prv() -> None:
         assert e.epsilon <= eps_o * 1.01
         assert acc.get_epsilon(1e-5) == e.epsilon
         assert e.epsilon < rdp.get_epsilon(1e-5)  # tight beats RDP here
+    # PRV's error targets per call, as Opacus's PRVAccountant.get_epsilon takes them
+    prv = DpzoAccountant("prv")
+    prv.history = list(history)
+    fine, coarse = prv.epsilon(1e-5), prv.epsilon(1e-5, eps_error=0.2)
+    assert coarse.lower <= fine.lower <= fine.epsilon <= coarse.epsilon
+    assert prv.get_epsilon(1e-5, eps_error=0.2) == coarse.epsilon
+    with pytest.raises(dpzo.Error, match="eps_error"):
+        rdp.get_epsilon(1e-5, eps_error=0.2)
 
 
 def test_state_dict_round_trip_and_opacus_checkpoints() -> None:
