@@ -209,31 +209,25 @@ int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size
         return 2;
     if (!(ep >= 0.0))
         return cli_usage_error("--epochs must be >= 0, got %s", e);
+    if (size > 0 && batch == 0)
+        return cli_usage_error("--epochs needs --batch-size >= 1 (an epoch is N / B steps)");
+    if (size == 0 && !(q > 0.0))
+        return cli_usage_error("--epochs needs a sampling rate > 0 (an epoch is 1 / Q steps)");
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    if (ctx == NULL)
+        return cli_usage_error("out of memory");
+    dpzo_status st = dpzo_steps_from_epochs(ctx, ep, q, batch, size, steps);
+    if (st != DPZO_OK) {
+        int rc = cli_usage_error("--epochs %s: %s", e, dpzo_ctx_errmsg(ctx));
+        dpzo_ctx_free(ctx);
+        return rc;
+    }
+    dpzo_ctx_free(ctx);
     if (size > 0) {
-        if (batch == 0)
-            return cli_usage_error("--epochs needs --batch-size >= 1 (an epoch is N / B steps)");
-        if (ep == floor(ep) && ep <= 0x1p53) {
-            /* whole epochs: exact in integers, ceil(E N / B) */
-            __extension__ typedef unsigned __int128 u128; /* E N < 2^106: no overflow */
-            u128 num = (u128)(uint64_t)ep * size;
-            u128 t128 = (num + batch - 1) / batch;
-            if (t128 > ((u128)1 << 53))
-                return cli_usage_error("--epochs %s of %llu / %llu is more than 2^53 steps", e,
-                                       (unsigned long long)size, (unsigned long long)batch);
-            *steps = (uint64_t)t128;
-        } else if (args_count_of("--epochs x N / B", (double)ceill((long double)ep * size
-                                                                     / batch),
-                                 steps)) {
-            return 2;
-        }
         snprintf(note, note_size, " (%s epochs of %llu / %llu, rounded up)", e,
                  (unsigned long long)size, (unsigned long long)batch);
         return 0;
     }
-    if (!(q > 0.0))
-        return cli_usage_error("--epochs needs a sampling rate > 0 (an epoch is 1 / Q steps)");
-    if (args_count_of("--epochs / sampling rate", (double)ceill((long double)ep / q), steps))
-        return 2;
     snprintf(note, note_size, " (%s epochs of 1 / %.10g, rounded up)", e, q);
     return 0;
 }

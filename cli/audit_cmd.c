@@ -178,16 +178,19 @@ static int inline_claim(dpzo_ctx *ctx, const parsed_args *a, int need_epsilon, c
             return 2;
         if (!(e > 0.0 && e < 1e12))
             return cli_usage_error("--epochs must be in (0, 1e12), got %s", v);
-        /* formed as a double and converted by args_count_of: a cast of a value beyond
-         * 2^64 (huge epochs over a tiny rate) would be undefined */
-        double s;
-        if (c->sampling == DPZO_SAMPLING_FULL)
-            s = ceil(e);
-        else if (c->batch_size > 0 && c->dataset_size > 0)
-            s = ceil(e * (double)c->dataset_size / (double)c->batch_size - 1e-9);
-        else
-            s = ceil(e / c->sampling_rate - 1e-9);
-        if (args_count_of("--epochs as steps", s, &c->steps))
+        /* the library's one rule (dpzo_steps_from_epochs), as in claim files */
+        int fixed = c->sampling != DPZO_SAMPLING_FULL && c->batch_size > 0
+                    && c->dataset_size > 0;
+        double q = c->sampling == DPZO_SAMPLING_FULL ? 1.0 : c->sampling_rate;
+        dpzo_ctx *ctx = dpzo_ctx_new();
+        if (ctx == NULL)
+            return cli_usage_error("out of memory");
+        int bad = dpzo_steps_from_epochs(ctx, e, q, fixed ? c->batch_size : 0,
+                                         fixed ? c->dataset_size : 0, &c->steps) != DPZO_OK;
+        if (bad)
+            cli_usage_error("--epochs %s: %s", v, dpzo_ctx_errmsg(ctx));
+        dpzo_ctx_free(ctx);
+        if (bad)
             return 2;
     }
     if ((v = args_get(a, "epsilon")) != NULL) {

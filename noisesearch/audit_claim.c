@@ -382,18 +382,19 @@ static dpzo_status parse_attack(const parser *p, const cJSON *a, dpzo_claim_spec
     return DPZO_OK;
 }
 
-static uint64_t steps_from_epochs(const dpzo_claim *c, double epochs)
+/* "epochs" as steps by the library's one rule (dpzo_steps_from_epochs): a full batch is
+ * one step an epoch, fixed batches ceil(E N / B), Poisson ceil(E / q). */
+static dpzo_status steps_from_epochs(const parser *p, dpzo_claim *c, double epochs)
 {
-    if (c->sampling == DPZO_SAMPLING_FULL)
-        return (uint64_t)ceil(epochs);
-    if (c->batch_size > 0 && c->dataset_size > 0) {
-        if (epochs == floor(epochs) && epochs * (double)c->dataset_size < 9e15) {
-            uint64_t num = (uint64_t)epochs * c->dataset_size;
-            return (num + c->batch_size - 1) / c->batch_size;
-        }
-        return (uint64_t)ceil(epochs * (double)c->dataset_size / (double)c->batch_size);
+    int fixed = c->sampling != DPZO_SAMPLING_FULL && c->batch_size > 0 && c->dataset_size > 0;
+    double q = c->sampling == DPZO_SAMPLING_FULL ? 1.0 : c->sampling_rate;
+    if (dpzo_steps_from_epochs(p->ctx, epochs, q, fixed ? c->batch_size : 0,
+                               fixed ? c->dataset_size : 0, &c->steps) != DPZO_OK) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", dpzo_ctx_errmsg(p->ctx));
+        return PFAIL(p, DPZO_EINVAL, "\"epochs\": %s", why);
     }
-    return (uint64_t)ceil(epochs / c->sampling_rate);
+    return DPZO_OK;
 }
 
 /* One claim object. *owned receives an allocation the claim's orders point into. */
@@ -446,7 +447,8 @@ static dpzo_status parse_claim(const parser *p, const cJSON *o, const char *dir,
     if (has_epochs) {
         if (!(epochs > 0.0 && epochs < 1e12))
             return PFAIL(p, DPZO_EINVAL, "\"epochs\" must be in (0, 1e12), got %g", epochs);
-        c->steps = steps_from_epochs(c, epochs);
+        if ((st = steps_from_epochs(p, c, epochs)))
+            return st;
     }
     if (c->steps < 1)
         return PFAIL(p, DPZO_EINVAL, "\"steps\" must be >= 1");

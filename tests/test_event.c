@@ -217,6 +217,47 @@ static void test_validation(void **state)
     assert_int_equal(dpzo_event_rdp(ctx, NULL, ORDERS, 1, &r), DPZO_EINVAL);
 }
 
+/* Epochs to steps: rounded up, exact for whole epochs of fixed batches. 60 / 0.01 is
+ * 5999.99999999999987... in long double (0.01 is slightly above 1/100): 6000, not 6001;
+ * 60 / (256 / 60000) = 14062.5 -> 14063; 60 x 60000 / 256 = 14062.5 -> 14063. */
+static void test_epochs(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const struct {
+        double epochs, q;
+        uint64_t batch, n, steps;
+    } ok[] = {{60, 0.01, 0, 0, 6000},
+              {60, 256.0 / 60000, 0, 0, 14063},
+              {60, 0, 256, 60000, 14063},
+              {0.5, 0, 256, 60000, 118},
+              {1, 0, 3, 10, 4},
+              {3, 0, 3, 9, 9},
+              {0, 0.5, 0, 0, 0},
+              {2.5, 1.0, 0, 0, 3},
+              {9007199254740992.0, 0, 1, 1, 9007199254740992ull},
+              {1e9, 0, 1, 9000000, 9000000000000000ull}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        uint64_t t = 7;
+        assert_ok(ctx, dpzo_steps_from_epochs(ctx, ok[i].epochs, ok[i].q, ok[i].batch, ok[i].n,
+                                              &t));
+        assert_int_equal(t, ok[i].steps);
+    }
+    const struct {
+        double epochs, q;
+        uint64_t batch, n;
+    } bad[] = {{-1, 0.5, 0, 0},  {NAN, 0.5, 0, 0}, {INFINITY, 0.5, 0, 0}, {1, 0, 0, 0},
+               {1, 1.5, 0, 0},   {1, NAN, 0, 0},   {1, 0, 0, 10},         {1, 0, 11, 10},
+               {1e20, 0.5, 0, 0}, {1e9, 0, 1, 10000000}, {1e300, 0, 3, 10}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint64_t t = 7;
+        assert_int_equal(
+            dpzo_steps_from_epochs(ctx, bad[i].epochs, bad[i].q, bad[i].batch, bad[i].n, &t),
+            DPZO_EINVAL);
+        assert_int_equal(t, 7);
+        assert_true(strlen(dpzo_ctx_errmsg(ctx)) > 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -227,6 +268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_large_composition, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_sigma_exact, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_validation, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_epochs, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests_name("event", tests, NULL, NULL);
 }

@@ -59,6 +59,16 @@ dpzo_event_kind dpzo_event_get_kind(const dpzo_event *event);
 /* A one-line description, e.g. "poisson(q=0.01, gaussian(sigma=1))"; truncated to size. */
 void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size);
 
+/* Training length: `epochs` passes over the data as a number of steps, rounded up so that
+ * never fewer steps are accounted than run. Poisson sampling at rate q (n = 0): an epoch is
+ * 1/q steps, steps = ceil(epochs / q) (long double). Batches of `batch` of `n` (n > 0, q
+ * ignored): steps = ceil(epochs n / batch), exact in integers for whole epochs. Fails
+ * (DPZO_EINVAL) for epochs < 0 or not finite, q outside (0, 1], batch outside [1, n], or
+ * more than 2^53 steps. The CLI's --epochs, claim files' "epochs" and Python's epochs=
+ * all use it. */
+dpzo_status dpzo_steps_from_epochs(dpzo_ctx *ctx, double epochs, double q, uint64_t batch,
+                                   uint64_t n, uint64_t *steps);
+
 /* One phase of a heterogeneous training schedule: `steps` Poisson-sampled
  * Gaussian steps at rate q with noise multiplier sigma. */
 typedef struct {
