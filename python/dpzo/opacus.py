@@ -142,11 +142,11 @@ class DpzoAccountant(IAccountant):
         """Records one optimizer step (Poisson sampling at ``sample_rate``)."""
         sigma = _real("noise_multiplier", noise_multiplier)
         q = _real("sample_rate", sample_rate)
-        _check_event(sigma, q)
         if self.history and self.history[-1][0] == sigma and self.history[-1][1] == q:
-            last = self.history.pop()
+            last = self.history.pop()  # checked when it was recorded
             self.history.append((last[0], last[1], last[2] + 1))
         else:
+            _check_event(sigma, q)
             self.history.append((sigma, q, 1))
 
     def get_epsilon(self, delta: float, alphas: Optional[Sequence[float]] = None, *,
