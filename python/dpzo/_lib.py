@@ -136,3 +136,17 @@ def check(status: int, what: Optional[str] = None) -> None:
 def call(f: Callable[..., int], *args: Any) -> None:
     """f(ctx, *args) for a function returning dpzo_status; raises dpzo.Error on failure."""
     check(f(ctx(), *args))
+
+
+_steps_from_epochs = fn("dpzo_steps_from_epochs", ctypes.c_int,
+                        [ctypes.c_void_p, ctypes.c_double, ctypes.c_double, ctypes.c_uint64,
+                         ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)])
+
+
+def steps_from_epochs(epochs: float, q: float = 0.0, batch: int = 0, n: int = 0) -> int:
+    """Training length in epochs as steps, by the library's one rule (the CLI's --epochs):
+    ceil(epochs / q) with Poisson sampling at q (n = 0); ceil(epochs n / batch) with batches
+    of `batch` of `n` (exact for whole epochs). Raises dpzo.Error beyond 2^53 steps."""
+    out = ctypes.c_uint64(0)
+    call(_steps_from_epochs, float(epochs), float(q), int(batch), int(n), ctypes.byref(out))
+    return int(out.value)

@@ -91,8 +91,8 @@ def _sampling(sampling_rate: Any, batch_size: Any, dataset_size: Any, steps: Any
               ) -> tuple[str, float, int, int, int]:
     """(sampling, q, batch, n, steps) from the keyword arguments, with the CLI's rules:
     Poisson rate XOR batch_size with dataset_size (neither: no sampling); steps XOR
-    epochs, epochs -> steps by ceil(epochs/q - 1e-9) (Poisson) or ceil(epochs*N/B - 1e-9)
-    (batches), ceil(epochs - 1e-9) without sampling."""
+    epochs, epochs -> steps by the library's rule (dpzo_steps_from_epochs): ceil(epochs/q)
+    (Poisson), ceil(epochs*N/B) (batches), ceil(epochs) without sampling."""
     if sampling_rate is not None and (batch_size is not None or dataset_size is not None):
         raise Error("give sampling_rate (Poisson) or batch_size with dataset_size (batches "
                     "drawn without replacement), not both")
@@ -114,16 +114,10 @@ def _sampling(sampling_rate: Any, batch_size: Any, dataset_size: Any, steps: Any
         e = _real("epochs", epochs)
         if not (e > 0):
             raise Error(f"epochs must be > 0, got {e!r}")
-        if kind == "poisson":
-            if not (0 < q <= 1):
-                raise Error(f"sampling_rate must be in (0, 1], got {q!r}")
-            t = math.ceil(e / q - 1e-9)
-        elif kind == "wor":
-            t = math.ceil(e * n / b - 1e-9)
-        else:
-            t = math.ceil(e - 1e-9)
-        if not math.isfinite(t) or t >= 2 ** 64:
-            raise Error(f"epochs {e!r} give more than 2^64 steps")
+        if kind == "poisson" and not (0 < q <= 1):
+            raise Error(f"sampling_rate must be in (0, 1], got {q!r}")
+        # the library's rule (dpzo_steps_from_epochs), as the CLI's --epochs
+        t = _lib.steps_from_epochs(e, q if kind != "wor" else 0.0, b, n)
         s = max(int(t), 1)
     elif steps is not None:
         s = _count("steps", steps, minimum=1)
