@@ -75,6 +75,21 @@ const char *dpzo_verdict_name(dpzo_verdict v)
                                                                           : "UNDETERMINED";
 }
 
+const char *dpzo_audit_flag_name(unsigned flag)
+{
+    switch (flag) {
+    case DPZO_AUDIT_POISSON_FOR_FIXED: return "poisson-for-fixed";
+    case DPZO_AUDIT_ORDERS_TOO_SHORT: return "orders-too-short";
+    case DPZO_AUDIT_DELTA_LARGE: return "delta-large";
+    case DPZO_AUDIT_EFFECTIVE_BATCH: return "effective-batch";
+    case DPZO_AUDIT_ADJACENCY: return "adjacency";
+    case DPZO_AUDIT_STATED_ACCOUNTANT: return "stated-accountant";
+    case DPZO_AUDIT_NO_LOWER: return "no-lower";
+    case DPZO_AUDIT_INCONSISTENT: return "inconsistent";
+    }
+    return NULL;
+}
+
 dpzo_verdict dpzo_verdict_of(double lower, double upper, double epsilon)
 {
     if (!(lower <= upper)) /* contradictory (or NaN) bounds certify nothing */

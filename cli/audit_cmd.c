@@ -286,9 +286,6 @@ void claims_free(claim_set *s)
 
 /* ---- Printing ---------------------------------------------------------------------- */
 
-static const char *flag_names[] = {"poisson-for-fixed", "orders-too-short", "delta-large",
-                                   "effective-batch",   "adjacency",        "stated-accountant",
-                                   "no-lower"};
 
 static void json_num_or_null(cJSON *o, const char *key, double v)
 {
@@ -378,9 +375,10 @@ static void print_text(const claim_set *cs, const dpzo_claim_report *r, int brie
             const dpzo_audit_result *a = &r[i].audit;
             printf("  %2zu  %s\n", i + 1, cs->specs[i].name);
             int any = 0;
-            for (size_t k = 0; k < sizeof flag_names / sizeof *flag_names; k++)
-                if (a->flags & (1u << k))
-                    printf("%s%s", any++ ? ", " : "      mismatches: ", flag_names[k]);
+            for (unsigned k = 0; k < 32; k++)
+                if ((a->flags & (1u << k)) && dpzo_audit_flag_name(1u << k) != NULL)
+                    printf("%s%s", any++ ? ", " : "      mismatches: ",
+                           dpzo_audit_flag_name(1u << k));
             if (any)
                 putchar('\n');
             if (a->has_pipeline)
@@ -493,9 +491,9 @@ static void print_json(const claim_set *cs, const dpzo_claim_report *r)
         json_num_or_null(o, "sigma_needed_tight", a->sigma_needed_tight);
         json_num_or_null(o, "sigma_needed_rdp", a->sigma_needed_rdp);
         cJSON *fl = cJSON_AddArrayToObject(o, "mismatches");
-        for (size_t k = 0; k < sizeof flag_names / sizeof *flag_names; k++)
-            if (a->flags & (1u << k))
-                cJSON_AddItemToArray(fl, cJSON_CreateString(flag_names[k]));
+        for (unsigned k = 0; k < 32; k++)
+            if ((a->flags & (1u << k)) && dpzo_audit_flag_name(1u << k) != NULL)
+                cJSON_AddItemToArray(fl, cJSON_CreateString(dpzo_audit_flag_name(1u << k)));
         cJSON *nt = cJSON_AddArrayToObject(o, "notes");
         for (size_t k = 0; k < a->n_notes; k++)
             cJSON_AddItemToArray(nt, cJSON_CreateString(a->notes[k]));

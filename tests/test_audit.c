@@ -691,6 +691,25 @@ static void test_cli(void **state)
     assert_int_equal(access(path, R_OK), 0);
 }
 
+/* Every mismatch bit has its documented name; anything else has none. */
+static void test_flag_names(void **state)
+{
+    (void)state;
+    const char *names[] = {"poisson-for-fixed", "orders-too-short", "delta-large",
+                           "effective-batch",   "adjacency",        "stated-accountant",
+                           "no-lower",          "inconsistent"};
+    for (unsigned k = 0; k < 32; k++) {
+        const char *n = dpzo_audit_flag_name(1u << k);
+        if (k < 8)
+            assert_string_equal(n, names[k]);
+        else
+            assert_null(n);
+    }
+    assert_int_equal(DPZO_AUDIT_INCONSISTENT, 1u << 7);
+    assert_null(dpzo_audit_flag_name(0));
+    assert_null(dpzo_audit_flag_name(DPZO_AUDIT_NO_LOWER | DPZO_AUDIT_ADJACENCY));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +728,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_profile_claim, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_claim_files, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_cli, ctx_setup, ctx_teardown),
+        cmocka_unit_test(test_flag_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

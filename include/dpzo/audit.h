@@ -167,6 +167,10 @@ enum {
                                                (lower > upper): both ends withdrawn */
 };
 
+/* The name of one mismatch bit ("poisson-for-fixed", ..., "inconsistent": docs/audit.md
+ * section 4), NULL for anything that is not exactly one known bit. */
+const char *dpzo_audit_flag_name(unsigned flag);
+
 #define DPZO_AUDIT_MAX_NOTES 8
 
 typedef struct {

@@ -121,10 +121,11 @@ _adjacency_name = fn("dpzo_adjacency_name", ctypes.c_char_p, [ctypes.c_int])
 _claim_adjacency = fn("dpzo_claim_adjacency", ctypes.c_int, [ctypes.POINTER(_CClaim)])
 _claim_sensitivity = fn("dpzo_claim_sensitivity", ctypes.c_double, [ctypes.POINTER(_CClaim)])
 
-# The DPZO_AUDIT_* bits in order (docs/audit.md section 4; "inconsistent": the accountants
-# contradicted each other, lower > upper, and both ends were withdrawn).
-MISMATCHES = ("poisson-for-fixed", "orders-too-short", "delta-large", "effective-batch",
-              "adjacency", "stated-accountant", "no-lower", "inconsistent")
+# The DPZO_AUDIT_* bits' names, from the library (dpzo_audit_flag_name; docs/audit.md
+# section 4), in bit order.
+_flag_name = fn("dpzo_audit_flag_name", ctypes.c_char_p, [ctypes.c_uint])
+MISMATCHES = tuple(_flag_name(1 << k).decode() for k in range(32)
+                   if _flag_name(1 << k) is not None)
 
 
 def _opt(x: float) -> Optional[float]:
