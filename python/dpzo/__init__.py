@@ -48,4 +48,4 @@ __version__ = _version()
 __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "LmoEvent",
            "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
            "ComposedEvent", "NoOpEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
-           "Epsilon", "Delta", "Calibration", "epsilon", "calibrate"]
+           "Epsilon", "Delta", "Calibration", "epsilon", "calibrate"] + _extra_all

@@ -168,3 +168,13 @@ def test_tight_options() -> None:
     # PLD falls back to RDP when its interval is wider than eps_error, and says so
     fb = dpzo.PldAccountant(grid=0.05, eps_error=1e-6).compose(ev).epsilon(1e-6)
     assert fb.fallback and fb.reason
+
+
+def test_version_is_the_librarys() -> None:
+    import re
+
+    header = (ROOT / "include" / "dpzo" / "dpzo.h").read_text()
+    want = re.search(r'#define DPZO_VERSION "([^"]+)"', header)
+    assert want is not None and dpzo.__version__ == want.group(1)
+    missing = [n for n in dpzo.__all__ if not hasattr(dpzo, n)]
+    assert not missing
