@@ -842,47 +842,16 @@ static int lmo_search_cmd(int argc, char **argv)
         return rc;
     }
     /* the profile */
+    char command[512];
+    command_line(argc, argv, command, sizeof command);
     dpzo_profile p;
-    dpzo_profile_init(&p);
-    p.kind = DPZO_NOISE_LMO;
-    p.lmo = r.lmo;
-    p.sensitivity = o.account.sensitivity;
-    snprintf(p.clip, sizeof p.clip, "%s", clip);
-    p.queries_per_step = 1;
-    snprintf(p.accountant, sizeof p.accountant, "%s", o.paper ? "paper" : o.pld ? "pld" : "rdp");
-    snprintf(p.bound, sizeof p.bound, "%s", dpzo_lmo_bound_name(o.account.bound));
-    snprintf(p.sampling, sizeof p.sampling, "%s", o.paper ? "none" : sampling_name(o.account.sampling));
-    p.sampling_rate = o.paper || o.account.sampling == DPZO_LMO_SAMPLING_NONE ? 1.0
-                      : o.account.sampling == DPZO_LMO_SAMPLING_POISSON
-                          ? o.account.q
-                          : (double)o.account.batch / (double)o.account.n;
-    if (!o.paper && o.account.sampling == DPZO_LMO_SAMPLING_WOR) {
-        p.batch_size = o.account.batch;
-        p.dataset_size = o.account.n;
+    st = dpzo_profile_from_lmo_search(ctx, &o, &r, dpzo_lmo_grid_name(grid), clip, command, &p);
+    if (st) {
+        rc = report_failure(ctx, st);
+        dpzo_lmo_grid_free(grid);
+        dpzo_ctx_free(ctx);
+        return rc;
     }
-    p.steps = o.paper ? 1 : o.account.steps;
-    p.delta = o.account.delta;
-    snprintf(p.adjacency, sizeof p.adjacency, "%s",
-             !o.paper && o.account.sampling == DPZO_LMO_SAMPLING_WOR ? "replace-one"
-                                                                   : "add-remove");
-    p.epsilon = r.epsilon;
-    snprintf(p.epsilon_bound, sizeof p.epsilon_bound, "%s",
-             o.paper ? "paper-claim (guarantee not established)" : "proven-upper");
-    p.order = r.order > 0 ? r.order : NAN;
-    dpzo_bound e0;
-    if ((o.account.vector_l1 ? dpzo_lmo_eps0_vector(ctx, &r.lmo, o.account.sensitivity, &e0)
-                             : dpzo_lmo_eps0(ctx, &r.lmo, o.account.sensitivity, &e0)) == DPZO_OK)
-        p.eps0 = e0.upper;
-    p.has_objective = 1;
-    snprintf(p.objective, sizeof p.objective, "%s", dpzo_lmo_objective_name(o.objective));
-    p.objective_value = r.objective_value;
-    p.usefulness_gamma = o.usefulness_gamma;
-    p.usefulness = r.usefulness;
-    p.mean_abs = r.mean_abs;
-    p.variance = r.variance;
-    snprintf(p.grid, sizeof p.grid, "%s", dpzo_lmo_grid_name(grid));
-    p.grid_index = (long)r.index;
-    command_line(argc, argv, p.command, sizeof p.command);
     const char *out = args_get(&a, "o");
     char *json = NULL;
     st = out ? dpzo_profile_write_file(ctx, &p, out) : DPZO_OK;

@@ -1421,3 +1421,73 @@ dpzo_status dpzo_profile_gaussian(dpzo_ctx *ctx, const dpzo_profile_gaussian_spe
         dpzo_profile_free(p);
     return st;
 }
+
+static const char *lmo_sampling_name(dpzo_lmo_sampling s)
+{
+    return s == DPZO_LMO_SAMPLING_POISSON ? "poisson" : s == DPZO_LMO_SAMPLING_WOR ? "wor" : "none";
+}
+
+dpzo_status dpzo_profile_from_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_search_options *o,
+                                         const dpzo_lmo_search_result *r, const char *grid_name,
+                                         const char *clip, const char *command,
+                                         dpzo_profile *out)
+{
+    if (o == NULL || r == NULL || out == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "search options, result and profile are required");
+    const dpzo_lmo_account_options *a = &o->account;
+    if (clip == NULL)
+        clip = a->vector_l1 ? "l1" : "scalar";
+    dpzo_profile *p = out;
+    dpzo_profile_init(p);
+    p->kind = DPZO_NOISE_LMO;
+    p->lmo = r->lmo;
+    p->sensitivity = a->sensitivity;
+    snprintf(p->clip, sizeof p->clip, "%s", clip);
+    p->queries_per_step = 1;
+    snprintf(p->accountant, sizeof p->accountant, "%s", o->paper ? "paper" : o->pld ? "pld" : "rdp");
+    snprintf(p->bound, sizeof p->bound, "%s", dpzo_lmo_bound_name(a->bound));
+    int wor = !o->paper && a->sampling == DPZO_LMO_SAMPLING_WOR;
+    snprintf(p->sampling, sizeof p->sampling, "%s",
+             o->paper ? "none" : lmo_sampling_name(a->sampling));
+    p->sampling_rate = o->paper || a->sampling == DPZO_LMO_SAMPLING_NONE ? 1.0
+                       : a->sampling == DPZO_LMO_SAMPLING_POISSON ? a->q
+                                                                  : (double)a->batch / (double)a->n;
+    if (wor) {
+        p->batch_size = a->batch;
+        p->dataset_size = a->n;
+    }
+    p->steps = o->paper ? 1 : a->steps;
+    p->delta = a->delta;
+    snprintf(p->adjacency, sizeof p->adjacency, "%s", wor ? "replace-one" : "add-remove");
+    p->epsilon = r->epsilon;
+    snprintf(p->epsilon_bound, sizeof p->epsilon_bound, "%s",
+             o->paper ? "paper-claim (guarantee not established)" : "proven-upper");
+    p->order = r->order > 0 ? r->order : NAN;
+    dpzo_bound e0;
+    if ((a->vector_l1 ? dpzo_lmo_eps0_vector(ctx, &r->lmo, a->sensitivity, &e0)
+                      : dpzo_lmo_eps0(ctx, &r->lmo, a->sensitivity, &e0)) == DPZO_OK)
+        p->eps0 = e0.upper;
+    p->has_objective = 1;
+    snprintf(p->objective, sizeof p->objective, "%s", dpzo_lmo_objective_name(o->objective));
+    p->objective_value = r->objective_value;
+    p->usefulness_gamma = o->usefulness_gamma;
+    p->usefulness = r->usefulness;
+    p->mean_abs = r->mean_abs;
+    p->variance = r->variance;
+    snprintf(p->grid, sizeof p->grid, "%s", grid_name != NULL ? grid_name : "custom");
+    p->grid_index = (long)r->index;
+    if (command != NULL) {
+        /* cut at a character boundary, marked "..." */
+        size_t n = strlen(command);
+        if (n < sizeof p->command) {
+            memcpy(p->command, command, n + 1);
+        } else {
+            size_t k = sizeof p->command - 4;
+            while (k > 0 && ((unsigned char)command[k] & 0xC0) == 0x80)
+                k--;
+            memcpy(p->command, command, k);
+            memcpy(p->command + k, "...", 4);
+        }
+    }
+    return DPZO_OK;
+}

@@ -155,6 +155,17 @@ typedef struct {
 dpzo_status dpzo_profile_gaussian(dpzo_ctx *ctx, const dpzo_profile_gaussian_spec *spec,
                                   dpzo_profile *out);
 
+/* The winner of an LMO search (dpzo_lmo_search with options `opts`, result `r`) as a noise
+ * profile: what `dpzo lmo search -o` writes. grid_name: dpzo_lmo_grid_name of the searched
+ * grid (NULL: "custom"); clip: "scalar", "l1" or, paper mode only, "l2-paper" (NULL: from
+ * opts->account.vector_l1); command: the provenance line (NULL: none; cut to fit, marked
+ * "..."); `created` is left empty (dpzo_profile_to_json stamps the time; writing validates
+ * the whole profile). `out` needs no initialisation; free it with dpzo_profile_free. */
+dpzo_status dpzo_profile_from_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_search_options *opts,
+                                         const dpzo_lmo_search_result *r, const char *grid_name,
+                                         const char *clip, const char *command,
+                                         dpzo_profile *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -722,6 +722,8 @@ class LmoSearchResult:
     sensitivity: float
     bound: str
     clip: str
+    # the search's C options and result (dpzo_profile_from_lmo_search makes the profile)
+    _c_search: Any = field(default=None, repr=False, compare=False)
 
     def __float__(self) -> float:
         return self.epsilon
@@ -735,6 +737,16 @@ class LmoSearchResult:
         from .profiles import _profile_from_search
 
         return _profile_from_search(self, command=command, created=created)
+
+
+def _plain_options(o: Any) -> Any:
+    """A copy of search options without the call's pointers (progress callback, interrupt
+    flag, checkpoint name), which do not outlive the call."""
+    c = type(o).from_buffer_copy(o)
+    c.progress = _PROGRESS()  # NULL
+    c.interrupt = None
+    c.checkpoint = None
+    return c
 
 
 def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
@@ -857,4 +869,4 @@ def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
         seconds=r.seconds, resumed=bool(r.resumed), grid=grid_name, target=target,
         accountant=acc, delta=d, steps=t, sampling=kind, sampling_rate=q,
         batch_size=b if kind == "wor" else None, dataset_size=n if kind == "wor" else None,
-        sensitivity=sens, bound=bd, clip=cl)
+        sensitivity=sens, bound=bd, clip=cl, _c_search=(_plain_options(o), r))

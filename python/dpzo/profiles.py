@@ -105,6 +105,9 @@ _verify = fn("dpzo_profile_verify", ctypes.c_int,
              [ctypes.c_void_p, _P, ctypes.POINTER(_CCheck)])
 _gaussian = fn("dpzo_profile_gaussian", ctypes.c_int,
                [ctypes.c_void_p, ctypes.POINTER(_CGaussianSpec), _P])
+_from_search = fn("dpzo_profile_from_lmo_search", ctypes.c_int,
+                  [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
+                   ctypes.c_char_p, ctypes.c_char_p, _P])
 _objective_name = fn("dpzo_lmo_objective_name", ctypes.c_char_p, [ctypes.c_int])
 _objective_parse = fn("dpzo_lmo_objective_parse", ctypes.c_int,
                       [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)])
@@ -471,9 +474,9 @@ def gaussian_profile(*, epsilon: float, delta: float, sampling_rate: Optional[fl
 
 def _profile_from_search(r: "LmoSearchResult", *, command: Optional[str],
                          created: Optional[str]) -> Profile:
-    """The profile ``dpzo lmo search -o`` writes for the same search (cli/lmo_cmd.c fills
-    the same fields from the same dpzo_lmo_search_result), validated and checksummed by the
-    C library."""
+    """The profile ``dpzo lmo search -o`` writes for the same search: the library's
+    dpzo_profile_from_lmo_search on the search's own options and result, validated and
+    checksummed by the C library."""
     paper = r.accountant == "paper"
     if command is None:
         parts = [f"epsilon={r.target!r}", f"delta={r.delta!r}", f"grid={r.grid!r}",
@@ -490,23 +493,23 @@ def _profile_from_search(r: "LmoSearchResult", *, command: Optional[str],
             parts.append(f"clip={r.clip!r}")
         command = "dpzo.lmo_search(" + ", ".join(parts) + ")"
     cmd = _text("command", command)
-    if len(cmd.encode("utf-8")) >= 512:
-        cmd = cmd.encode("utf-8")[:508].decode("utf-8", "ignore") + "..."
-    code = ctypes.c_int()
-    call(_objective_parse, r.objective.encode(), ctypes.byref(code))
-    objective = _s(_objective_name(code.value) or b"")
-    prof = Profile(
-        kind="lmo", noise_multiplier=None, lmo=r.lmo, sensitivity=r.sensitivity,
-        clip=r.clip, queries_per_step=1, accountant=r.accountant, bound=r.bound,
-        sampling=r.sampling, sampling_rate=r.sampling_rate, batch_size=r.batch_size,
-        dataset_size=r.dataset_size, steps=r.steps, delta=r.delta,
-        adjacency="replace-one" if r.sampling == "wor" else "add-remove", epsilon=r.epsilon,
-        epsilon_bound="paper-claim (guarantee not established)" if paper else "proven-upper",
-        order=r.order, eps0=r.eps0, rdp_orders=None, rdp_per_step=None, objective=objective,
-        objective_value=r.objective_value, usefulness_gamma=r.usefulness_gamma,
-        usefulness=r.usefulness, mean_abs=r.mean_abs, variance=r.variance, grid=r.grid,
-        grid_index=r.index, version=_version(), command=cmd, created=created)
-    return Profile.from_json(prof.to_json())
+    cr = b""
+    if created is not None:
+        cr = _text("created", created).encode()
+        if len(cr) >= 32:
+            raise Error(f"created must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\", got {created!r}")
+    opts, res = r._c_search
+    c = _CProfile()
+    call(_from_search, ctypes.byref(opts), ctypes.byref(res), r.grid.encode(), r.clip.encode(),
+         cmd.encode("utf-8"), ctypes.byref(c))
+    try:
+        c.created = cr
+        out = ctypes.c_void_p()
+        call(_to_json, ctypes.byref(c), ctypes.byref(out))  # validates, fills sha256 (created)
+        _c_free(out.value)
+        return Profile._from_c(c)
+    finally:
+        _free(ctypes.byref(c))
 
 
 def _version() -> str:
