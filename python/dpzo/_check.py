@@ -18,6 +18,8 @@ UINT64_MAX = (1 << 64) - 1
 
 def real(name: str, value: Any) -> float:
     """value as a float: an int or float (numpy's too), never a bool or a string."""
+    if type(value) is float:  # the common case, first
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise Error(f"{name} must be a real number, got {value!r}")
     return float(value)
@@ -25,6 +27,8 @@ def real(name: str, value: Any) -> float:
 
 def count(name: str, value: Any) -> int:
     """value as a non-negative int below 2^64: an int (numpy's too), never a bool or a float."""
+    if type(value) is int and 0 <= value <= UINT64_MAX:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise Error(f"{name} must be an integer, got {value!r}")
     v = int(value)
