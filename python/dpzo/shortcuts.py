@@ -5,15 +5,14 @@ Sampling: ``sampling_rate`` (Poisson, add/remove-one) XOR ``batch_size`` with
 ``dataset_size`` (every step draws a batch of exactly B of the N records without
 replacement, independently of the other steps; replace-one adjacency. That is what is
 proven; it is not a proof for the batches of one shuffled pass, docs/audit.md 3).
-Length: ``steps`` XOR ``epochs``; epochs become steps as on the command line, rounded up so
-that never fewer steps are accounted than the epochs run: ceil(E / q - 1e-9) with Poisson
-sampling, ceil(E N / B) (exact for whole epochs; ceil(E N / B - 1e-9) otherwise) with
-batches.
+Length: ``steps`` XOR ``epochs``; epochs become steps by the library's rule, as on the
+command line (C dpzo_steps_from_epochs), rounded up so that never fewer steps are accounted
+than the epochs run: ceil(E / q) with Poisson sampling, ceil(E N / B) with batches (exact in
+integers for whole epochs).
 """
 from __future__ import annotations
 
 import ctypes
-import math
 from typing import Any, Optional, Tuple
 
 from . import _lib, _structs as S
@@ -41,9 +40,6 @@ _cal_noise_wor_pld = _lib.fn("dpzo_calibrate_noise_wor_pld", ctypes.c_int,
                              [_vp, _d, _d, _u64, _u64, _u64, _d, _P(S.PldOptions),
                               _P(S.Calibration)])
 
-_MAX_STEPS = 1 << 53
-
-
 def _sampling(sampling_rate: Any, batch_size: Any,
               dataset_size: Any) -> Tuple[Optional[float], int, int]:
     """(q, 0, 0) for Poisson sampling, (None, B, N) for fixed batches."""
@@ -68,28 +64,10 @@ def _steps(steps: Any, epochs: Any, q: Optional[float], batch: int, n: int) -> i
         return _count("steps", steps)
     if epochs is None:
         raise Error("give steps or epochs")
-    e = _real("epochs", epochs)
-    if not (e >= 0.0 and math.isfinite(e)):
-        raise Error(f"epochs must be finite and >= 0, got {e!r}")
-    if q is None:  # fixed batches: an epoch is N / B steps
-        if batch == 0 or n == 0 or batch > n:
-            raise Error(f"epochs needs 1 <= batch_size <= dataset_size, got batch_size={batch}, "
-                        f"dataset_size={n}")
-        if e == math.floor(e) and e <= _MAX_STEPS:
-            t = -(-int(e) * n // batch)  # exact: ceil(E N / B) in integers
-        else:
-            t = math.ceil(e * n / batch - 1e-9)
-    else:
-        if not (q > 0.0):
-            raise Error(f"epochs needs a sampling rate > 0 (an epoch is 1 / q steps), got "
-                        f"sampling_rate={q!r}")
-        x = e / q - 1e-9
-        if not math.isfinite(x):
-            raise Error(f"epochs {e!r} at sampling rate {q!r} is more than 2^53 steps")
-        t = max(0, math.ceil(x))
-    if t > _MAX_STEPS:
-        raise Error(f"epochs {e!r} is {t} steps, more than 2^53")
-    return t
+    # the library's one rule, as the CLI's --epochs (C dpzo_steps_from_epochs)
+    if q is None:
+        return _lib.steps_from_epochs(_real("epochs", epochs), 0.0, batch, n)
+    return _lib.steps_from_epochs(_real("epochs", epochs), q, 0, 0)
 
 
 def _accountant(accountant: Any, orders: OrdersArg, grid: Any, eps_error: Any) -> _Accountant:

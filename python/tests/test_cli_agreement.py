@@ -99,6 +99,14 @@ def test_epochs_random(run_cli: Run) -> None:
                     "--sampling-rate", _f(k["sampling_rate"]), "--epochs", _f(epochs),
                     "--delta", _f(k["delta"]))
         assert _same(r.epsilon, j["epsilon"]), (k, epochs)
+    # one rule (C dpzo_steps_from_epochs): 3 epochs at the double 0.3 are 11 steps in both
+    for q, e, b, n in [(0.3, 3, None, None), (None, 0.9, 3, 10), (1 / 3, 7, None, None)]:
+        kw = dict(sampling_rate=q) if q else dict(batch_size=b, dataset_size=n)
+        c = dpzo.calibrate(epsilon=20.0, delta=1e-5, epochs=e, **kw)  # type: ignore[arg-type]
+        args = (["--sampling-rate", _f(q)] if q else
+                ["--batch-size", str(b), "--dataset-size", str(n)])
+        j = run_cli("calibrate", "--epsilon", "20", "--delta", "1e-5", "--epochs", _f(e), *args)
+        assert c.steps == j["steps"] and _same(c.noise_multiplier, j["noise_multiplier"])
 
 
 def test_batches_rdp(run_cli: Run) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import subprocess
+from fractions import Fraction
 import sys
 
 import pytest
@@ -101,20 +102,38 @@ def test_epochs_poisson_equals_steps() -> None:
 
 
 @pytest.mark.parametrize("epochs, q, steps", [
-    (1, 0.01, 100), (3, 0.3, 10), (1, 0.1, 10), (2.5, 0.01, 250), (0.5, 0.3, 2), (0, 0.1, 0),
-    (7, 1 / 3, 21), (60, 256 / 60000, 14063)])
+    (1, 0.01, 100), (3, 0.3, 11), (1, 0.1, 10), (2.5, 0.01, 250), (0.5, 0.3, 2), (0, 0.1, 0),
+    (7, 1 / 3, 22), (60, 256 / 60000, 14063), (1, 1.0, 1)])
 def test_epochs_poisson_rule(epochs: float, q: float, steps: int) -> None:
-    """ceil(E / q - 1e-9): 3 / 0.3 is 10.000000000000002 in floating point but 10 steps."""
+    """ceil(E / q) for the double q given, never fewer steps than E epochs: 0.3 is
+    0.29999999999999998890 as a double, so 3 epochs are 10.000000000000000370 -> 11 steps.
+    The expected counts are exact rational arithmetic (fractions) on the doubles."""
+    assert math.ceil(Fraction(epochs) / Fraction(q)) == steps
     c = dpzo.calibrate(epsilon=50.0, delta=1e-5, sampling_rate=q, epochs=epochs)
     assert c.steps == steps
 
 
 @pytest.mark.parametrize("epochs, b, n, steps", [
-    (1, 256, 60000, 235), (60, 256, 60000, 14063), (2, 100, 1000, 20), (0.9, 3, 10, 3),
-    (1.5, 64, 1000, 24), (3, 7, 7, 3)])
+    (1, 256, 60000, 235), (60, 256, 60000, 14063), (2, 100, 1000, 20), (0.9, 3, 10, 4),
+    (1.5, 64, 1000, 24), (3, 7, 7, 3), (0.5, 3, 10, 2)])
 def test_epochs_batches_rule(epochs: float, b: int, n: int, steps: int) -> None:
-    """ceil(E N / B), exact in integers for whole epochs (0.9 * 10 / 3 is 3 steps)."""
+    """ceil(E N / B), exact in integers for whole epochs (0.9 is 0.90000000000000002220 as
+    a double: 0.9 x 10 / 3 epochs are 4 steps)."""
+    assert math.ceil(Fraction(epochs) * n / b) == steps
     assert dpzo.shortcuts._steps(None, epochs, None, b, n) == steps
+
+
+def test_epochs_rule_random_against_fractions() -> None:
+    import random
+
+    rng = random.Random(1)
+    for _ in range(300):
+        e, q = rng.uniform(0, 50), rng.uniform(1e-4, 1)
+        assert dpzo.shortcuts._steps(None, e, q, 0, 0) == math.ceil(Fraction(e) / Fraction(q))
+        n = rng.randint(1, 10 ** 6)
+        b = rng.randint(1, n)
+        assert (dpzo.shortcuts._steps(None, e, None, b, n)
+                == math.ceil(Fraction(e) * n / b))
 
 
 def test_epochs_batches_equal_steps() -> None:
