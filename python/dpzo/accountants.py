@@ -19,7 +19,7 @@ dpzo_lmo_pld_epsilon) when the ledger is one LMO release repeated, bare or sampl
 from __future__ import annotations
 
 import ctypes
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _lib, _structs as S
 from ._check import count as _count, real as _real
@@ -47,6 +47,7 @@ _pld_delta = _lib.fn("dpzo_pld_delta", ctypes.c_int,
                      [_vp, _vp, ctypes.c_double, _P(S.PldOptions), _P(S.PldResult)])
 
 OrdersArg = Union[None, str, Sequence[float]]
+_A = TypeVar("_A", bound="_Accountant")
 
 
 def rdp_options(orders: OrdersArg = None, conversion: str = "improved",
@@ -90,7 +91,7 @@ class _Accountant:
     def __init__(self) -> None:
         self._entries: List[Tuple[Event, int]] = []
 
-    def compose(self, event: Event, count: int = 1) -> "_Accountant":
+    def compose(self: _A, event: Event, count: int = 1) -> _A:
         """Adds ``count`` repetitions of ``event`` to the ledger; returns the accountant.
         The event is built once here so that a value the library refuses raises now."""
         if not isinstance(event, Event):
@@ -102,6 +103,12 @@ class _Accountant:
             free(build(event))
         self._entries.append((event, n))
         return self
+
+    def epsilon(self, delta: float) -> Epsilon:
+        raise NotImplementedError
+
+    def delta(self, epsilon: float) -> Delta:
+        raise NotImplementedError
 
     @property
     def ledger(self) -> ComposedEvent:
@@ -128,7 +135,8 @@ class _Accountant:
         steps = 0
         for e, n in entries:
             while isinstance(e, SelfComposedEvent):
-                e, n = e.event, n * e.count
+                n *= e.count
+                e = e.event
             ok = isinstance(e, LmoEvent) or (
                 isinstance(e, (PoissonSampledEvent, SampledWithoutReplacementEvent))
                 and isinstance(e.event, LmoEvent))
@@ -155,8 +163,11 @@ class _Accountant:
         from .lmo import _lmo_epsilon
 
         ev, sampling, q, batch, n, steps = shape
-        return _lmo_epsilon(ev.lmo, ev.sensitivity, sampling, q, batch, n, steps, delta,
-                            self.name, **options)
+        r = _lmo_epsilon(ev.lmo, ev.sensitivity, sampling, q, batch, n, steps, delta,
+                         self.name, **options)
+        if not isinstance(r, Epsilon):
+            raise AssertionError(f"dpzo.lmo._lmo_epsilon returned {r!r}")
+        return r
 
     def _no_lmo_delta(self) -> None:
         if self._lmo_shape() is not None:
@@ -243,15 +254,8 @@ class _Tight(_Accountant):
             self._rdp, self._keep = rdp_options(orders)
             self._opts.rdp = ctypes.pointer(self._rdp)
 
-    def _tight_result(self, r: S.PldResult, want_delta: bool, target: float):
-        reason = r.reason.decode("utf-8", "replace")
-        if want_delta:
-            return Delta(delta=r.delta_upper, lower=r.delta_lower, estimate=r.delta_estimate,
-                         epsilon=target, accountant=self.name, order=None,
-                         fallback=bool(r.fallback), reason=reason)
-        return Epsilon(epsilon=r.epsilon_upper, lower=r.epsilon_lower,
-                       estimate=r.epsilon_estimate, delta=target, accountant=self.name,
-                       order=None, fallback=bool(r.fallback), reason=reason)
+    def _reason(self, r: S.PldResult) -> str:
+        return bytes(r.reason).split(b"\0", 1)[0].decode("utf-8", "replace")
 
     def epsilon(self, delta: float) -> Epsilon:
         """``[lower, epsilon]`` contains the true epsilon at ``delta`` (0 < delta < 1)."""
@@ -262,7 +266,9 @@ class _Tight(_Accountant):
         r = S.PldResult()
         with c_event(self._event()) as ptr:
             _lib.call(_pld_epsilon, ptr, d, ctypes.byref(self._opts), ctypes.byref(r))
-        return self._tight_result(r, False, d)
+        return Epsilon(epsilon=r.epsilon_upper, lower=r.epsilon_lower,
+                       estimate=r.epsilon_estimate, delta=d, accountant=self.name,
+                       order=None, fallback=bool(r.fallback), reason=self._reason(r))
 
     def delta(self, epsilon: float) -> Delta:
         """``[lower, delta]`` contains the true delta at ``epsilon`` (>= 0)."""
@@ -271,9 +277,11 @@ class _Tight(_Accountant):
         r = S.PldResult()
         with c_event(self._event()) as ptr:
             _lib.call(_pld_delta, ptr, e, ctypes.byref(self._opts), ctypes.byref(r))
-        return self._tight_result(r, True, e)
+        return Delta(delta=r.delta_upper, lower=r.delta_lower, estimate=r.delta_estimate,
+                     epsilon=e, accountant=self.name, order=None, fallback=bool(r.fallback),
+                     reason=self._reason(r))
 
-    def _lmo_options(self) -> dict:
+    def _lmo_options(self) -> Dict[str, Any]:
         return {}
 
 
@@ -301,7 +309,7 @@ class PldAccountant(_Tight):
     def _options_repr(self) -> str:
         return f"grid={self._opts.grid!r}"
 
-    def _lmo_options(self) -> dict:
+    def _lmo_options(self) -> Dict[str, Any]:
         return {"grid": self._opts.grid}
 
 

@@ -195,24 +195,23 @@ def _walk(event: Event) -> Iterator[Event]:
 def _build(ctx: int, e: Event) -> Any:
     """The C event of e, or NULL (None) with the message in ctx. Each C constructor takes
     ownership of its children, also when it fails, so nothing leaks on either path."""
-    t = type(e)
-    if t is SelfComposedEvent:
+    if isinstance(e, SelfComposedEvent):
         return _self_composed(ctx, _build(ctx, e.event), e.count)
-    if t is PoissonSampledEvent:
+    if isinstance(e, PoissonSampledEvent):
         return _poisson(ctx, e.sampling_probability, _build(ctx, e.event))
-    if t is GaussianEvent:
+    if isinstance(e, GaussianEvent):
         return _gaussian(ctx, e.noise_multiplier)
-    if t is SampledWithoutReplacementEvent:
+    if isinstance(e, SampledWithoutReplacementEvent):
         return _wor(ctx, e.sample_size, e.source_dataset_size, _build(ctx, e.event))
-    if t is LaplaceEvent:
+    if isinstance(e, LaplaceEvent):
         return _laplace(ctx, e.noise_multiplier)
-    if t is ComposedEvent:
+    if isinstance(e, ComposedEvent):
         n = len(e.events)
         arr = (_vp * max(n, 1))(*[_build(ctx, c) for c in e.events])
         return _composed(ctx, arr, n)
-    if t is NoOpEvent:
+    if isinstance(e, NoOpEvent):
         return _composed(ctx, None, 0)
-    raise AssertionError(f"unexpected event type {t.__name__}")  # LMO is checked before
+    raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 
 def build(event: Event) -> int:
@@ -229,7 +228,7 @@ def build(event: Event) -> int:
     if not ptr:
         msg = (_lib.lib.dpzo_ctx_errmsg(ctx) or b"").decode("utf-8", "replace")
         raise Error(msg or "invalid event", 2 if msg.startswith("out of memory") else 1)
-    return ptr
+    return int(ptr)
 
 
 def free(ptr: int) -> None:

@@ -112,7 +112,7 @@ def epsilon(*, noise_multiplier: float, sampling_rate: Optional[float] = None,
     step: Event = (PoissonSampledEvent(q, GaussianEvent(s)) if q is not None
                    else SampledWithoutReplacementEvent(n, batch, GaussianEvent(s)))
     acc._entries.append((SelfComposedEvent(step, t), 1))  # built and checked by the query
-    return acc.epsilon(d)  # type: ignore[attr-defined,no-any-return]
+    return acc.epsilon(d)
 
 
 def calibrate(*, epsilon: float, delta: float, sampling_rate: Optional[float] = None,
