@@ -73,9 +73,13 @@ class Event:
         """The library's one-line description, e.g. ``repeat(10, poisson(q=0.01, ...))``
         (builds and frees the C event; raises dpzo.Error where the library refuses it)."""
         with c_event(self) as ptr:
-            buf = ctypes.create_string_buffer(4096)
-            _describe(ptr, buf, len(buf))
-            return buf.value.decode()
+            size = 4096
+            while True:  # the library truncates to the buffer: grow it until the text fits
+                buf = ctypes.create_string_buffer(size)
+                _describe(ptr, buf, size)
+                if len(buf.value) < size - 1 or size >= 1 << 26:
+                    return buf.value.decode()
+                size *= 4
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,10 @@ def test_the_library_reads_each_event() -> None:
     c = dpzo.ComposedEvent([dpzo.LaplaceEvent(0.5), w, dpzo.NoOpEvent()])
     assert c.describe() == ("compose[laplace(b=0.5), without_replacement(batch=256, n=60000, "
                             "gaussian(sigma=1)), compose[]]")
+    big = dpzo.ComposedEvent([G(1.0 + i) for i in range(2000)])  # longer than 4096 chars
+    text = big.describe()
+    assert text.startswith("compose[gaussian(sigma=1), ") and text.endswith("gaussian(sigma=2000)]")
+    assert text.count("gaussian") == 2000
 
 
 def test_noop_spends_nothing() -> None:
