@@ -145,3 +145,23 @@ def test_tight_random(run_cli: Run, accountant: str) -> None:
                 "--steps", "300", "--accountant", accountant)
     assert _same(c.noise_multiplier, j["noise_multiplier"]) and _same(c.lower, j["epsilon_lower"])
     assert _same(c.epsilon, j["epsilon"]) and c.epsilon <= 2.0
+
+
+def test_tight_options_and_delta(run_cli: Run) -> None:
+    """grid, eps_error (PLD's fallback to RDP) and RDP orders reach the library as the CLI's
+    --grid, --eps-error and --orders do; delta(epsilon) by PLD as `dpzo delta`."""
+    k = dict(noise_multiplier=0.8, sampling_rate=0.05, steps=200, delta=1e-6)
+    r = dpzo.epsilon(**k, accountant="pld", grid=0.02, eps_error=0.001,  # type: ignore[arg-type]
+                     orders="opacus")
+    j = run_cli("epsilon", "--noise-multiplier", "0.8", "--sampling-rate", "0.05", "--steps",
+                "200", "--delta", "1e-6", "--accountant", "pld", "--grid", "0.02",
+                "--eps-error", "0.001", "--orders", "opacus")
+    assert r.fallback and j["fallback"] and r.reason == j["fallback_reason"]
+    assert _same(r.epsilon, j["epsilon"]) and _same(r.lower, j["epsilon_lower"])
+    ev = dpzo.SelfComposedEvent(dpzo.PoissonSampledEvent(0.05, dpzo.GaussianEvent(0.8)), 200)
+    for acc, mk in (("pld", dpzo.PldAccountant), ("prv", dpzo.PrvAccountant)):
+        d = mk().compose(ev).delta(3.0)
+        j = run_cli("delta", "--noise-multiplier", "0.8", "--sampling-rate", "0.05", "--steps",
+                    "200", "--epsilon", "3", "--accountant", acc)
+        assert _same(d.delta, j["delta_upper"]) and _same(d.lower, j["delta_lower"])
+        assert _same(d.estimate, j["delta_estimate"]) and 0.0 <= d.lower <= d.delta <= 1.0
