@@ -40,8 +40,10 @@ demo: build
 
 test: test-c test-python
 
-test-c: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+# pyenv first: the docs check runs docs/python.md's examples with the environment's Python.
+test-c: build pyenv
+	DPZO_PYTHON=$(abspath $(PYVENV))/bin/python \
+	    ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 $(PYVENV)/.requirements: python/requirements-test.txt
 	$(PYTHON) -m venv $(PYVENV)

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <gsl/gsl_errno.h>
 #include <mpfr.h>
+#include "dpzo/dpzo.h"
 #include "internal.h"
 
 static pthread_once_t gsl_quiet_once = PTHREAD_ONCE_INIT;
@@ -39,6 +40,8 @@ void dpzo_ctx_free(dpzo_ctx *ctx)
 }
 
 void dpzo_free(void *ptr) { free(ptr); }
+
+const char *dpzo_version(void) { return DPZO_VERSION; }
 
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }
 

@@ -12,8 +12,10 @@
  * which can print a proven upper bound one ulp below itself.) */
 static cJSON *number_item(double v)
 {
+    if (isnan(v)) /* "none": e.g. calibrate's tight_to when no value fails the target */
+        return cJSON_CreateNull();
     if (!isfinite(v))
-        return cJSON_CreateString(v > 0 ? "inf" : "-inf"); /* NaN never reaches here */
+        return cJSON_CreateString(v > 0 ? "inf" : "-inf");
     char buf[40];
     snprintf(buf, sizeof buf, "%.17g", v);
     return cJSON_CreateRaw(buf);

@@ -55,6 +55,10 @@ typedef struct dpzo_ctx dpzo_ctx;
 dpzo_ctx *dpzo_ctx_new(void);
 void dpzo_ctx_free(dpzo_ctx *ctx);
 
+/* The library's version, e.g. "0.1.0" (DPZO_VERSION of the headers it was built with: a
+ * program can compare the two). */
+const char *dpzo_version(void);
+
 /* Frees memory that a dpzo function returned for the caller to free (the JSON text of
  * dpzo_profile_to_json, the claim arrays of dpzo_claims_from_json, ...). Use it rather
  * than free() from another language or runtime: it is the allocator the library used.

@@ -35,12 +35,9 @@ _extra_all = ["Lmo", "LmoStats", "LmoRdp", "LmoEpsilon", "LmoSearchResult", "lmo
 
 
 def _version() -> str:
-    f = getattr(_lib.lib, "dpzo_version", None)
-    if f is not None:
-        f.restype = _ctypes.c_char_p
-        f.argtypes = []
-        return str(f().decode())
-    return "0.1.0"  # DPZO_VERSION of include/dpzo/dpzo.h (the library exports no getter)
+    """The loaded library's version (dpzo_version)."""
+    f = _lib.fn("dpzo_version", _ctypes.c_char_p, [])
+    return str(f().decode())
 
 
 __version__ = _version()
