@@ -1130,16 +1130,16 @@ static dpzo_status verify_gaussian(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_pr
     out->ok = eps_ok && bad == p->n_orders;
     if (!eps_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored epsilon %.10g is below the proven bound %.10g recomputed by the %s "
+                 "stored epsilon %.17g is below the proven bound %.17g recomputed by the %s "
                  "accountant: the profile claims less privacy loss than its noise gives",
                  p->epsilon, out->epsilon_recomputed, p->accountant);
     else if (bad < p->n_orders)
         snprintf(out->detail, sizeof out->detail,
-                 "per-step RDP at order %.10g is stored as %.10g, below the proven bound %.10g",
+                 "per-step RDP at order %.17g is stored as %.17g, below the proven bound %.17g",
                  p->orders[bad], p->rdp[bad], bad_bound);
     else
         snprintf(out->detail, sizeof out->detail,
-                 "recomputed epsilon %.10g (%s) <= stored %.10g%s", out->epsilon_recomputed,
+                 "recomputed epsilon %.17g (%s) <= stored %.17g%s", out->epsilon_recomputed,
                  p->accountant, p->epsilon,
                  p->n_orders ? "; per-step RDP curve verified" : "");
     return DPZO_OK;
@@ -1175,7 +1175,7 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     if (strcmp(p->accountant, "paper") == 0) {
         out->ok = 0;
         snprintf(out->detail, sizeof out->detail,
-                 "paper mode: guarantee not established (the stored epsilon %.10g is the "
+                 "paper mode: guarantee not established (the stored epsilon %.17g is the "
                  "paper's claim, not a proven bound)", p->epsilon);
         return DPZO_OK;
     }
@@ -1234,20 +1234,20 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     out->ok = eps_ok && eps0_ok && bad == p->n_orders;
     if (!eps_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored epsilon %.10g is below the proven bound %.10g recomputed by the LMO "
+                 "stored epsilon %.17g is below the proven bound %.17g recomputed by the LMO "
                  "accountant (bound %s): the profile claims less privacy loss than its noise "
                  "gives", p->epsilon, res.epsilon, p->bound);
     else if (!eps0_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored eps0 %.10g is below the proven per-step pure-DP bound %.10g",
+                 "stored eps0 %.17g is below the proven per-step pure-DP bound %.17g",
                  p->eps0, out->eps0_recomputed);
     else if (bad < p->n_orders)
         snprintf(out->detail, sizeof out->detail,
-                 "per-step RDP at order %.10g is stored as %.10g, below the proven bound %.10g",
+                 "per-step RDP at order %.17g is stored as %.17g, below the proven bound %.17g",
                  p->orders[bad], p->rdp[bad], bad_bound);
     else
         snprintf(out->detail, sizeof out->detail,
-                 "recomputed epsilon %.10g (LMO %s accountant%s, bound %s) <= stored %.10g%s",
+                 "recomputed epsilon %.17g (LMO %s accountant%s, bound %s) <= stored %.17g%s",
                  res.epsilon, p->accountant, by_pld ? ", PLD bound" : "", p->bound, p->epsilon,
                  p->n_orders == 0     ? ""
                  : out->rdp_checked ? "; per-step RDP curve verified"
