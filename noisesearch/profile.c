@@ -1130,17 +1130,17 @@ static dpzo_status verify_gaussian(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_pr
     out->ok = eps_ok && bad == p->n_orders;
     if (!eps_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored epsilon %.17g is below the proven bound %.17g recomputed by the %s "
+                 "stored epsilon %s is below the proven bound %s recomputed by the %s "
                  "accountant: the profile claims less privacy loss than its noise gives",
-                 p->epsilon, out->epsilon_recomputed, p->accountant);
+                 NUM(p->epsilon), NUM(out->epsilon_recomputed), p->accountant);
     else if (bad < p->n_orders)
         snprintf(out->detail, sizeof out->detail,
-                 "per-step RDP at order %.17g is stored as %.17g, below the proven bound %.17g",
-                 p->orders[bad], p->rdp[bad], bad_bound);
+                 "per-step RDP at order %s is stored as %s, below the proven bound %s",
+                 NUM(p->orders[bad]), NUM(p->rdp[bad]), NUM(bad_bound));
     else
         snprintf(out->detail, sizeof out->detail,
-                 "recomputed epsilon %.17g (%s) <= stored %.17g%s", out->epsilon_recomputed,
-                 p->accountant, p->epsilon,
+                 "recomputed epsilon %s (%s) <= stored %s%s", NUM(out->epsilon_recomputed),
+                 p->accountant, NUM(p->epsilon),
                  p->n_orders ? "; per-step RDP curve verified" : "");
     return DPZO_OK;
 }
@@ -1175,8 +1175,8 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     if (strcmp(p->accountant, "paper") == 0) {
         out->ok = 0;
         snprintf(out->detail, sizeof out->detail,
-                 "paper mode: guarantee not established (the stored epsilon %.17g is the "
-                 "paper's claim, not a proven bound)", p->epsilon);
+                 "paper mode: guarantee not established (the stored epsilon %s is the "
+                 "paper's claim, not a proven bound)", NUM(p->epsilon));
         return DPZO_OK;
     }
     int vector = strcmp(p->clip, "l1") == 0;
@@ -1234,21 +1234,22 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     out->ok = eps_ok && eps0_ok && bad == p->n_orders;
     if (!eps_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored epsilon %.17g is below the proven bound %.17g recomputed by the LMO "
+                 "stored epsilon %s is below the proven bound %s recomputed by the LMO "
                  "accountant (bound %s): the profile claims less privacy loss than its noise "
-                 "gives", p->epsilon, res.epsilon, p->bound);
+                 "gives", NUM(p->epsilon), NUM(res.epsilon), p->bound);
     else if (!eps0_ok)
         snprintf(out->detail, sizeof out->detail,
-                 "stored eps0 %.17g is below the proven per-step pure-DP bound %.17g",
-                 p->eps0, out->eps0_recomputed);
+                 "stored eps0 %s is below the proven per-step pure-DP bound %s",
+                 NUM(p->eps0), NUM(out->eps0_recomputed));
     else if (bad < p->n_orders)
         snprintf(out->detail, sizeof out->detail,
-                 "per-step RDP at order %.17g is stored as %.17g, below the proven bound %.17g",
-                 p->orders[bad], p->rdp[bad], bad_bound);
+                 "per-step RDP at order %s is stored as %s, below the proven bound %s",
+                 NUM(p->orders[bad]), NUM(p->rdp[bad]), NUM(bad_bound));
     else
         snprintf(out->detail, sizeof out->detail,
-                 "recomputed epsilon %.17g (LMO %s accountant%s, bound %s) <= stored %.17g%s",
-                 res.epsilon, p->accountant, by_pld ? ", PLD bound" : "", p->bound, p->epsilon,
+                 "recomputed epsilon %s (LMO %s accountant%s, bound %s) <= stored %s%s",
+                 NUM(res.epsilon), p->accountant, by_pld ? ", PLD bound" : "", p->bound,
+                 NUM(p->epsilon),
                  p->n_orders == 0     ? ""
                  : out->rdp_checked ? "; per-step RDP curve verified"
                  : vector           ? "; per-step RDP curve of l1 vectors not checked"
