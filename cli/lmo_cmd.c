@@ -461,27 +461,11 @@ static int lmo_epsilon(int argc, char **argv)
     dpzo_lmo_account_result r;
     dpzo_pld_result pr;
     double rdp_eps = NAN;
-    if (st == DPZO_OK)
-        st = dpzo_lmo_epsilon(ctx, &l, &o, &r);
     if (st == DPZO_OK && use_pld) {
-        rdp_eps = r.epsilon;
-        /* both are proven upper bounds: the smaller is the run's epsilon */
-        st = dpzo_lmo_pld_epsilon(ctx, &l, &o, pld_grid, &pr);
-        if (st == DPZO_ENOCONV || st == DPZO_ENOMEM) {
-            /* the PLD cannot certify these parameters: the RDP bound stands, and the pld
-             * line says why (the PLD claims nothing) */
-            memset(&pr, 0, sizeof pr);
-            pr.epsilon_upper = pr.epsilon = pr.epsilon_estimate = INFINITY;
-            snprintf(pr.reason, sizeof pr.reason, "%s", dpzo_ctx_errmsg(ctx));
-            st = DPZO_OK;
-        }
-        if (st == DPZO_OK && pr.epsilon_upper <= r.epsilon) {
-            r.epsilon = pr.epsilon_upper;
-            r.epsilon_estimate = pr.epsilon_estimate;
-            r.route = "pld";
-            r.order = 0.0;
-            r.order_at_edge = 0;
-        }
+        st = dpzo_lmo_epsilon_pld(ctx, &l, &o, pld_grid, &r, &pr);
+        rdp_eps = pr.rdp_epsilon;
+    } else if (st == DPZO_OK) {
+        st = dpzo_lmo_epsilon(ctx, &l, &o, &r);
     }
     if (st) {
         rc = report_failure(ctx, st);

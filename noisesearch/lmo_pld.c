@@ -503,3 +503,32 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
     dpzo__lmo_pld_noise_free(&noise);
     return st;
 }
+
+dpzo_status dpzo_lmo_epsilon_pld(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                 const dpzo_lmo_account_options *opts, double grid,
+                                 dpzo_lmo_account_result *out, dpzo_pld_result *pld)
+{
+    dpzo_status st = dpzo_lmo_epsilon(ctx, lmo, opts, out);
+    if (st)
+        return st;
+    double rdp = out->epsilon;
+    st = dpzo_lmo_pld_epsilon(ctx, lmo, opts, grid, pld);
+    if (st == DPZO_ENOCONV || st == DPZO_ENOMEM) {
+        /* the PLD cannot certify these parameters: it claims nothing, the RDP bound stands */
+        memset(pld, 0, sizeof *pld);
+        pld->epsilon_upper = pld->epsilon = pld->epsilon_estimate = INFINITY;
+        snprintf(pld->reason, sizeof pld->reason, "%s", dpzo_ctx_errmsg(ctx));
+        st = DPZO_OK;
+    }
+    if (st)
+        return st;
+    pld->rdp_epsilon = rdp;
+    if (pld->epsilon_upper <= out->epsilon) { /* both proven: the smaller is the run's */
+        out->epsilon = pld->epsilon_upper;
+        out->epsilon_estimate = pld->epsilon_estimate;
+        out->route = "pld";
+        out->order = 0.0;
+        out->order_at_edge = 0;
+    }
+    return DPZO_OK;
+}

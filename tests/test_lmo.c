@@ -752,6 +752,36 @@ static void test_pld_public(void **state)
     assert_string_equal(r.reason, "");
 }
 
+/* dpzo_lmo_epsilon_pld: the smaller of the two proven bounds, each as its own call gives
+ * it; the RDP bound stands (route kept) where the PLD is larger or claims nothing. */
+static void test_epsilon_pld(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = mk(1, 2, 0.5, 0.5, 2, 1, 1, 2);
+    const double qs[2] = {0.01, 1.0};
+    for (int i = 0; i < 2; i++) {
+        dpzo_lmo_account_options o = pld_opts(1.0, qs[i], 100, 1e-5);
+        dpzo_lmo_account_result rdp, both;
+        dpzo_pld_result pld, pr;
+        assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+        assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 1e-3, &pld));
+        assert_ok(ctx, dpzo_lmo_epsilon_pld(ctx, &l, &o, 1e-3, &both, &pr));
+        assert_true(pr.rdp_epsilon == rdp.epsilon);
+        assert_true(pr.epsilon_upper == pld.epsilon_upper && pr.epsilon_lower == pld.epsilon_lower);
+        assert_true(both.epsilon == fmin(rdp.epsilon, pld.epsilon_upper));
+        if (pld.epsilon_upper <= rdp.epsilon)
+            assert_string_equal(both.route, "pld");
+        else
+            assert_string_equal(both.route, rdp.route);
+    }
+    /* vector (l1) queries: the PLD has no analysis of them (refused, no bound returned) */
+    dpzo_lmo_account_options o = pld_opts(1.0, 0.01, 100, 1e-5);
+    o.vector_l1 = 1;
+    dpzo_lmo_account_result both;
+    dpzo_pld_result pr;
+    assert_int_equal(dpzo_lmo_epsilon_pld(ctx, &l, &o, 1e-3, &both, &pr), DPZO_EUNSUPPORTED);
+}
+
 static double pmf_hockey_stick(const dpzo__pld_pmf *p, const double *a, double at_inf, double d,
                                double eps)
 {
@@ -1020,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_pld_properties),
         cmocka_unit_test(test_pld_rejects),
         cmocka_unit_test(test_pld_public),
+        cmocka_unit_test(test_epsilon_pld),
         cmocka_unit_test(test_pld_one_step_domination),
         cmocka_unit_test(test_pld_grid_consistency),
         cmocka_unit_test(test_search_pld),

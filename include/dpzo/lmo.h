@@ -163,6 +163,16 @@ dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *opts, double grid,
                                  dpzo_pld_result *out);
 
+/* Both accountants on the same run (`dpzo lmo epsilon --accountant pld`): out is
+ * dpzo_lmo_epsilon's result with its epsilon replaced by the PLD's proven upper end when
+ * that is smaller (route "pld", order 0); pld is the PLD result, with rdp_epsilon set to
+ * the RDP bound. When the PLD cannot certify the run (a bucket boundary not located,
+ * DPZO_ENOCONV, or more memory than allowed, DPZO_ENOMEM) it claims nothing
+ * (epsilon_upper +inf, epsilon_lower 0, reason the message) and the RDP bound stands. */
+dpzo_status dpzo_lmo_epsilon_pld(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                 const dpzo_lmo_account_options *opts, double grid,
+                                 dpzo_lmo_account_result *out, dpzo_pld_result *pld);
+
 /* ---- The offline search ------------------------------------------------------- */
 
 /* A grid of LMO parameters: the Cartesian product of eight lists, enumerated as an

@@ -383,9 +383,9 @@ _options_default = fn("dpzo_lmo_account_options_default", _CAccountOptions, [])
 _lmo_eps = fn("dpzo_lmo_epsilon", ctypes.c_int,
               [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.POINTER(_CAccountOptions),
                ctypes.POINTER(_CAccountResult)])
-_lmo_pld_eps = fn("dpzo_lmo_pld_epsilon", ctypes.c_int,
+_lmo_eps_pld = fn("dpzo_lmo_epsilon_pld", ctypes.c_int,
                   [ctypes.c_void_p, ctypes.POINTER(_CLmo), ctypes.POINTER(_CAccountOptions),
-                   ctypes.c_double, ctypes.POINTER(_CPldResult)])
+                   ctypes.c_double, ctypes.POINTER(_CAccountResult), ctypes.POINTER(_CPldResult)])
 
 SAMPLINGS = ("none", "poisson", "wor")
 _SAMPLING_CODE = {"none": 0, "poisson": 1, "wor": 2}
@@ -452,28 +452,24 @@ def _account(lmo: Lmo, sensitivity: float, sampling: str, q: float, batch: int, 
                          clip)
     c = lmo._c()
     r = _CAccountResult()
-    call(_lmo_eps, ctypes.byref(c), ctypes.byref(o), ctypes.byref(r))
-    eps, est, order, route = r.epsilon, r.epsilon_estimate, r.order, r.route.decode()
-    at_edge = bool(r.order_at_edge)
-    rdp_eps = r.epsilon
     lower = pld_eps = pld_est = None
     reason = ""
     grid = None
     if accountant == "pld":
+        # both accountants, the smaller proven bound (dpzo_lmo_epsilon_pld, the CLI's call)
         grid = 1e-4 if pld_grid is None else _real("pld_grid", pld_grid)
         pr = _CPldResult()
-        st = _lmo_pld_eps(_lib.ctx(), ctypes.byref(c), ctypes.byref(o), grid, ctypes.byref(pr))
-        if st in (2, 4):  # ENOMEM, ENOCONV: the PLD cannot certify these; RDP stands
-            reason = (_lib.lib.dpzo_ctx_errmsg(_lib.ctx()) or b"").decode("utf-8", "replace")
-            pld_eps = pld_est = math.inf
-            lower = 0.0
-        else:
-            _lib.check(st)
-            lower, pld_eps, pld_est = pr.epsilon_lower, pr.epsilon_upper, pr.epsilon_estimate
-            if math.isinf(pld_eps):
-                reason = pr.reason.decode("utf-8", "replace") or "not resolved"
-        if pld_eps <= eps:  # both are proven upper bounds: the smaller is the run's
-            eps, est, order, route, at_edge = pld_eps, pld_est, 0.0, "pld", False
+        call(_lmo_eps_pld, ctypes.byref(c), ctypes.byref(o), grid, ctypes.byref(r),
+             ctypes.byref(pr))
+        rdp_eps = pr.rdp_epsilon
+        lower, pld_eps, pld_est = pr.epsilon_lower, pr.epsilon_upper, pr.epsilon_estimate
+        if math.isinf(pld_eps):
+            reason = pr.reason.decode("utf-8", "replace") or "not resolved"
+    else:
+        call(_lmo_eps, ctypes.byref(c), ctypes.byref(o), ctypes.byref(r))
+        rdp_eps = r.epsilon
+    eps, est, order, route = r.epsilon, r.epsilon_estimate, r.order, r.route.decode()
+    at_edge = bool(r.order_at_edge)
     return LmoEpsilon(epsilon=eps, estimate=est, lower=lower,
                       order=order if order > 0 else None, route=route, eps0=r.eps0,
                       order_at_edge=at_edge, delta=delta, steps=steps, sampling=sampling,
