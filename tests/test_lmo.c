@@ -927,6 +927,30 @@ static void test_search_pld(void **state)
         if (!(e > 3.0))
             fail_msg("grid point %zu (usefulness %.9f) is proven at %.9f", i, st.usefulness, e);
     }
+    /* the winner as a profile (what lmo search -o writes): the run's fields, a round trip
+     * through JSON, and verification re-proving the stored epsilon by the PLD */
+    dpzo_profile prof, back;
+    assert_ok(ctx, dpzo_profile_from_lmo_search(ctx, &o, &rp, dpzo_lmo_grid_name(g), NULL,
+                                                "test_search_pld", &prof));
+    assert_true(prof.kind == DPZO_NOISE_LMO && prof.epsilon == rp.epsilon
+                && prof.sampling_rate == o.account.q && prof.steps == 192
+                && prof.delta == 1e-10 && prof.grid_index == (long)rp.index
+                && prof.usefulness == rp.usefulness && prof.lmo.exp_weight == 0.4);
+    assert_string_equal(prof.accountant, "pld");
+    assert_string_equal(prof.sampling, "poisson");
+    assert_string_equal(prof.adjacency, "add-remove");
+    assert_string_equal(prof.clip, "scalar");
+    assert_string_equal(prof.grid, "custom");
+    assert_string_equal(prof.epsilon_bound, "proven-upper");
+    char *text = NULL;
+    assert_ok(ctx, dpzo_profile_to_json(ctx, &prof, &text));
+    assert_ok(ctx, dpzo_profile_from_json(ctx, text, &back));
+    dpzo_free(text);
+    dpzo_profile_check chk;
+    assert_ok(ctx, dpzo_profile_verify(ctx, &back, &chk));
+    assert_true(chk.ok && chk.epsilon_recomputed <= back.epsilon);
+    dpzo_profile_free(&back);
+    dpzo_profile_free(&prof);
     /* max-epsilon: a proven epsilon <= target, at least the RDP search's */
     o.objective = DPZO_LMO_OBJ_MAX_EPSILON;
     o.pld = 0;
