@@ -52,8 +52,13 @@ if(DPZO_HAVE_CUDA)
   set_target_properties(dpzo_shared PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
 endif()
 target_link_options(dpzo_shared PRIVATE
-  "LINKER:--version-script=${PROJECT_BINARY_DIR}/dpzo.map" "LINKER:--no-undefined"
-  "LINKER:-z,relro" "LINKER:-z,now")
+  "LINKER:--version-script=${PROJECT_BINARY_DIR}/dpzo.map" "LINKER:-z,relro" "LINKER:-z,now")
+# Every symbol resolved at link time, except in sanitizer builds: clang leaves the
+# sanitizer runtime to the executable (the fuzz build), so a shared library has its
+# symbols undefined until it is loaded.
+if(NOT DPZO_SANITIZE)
+  target_link_options(dpzo_shared PRIVATE "LINKER:--no-undefined")
+endif()
 # The installed copy's include directory comes from install(TARGETS ... INCLUDES DESTINATION)
 # (cmake/install.cmake).
 target_include_directories(dpzo_shared INTERFACE $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>)
