@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from . import _lib
+from . import _lib, _structs as _S
 from ._lib import call, fn
 from .errors import Error
 from .lmo import _CLmo, _c_free, _choice, _count, _real, _text, Lmo
@@ -32,10 +32,7 @@ __all__ = ["Claim", "Verdict", "AuditBounds", "PipelineVerdict", "AttackResult",
 
 # ---- C structures (include/dpzo/audit.h, audit_claim.h, convert.h) ---------------------
 
-class _CRdpOptions(ctypes.Structure):
-    _fields_ = [("conversion", ctypes.c_int), ("grid", ctypes.c_int),
-                ("orders", _lib.c_double_p), ("n_orders", ctypes.c_size_t),
-                ("alpha_max", ctypes.c_double)]
+_CRdpOptions = _S.RdpOptions  # dpzo_rdp_options
 
 
 class _CClaim(ctypes.Structure):

@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from . import _lib
+from . import _lib, _structs as _S
 from ._lib import call, fn
 from .errors import Error
 
@@ -367,16 +367,7 @@ class _CAccountResult(ctypes.Structure):
                 ("eps0", ctypes.c_double), ("order_at_edge", ctypes.c_int)]
 
 
-class _CPldResult(ctypes.Structure):
-    _fields_ = [("epsilon", ctypes.c_double), ("epsilon_lower", ctypes.c_double),
-                ("epsilon_estimate", ctypes.c_double), ("epsilon_upper", ctypes.c_double),
-                ("delta", ctypes.c_double), ("delta_lower", ctypes.c_double),
-                ("delta_estimate", ctypes.c_double), ("delta_upper", ctypes.c_double),
-                ("fallback", ctypes.c_int), ("reason", ctypes.c_char * 200),
-                ("rdp_epsilon", ctypes.c_double), ("grid", ctypes.c_double),
-                ("eps_error", ctypes.c_double), ("delta_error", ctypes.c_double),
-                ("fft_size", ctypes.c_size_t), ("memory_bytes", ctypes.c_size_t),
-                ("tilt", ctypes.c_double)]
+_CPldResult = _S.PldResult  # dpzo_pld_result
 
 
 _options_default = fn("dpzo_lmo_account_options_default", _CAccountOptions, [])
