@@ -72,14 +72,11 @@ install(FILES ${PROJECT_BINARY_DIR}/dpzoConfig.cmake ${PROJECT_BINARY_DIR}/dpzoC
         DESTINATION ${DPZO_CMAKE_DIR} COMPONENT dev)
 
 # ---- pkg-config: dpzo.pc ------------------------------------------------------------------
-# The headers include none of the dependencies' headers, so a program that links the shared
-# library needs only -I${includedir} -L${libdir} -ldpzo; the dependencies are listed for a
-# static link (`pkg-config --static`) only: Requires.private (their own .pc files, all in the
-# Debian -dev packages of the README's set-up) and Libs.private.
-set(DPZO_PC_LIBS_PRIVATE "-lm -pthread")
-if(DPZO_HAVE_CUDA)
-  string(APPEND DPZO_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart")
-endif()
+# The headers include none of the dependencies' headers and only the shared library is
+# installed, so a program needs only -I${includedir} -L${libdir} -ldpzo; the loader finds the
+# dependencies. They are not listed (no Requires.private, no Libs.private): there is no static
+# library to link them for, and pkg-config fails for a Requires.private package without a .pc
+# file (a GSL or MPFR built from source) even when asked for --cflags only.
 foreach(d IN ITEMS LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${d}}")
     set(DPZO_PC_${d} "${CMAKE_INSTALL_${d}}")

@@ -37,8 +37,11 @@ run_consumer() { # name, executable, [env...]
         || fail "$name: bound $lib, not the installed $P/lib/libdpzo.so"
 }
 
-# 1. pkg-config, run with LD_LIBRARY_PATH as a user without an rpath would.
-export PKG_CONFIG_PATH=$P/lib/pkgconfig
+# 1. pkg-config, run with LD_LIBRARY_PATH as a user without an rpath would. Only P's .pc
+# files are visible: linking the shared library must not need the dependencies' .pc files
+# (GSL or MPFR built from source often have none; the loader finds their libraries).
+export PKG_CONFIG_LIBDIR=$P/lib/pkgconfig
+unset PKG_CONFIG_PATH
 flags=$(pkg-config --cflags --libs dpzo) || fail "pkg-config --cflags --libs dpzo"
 echo "pkg-config --cflags --libs dpzo: $flags"
 # shellcheck disable=SC2086
@@ -47,7 +50,7 @@ echo "pkg-config --cflags --libs dpzo: $flags"
 run_consumer pkg-config "$work/consumer-pc" LD_LIBRARY_PATH="$P/lib"
 
 # 2. find_package(dpzo): CMake records P/lib in the program's build rpath by itself.
-unset PKG_CONFIG_PATH
+unset PKG_CONFIG_LIBDIR
 cmake -S "$src/tests/install" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$P" \
       -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" > "$work/cmake.log" 2>&1 \
     || { cat "$work/cmake.log"; fail "configuring the find_package project"; }
