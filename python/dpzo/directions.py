@@ -18,6 +18,7 @@ import math
 from typing import Any, List, Sequence
 
 from . import _lib
+from ._check import count, real
 from .errors import Error
 
 __all__ = ["Direction", "KINDS"]
@@ -47,15 +48,23 @@ _kind_parse = _lib.fn("dpzo_dir_kind_parse", ctypes.c_int, [ctypes.c_char_p])
 
 
 def _uint(name: str, value: Any, bits: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise Error(f"{name} must be an integer, got {value!r}")
-    if not 0 <= value < (1 << bits):
-        raise Error(f"{name} must be in [0, 2^{bits}), got {value}")
-    return value
+    v = count(name, value)  # an int in [0, 2^64)
+    if v >> bits:
+        raise Error(f"{name} must be in [0, 2^{bits}), got {v}")
+    return v
+
+
+def _alpha(alpha: Any) -> float:
+    a = real("alpha", alpha)
+    if not math.isfinite(a):
+        raise Error(f"alpha must be finite, got {alpha!r}")
+    return a
 
 
 def _address(buf: Any) -> int:
     if isinstance(buf, int) and not isinstance(buf, bool):
+        if buf <= 0:
+            raise Error(f"an address must be positive, got {buf}")
         return buf
     ptr = getattr(buf, "data_ptr", None)  # torch.Tensor
     if callable(ptr):
@@ -73,12 +82,28 @@ def _address(buf: Any) -> int:
 
 
 def _length(buf: Any) -> int:
-    if isinstance(buf, int):
-        raise Error("with a bare address, give the number of elements n")
     numel = getattr(buf, "numel", None)
     if callable(numel):
         return int(numel())
     return len(buf)
+
+
+def _buffer(buf: Any, n: Any) -> tuple[int, int]:
+    """(address, n) of float32 memory, checked before anything is written: n defaults to
+    the buffer's length and may not exceed it (a bare address has no length: n is needed)."""
+    address = _address(buf)
+    if n is not None:
+        n = _uint("n", n, 64)
+    if isinstance(buf, int):
+        if n is None:
+            raise Error("with a bare address, give the number of elements n")
+        return address, n
+    size = _length(buf)
+    if n is None:
+        return address, size
+    if n > size:
+        raise Error(f"n = {n} is more than the buffer's {size} elements")
+    return address, n
 
 
 class Direction:
@@ -92,10 +117,10 @@ class Direction:
             raise Error(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         self.kind = kind
         self.seed = _uint("seed", seed, 64)
-        self.step = _uint("step", step, 32)
+        self.step = _uint("step", step, 64)  # the library refuses step >= 2^32
         self.query = _uint("query", query, 32)
         self.dim = _uint("dim", dim, 64)
-        r = math.sqrt(self.dim) if radius is None else float(radius)
+        r = math.sqrt(self.dim) if radius is None else real("radius", radius)
         self._c = _CDir()
         _lib.call(_init, ctypes.byref(self._c), _kind_parse(kind.encode()), self.seed,
                   self.step, self.query, self.dim, r)
@@ -109,31 +134,32 @@ class Direction:
 
     def _range(self, j0: int, n: int) -> None:
         _uint("offset", j0, 64)
-        if n < 0 or j0 + n > self.dim:
+        if j0 + n > self.dim:
             raise Error(f"elements [{j0}, {j0 + n}) are outside the direction's {self.dim}")
 
     def fill(self, j0: int, out: Any, n: int | None = None) -> None:
         """out[i] = u_{j0+i} as float32, i < n (default: all of out)."""
-        n = _length(out) if n is None else n
+        address, n = _buffer(out, n)
         self._range(j0, n)
-        _fill(ctypes.byref(self._c), j0, n, _address(out))
+        _fill(ctypes.byref(self._c), j0, n, address)
 
     def axpy(self, j0: int, alpha: float, theta: Any, n: int | None = None) -> None:
         """theta[i] = float(theta[i] + alpha * u_{j0+i}), in place (``dpzo_dir_axpy``)."""
-        n = _length(theta) if n is None else n
+        address, n = _buffer(theta, n)
         self._range(j0, n)
-        a = float(alpha)
-        if not math.isfinite(a):
-            raise Error(f"alpha must be finite, got {alpha!r}")
-        _axpy(ctypes.byref(self._c), j0, n, a, _address(theta))
+        a = _alpha(alpha)
+        _axpy(ctypes.byref(self._c), j0, n, a, address)
 
     def axpy_tensors(self, alpha: float, tensors: Sequence[Any]) -> None:
         """theta += alpha * u over several tensors, numbered in the order given (the global
-        index of a tensor's first element is the number of elements before it)."""
-        sizes: List[int] = [_length(t) for t in tensors]
-        if sum(sizes) != self.dim:
-            raise Error(f"the tensors hold {sum(sizes)} elements, the direction {self.dim}")
+        index of a tensor's first element is the number of elements before it). Every
+        tensor is checked before any is updated."""
+        a = _alpha(alpha)
+        bufs: List[tuple[int, int]] = [_buffer(t, None) for t in tensors]
+        total = sum(n for _, n in bufs)
+        if total != self.dim:
+            raise Error(f"the tensors hold {total} elements, the direction {self.dim}")
         j = 0
-        for t, n in zip(tensors, sizes):
-            self.axpy(j, alpha, t, n)
+        for address, n in bufs:
+            _axpy(ctypes.byref(self._c), j, n, a, address)
             j += n

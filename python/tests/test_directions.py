@@ -114,3 +114,31 @@ def test_refusals() -> None:
         u.fill(0, 12345)                           # an address without n
     with pytest.raises(IndexError):
         u[8]
+
+
+def test_n_past_the_buffer_is_refused() -> None:
+    """An explicit n larger than the buffer given would write past its end: refused, and
+    nothing written."""
+    torch = pytest.importorskip("torch")
+    u = Direction(seed=1, step=0, dim=8)
+    small = (ctypes.c_float * 4)()
+    with pytest.raises(dpzo.Error):
+        u.fill(0, small, 8)
+    t = torch.zeros(4)
+    with pytest.raises(dpzo.Error):
+        u.axpy(0, 1.0, t, 8)
+    assert list(small) == [0.0] * 4 and torch.equal(t, torch.zeros(4))
+    for bad_n in (2.5, -1, True):
+        with pytest.raises(dpzo.Error):
+            u.fill(0, small, bad_n)
+
+
+def test_axpy_tensors_checks_every_tensor_before_updating() -> None:
+    """A bad tensor anywhere in the list leaves the good ones before it untouched (no
+    half-applied update)."""
+    torch = pytest.importorskip("torch")
+    u = Direction(seed=1, step=0, dim=8)
+    good = torch.zeros(4)
+    with pytest.raises(dpzo.Error):
+        u.axpy_tensors(1.0, [good, torch.zeros(4, dtype=torch.float64)])
+    assert torch.equal(good, torch.zeros(4))
