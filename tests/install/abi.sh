@@ -5,6 +5,11 @@
 #       ctest abi_exports: the dynamic symbols the library defines are exactly the functions
 #       include/dpzo/*.h declares (cmake/exports.cmake wrote the list): none missing, none
 #       extra (no internal dpzo__ helper, no dependency's symbol leaks out).
+#   abi.sh exports <nm> <libdpzo.so> <dpzo_exports.txt> <cc> <include dir>
+#       also checks the list itself: the list and the library come from the same regular
+#       expression, so a declaration it missed would be absent from both. GCC's -aux-info
+#       lists the prototypes the compiler itself parsed in include/dpzo/*.h; they must be
+#       the list's names. (Skipped, with a note, by a compiler without -aux-info: clang.)
 #   abi.sh noprint <nm> <libdpzo.so>
 #       ctest abi_never_prints: the library never prints and never exits, so it imports none
 #       of the functions or streams that would: printf and friends, puts, perror, exit,
@@ -27,6 +32,23 @@ exports)
         exit 1
     fi
     echo "abi_exports: $(wc -l < "$have") symbols, exactly the declared functions"
+    if [ $# -ge 6 ]; then
+        cc=$5; inc=$6; tu=$(mktemp -d); trap 'rm -f "$have"; rm -rf "$tu"' EXIT
+        for h in "$inc"/dpzo/*.h; do echo "#include <dpzo/${h##*/}>"; done > "$tu/all.c"
+        if "$cc" -std=c17 -fsyntax-only -I"$inc" -aux-info "$tu/aux" "$tu/all.c" 2> /dev/null; then
+            # "/* <header>:<line>:NC */ extern <type> <name> (<parameters>);"
+            grep -F "$(cd "$inc" && pwd)/dpzo/" "$tu/aux" | sed -e 's|^/\*[^*]*\*/ *||' -e 's/ *(.*//' \
+                | awk '{print $NF}' | sed 's/^\**//' | LC_ALL=C sort -u > "$tu/cc"
+            if ! diff "$tu/cc" <(LC_ALL=C sort -u "$list") > /dev/null; then
+                echo "abi_exports: $list differs from the functions $cc parsed in $inc/dpzo:"
+                diff "$tu/cc" <(LC_ALL=C sort -u "$list") | sed 's/^/    /'
+                exit 1
+            fi
+            echo "abi_exports: the list is the $(wc -l < "$tu/cc") functions $cc parsed"
+        else
+            echo "abi_exports: $cc has no -aux-info; the list is not checked against the compiler"
+        fi
+    fi
     ;;
 noprint)
     forbidden='printf|vprintf|__printf_chk|__vprintf_chk|puts|putchar|putchar_unlocked|perror|exit|_exit|_Exit|quick_exit|abort|__assert_fail|__assert_perror_fail|__assert|err|errx|verr|verrx|warn|warnx|error|error_at_line|psignal|psiginfo|stdout|stderr'
