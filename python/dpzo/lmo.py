@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import numbers
 import os
 import signal
 import threading
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _lib, _structs as _S
+from ._check import count, real
 from ._lib import call, fn
 from .errors import Error
 
@@ -41,10 +41,8 @@ def _c_free(ptr: Any) -> None:
 # ---- argument checks shared by profiles.py and audit.py --------------------------------
 
 def _real(name: str, value: Any, *, allow_inf: bool = False) -> float:
-    """A real number: bool, NaN and non-numbers are refused (infinity only if allowed)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise Error(f"{name} must be a number, got {value!r}")
-    v = float(value)
+    """A real number (dpzo._check.real), NaN refused (infinity only if allowed)."""
+    v = real(name, value)
     if math.isnan(v):
         raise Error(f"{name} must be a number, got nan")
     if math.isinf(v) and not allow_inf:
@@ -53,14 +51,10 @@ def _real(name: str, value: Any, *, allow_inf: bool = False) -> float:
 
 
 def _count(name: str, value: Any, *, minimum: int = 0) -> int:
-    """A count: an int (bool refused) in [minimum, 2^64)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise Error(f"{name} must be an integer, got {value!r}")
-    v = int(value)
+    """A count (dpzo._check.count: an int in [0, 2^64)) of at least minimum."""
+    v = count(name, value)
     if v < minimum:
         raise Error(f"{name} must be >= {minimum}, got {v}")
-    if v >= 2 ** 64:
-        raise Error(f"{name} must be below 2^64, got {v}")
     return v
 
 
