@@ -235,7 +235,17 @@ static void test_epochs(void **state)
               {0, 0.5, 0, 0, 0},
               {2.5, 1.0, 0, 0, 3},
               {9007199254740992.0, 0, 1, 1, 9007199254740992ull},
-              {1e9, 0, 1, 9000000, 9000000000000000ull}};
+              {1e9, 0, 1, 9000000, 9000000000000000ull},
+              /* E / q lies above an integer by less than long double resolves (exact
+               * ceilings by Python's fractions): ceill(E / q) was one step short */
+              {0x1.8235cp+17, 0x1.9d5fec833abfep-36, 0, 0, 8415295009738226ull},
+              {0x1.e60a526p+26, 0x1.fc714e03f8e2ap-23, 0, 0, 538146050275802ull},
+              /* fractional epochs of datasets above 2^63: E n needs up to 117 bits, and
+               * ceill(E n / B) in long double was one step short */
+              {0x1.94604777ce3ffp+33, 0, 35184372088832ull, 14898833922246485907ull,
+               5745632376394520ull},
+              {0x1.7f5d165da781fp+24, 0, 1099511627776ull, 14791829865519010780ull,
+               337997047962405ull}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         uint64_t t = 7;
         assert_ok(ctx, dpzo_steps_from_epochs(ctx, ok[i].epochs, ok[i].q, ok[i].batch, ok[i].n,
