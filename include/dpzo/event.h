@@ -61,8 +61,8 @@ void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size);
 
 /* Training length: `epochs` passes over the data as a number of steps, rounded up so that
  * never fewer steps are accounted than run. Poisson sampling at rate q (n = 0): an epoch is
- * 1/q steps, steps = ceil(epochs / q) (long double). Batches of `batch` of `n` (n > 0, q
- * ignored): steps = ceil(epochs n / batch), exact in integers for whole epochs. Fails
+ * 1/q steps, steps = ceil(epochs / q). Batches of `batch` of `n` (n > 0, q ignored):
+ * steps = ceil(epochs n / batch). Both ceilings are exact (of the doubles given). Fails
  * (DPZO_EINVAL) for epochs < 0 or not finite, q outside (0, 1], batch outside [1, n], or
  * more than 2^53 steps. The CLI's --epochs, claim files' "epochs" and Python's epochs=
  * all use it. */
