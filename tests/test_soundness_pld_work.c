@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "ref/pld_delta1.h"
 #include "dpzo/audit.h"
 #include "dpzo/audit_claim.h"
 #include "dpzo/lmo.h"
@@ -39,17 +40,6 @@ static dpzo_event *poisson(dpzo_ctx *ctx, double q, double sigma, uint64_t steps
     dpzo_event *g = dpzo_event_gaussian(ctx, sigma);
     dpzo_event *s = q < 1.0 ? dpzo_event_poisson_sampled(ctx, q, g) : g;
     return steps == 1 ? s : dpzo_event_self_composed(ctx, s, steps);
-}
-
-/* One Poisson-subsampled Gaussian step (remove adjacency) by its closed form in long
- * double: any composition of such steps has at least this delta at every eps. */
-static long double delta1(long double eps, long double s, long double q)
-{
-    long double r = q == 1.0L ? eps : eps + log1pl(-(1.0L - q) * expl(-eps)) - logl(q);
-    long double x = s * s * r + 0.5L;
-    long double a = 0.5L * erfcl((x - 1.0L) / s * (long double)M_SQRT1_2);
-    long double b = 0.5L * erfcl(x / s * (long double)M_SQRT1_2);
-    return q * a + (1.0L - q - expl(eps)) * b;
 }
 
 /* Unsampled: delta(eps) = Phibar((x - 1)/s) - e^eps Phibar(x/s) <= Phibar((x - 1)/s), the
