@@ -192,6 +192,25 @@ static void test_wor_above_budget(void **state)
     assert_true(b.upper < 1e-3 * cheap);
 }
 
+/* the pair in increasing order */
+static void sort2(double *a, double *b)
+{
+    if (*a > *b) {
+        double t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
+
+static void sort2u(uint64_t *a, uint64_t *b)
+{
+    if (*a > *b) {
+        uint64_t t = *a;
+        *a = *b;
+        *b = t;
+    }
+}
+
 /* random pairs: the certified answer never gets worse with more noise, fewer steps or a
  * smaller sampling rate / batch */
 static double draw_sigma(void)
@@ -208,23 +227,11 @@ static void test_monotone_poisson(void **state)
     dpzo_ctx *ctx = *state;
     for (int i = 0; i < 64; i++) {
         double s1 = draw_sigma(), s2 = draw_sigma();
-        if (s1 > s2) {
-            double t = s1;
-            s1 = s2;
-            s2 = t;
-        }
+        sort2(&s1, &s2);
         double q1 = pow(10.0, -1.3 - 3.0 * urand()), q2 = pow(10.0, -1.3 - 3.0 * urand());
-        if (q1 > q2) {
-            double t = q1;
-            q1 = q2;
-            q2 = t;
-        }
+        sort2(&q1, &q2);
         uint64_t t1 = 1 + (uint64_t)(urand() * 2000), t2 = 1 + (uint64_t)(urand() * 2000);
-        if (t1 > t2) {
-            uint64_t t = t1;
-            t1 = t2;
-            t2 = t;
-        }
+        sort2u(&t1, &t2);
         int delta_q = i % 4 == 3;
         double target = delta_q ? 1.0 : 1e-5;
         /* more noise: no worse */
@@ -254,23 +261,11 @@ static void test_monotone_wor(void **state)
     dpzo_ctx *ctx = *state;
     for (int i = 0; i < 10; i++) {
         double s1 = draw_sigma_wor(), s2 = draw_sigma_wor();
-        if (s1 > s2) {
-            double t = s1;
-            s1 = s2;
-            s2 = t;
-        }
+        sort2(&s1, &s2);
         uint64_t b1 = 1 + (uint64_t)(urand() * 512), b2 = 1 + (uint64_t)(urand() * 512);
-        if (b1 > b2) {
-            uint64_t t = b1;
-            b1 = b2;
-            b2 = t;
-        }
+        sort2u(&b1, &b2);
         uint64_t t1 = 1 + (uint64_t)(urand() * 100), t2 = 1 + (uint64_t)(urand() * 100);
-        if (t1 > t2) {
-            uint64_t t = t1;
-            t1 = t2;
-            t2 = t;
-        }
+        sort2u(&t1, &t2);
         int delta_q = i % 4 == 3;
         double target = delta_q ? 1.0 : 1e-5;
         double a = query_opt(ctx, wor_event(ctx, b2, 60000, s1, t2), target, delta_q, PAIR_ALPHA_MAX);
