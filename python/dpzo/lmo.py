@@ -106,13 +106,11 @@ def _sampling(sampling_rate: Any, batch_size: Any, dataset_size: Any, steps: Any
         kind, q, b, n = "none", 1.0, 0, 0
     if epochs is not None:
         e = _real("epochs", epochs)
-        if not (e > 0):
+        if not (e > 0):  # the library accepts 0 epochs (0 steps); an LMO run needs one
             raise Error(f"epochs must be > 0, got {e!r}")
-        if kind == "poisson" and not (0 < q <= 1):
-            raise Error(f"sampling_rate must be in (0, 1], got {q!r}")
-        # the library's rule (dpzo_steps_from_epochs), as the CLI's --epochs
-        t = _lib.steps_from_epochs(e, q if kind != "wor" else 0.0, b, n)
-        s = max(int(t), 1)
+        # the library's rule (dpzo_steps_from_epochs), as the CLI's --epochs; it refuses a
+        # rate outside (0, 1] and more than 2^53 steps, naming the value
+        s = _lib.steps_from_epochs(e, q if kind != "wor" else 0.0, b, n)
     elif steps is not None:
         s = _count("steps", steps, minimum=1)
     elif default_steps is None:
