@@ -21,6 +21,9 @@ int cli_usage_error(const char *fmt, ...)
     return 2;
 }
 
+/* one-letter options are spelled -n, -o; the others --name */
+static const char *dashes(const char *opt) { return opt[0] && !opt[1] ? "-" : "--"; }
+
 size_t args_edit_distance(const char *a, size_t na, const char *b, size_t nb)
 {
     /* Damerau-Levenshtein (optimal string alignment): a swap of two neighbours costs 1,
@@ -55,7 +58,7 @@ const char *args_nearest(const opt_spec *specs, const char *name, size_t len)
      * differ (at least 1, at most 3), and no other option is as close */
     if (len < 3) /* -x is no typo of -o */
         return NULL;
-    size_t limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
+    size_t limit = len / 3 > 3 ? 3 : len / 3; /* >= 1: len >= 3 */
     const char *best = NULL;
     size_t best_d = limit + 1;
     int tie = 0;
@@ -76,7 +79,7 @@ static int unknown_option(const opt_spec *specs, int short_opt, const char *name
     const char *dash = short_opt ? "-" : "--";
     if (near != NULL)
         return cli_usage_error("unknown option '%s%.*s'; did you mean %s%s?", dash, (int)len,
-                               name, near[1] ? "--" : "-", near);
+                               name, dashes(near), near);
     return cli_usage_error("unknown option '%s%.*s' (see --help)", dash, (int)len, name);
 }
 
@@ -117,7 +120,7 @@ int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out)
         if (s == NULL)
             return unknown_option(specs, short_opt, name, len);
         if (args_has(out, s->name))
-            return cli_usage_error("option --%s given twice", s->name);
+            return cli_usage_error("option %s%s given twice", dashes(s->name), s->name);
         const char *value = NULL;
         if (s->takes_value) {
             if (eq)
@@ -125,9 +128,9 @@ int args_parse(int argc, char **argv, const opt_spec *specs, parsed_args *out)
             else if (i + 1 < argc)
                 value = argv[++i];
             else
-                return cli_usage_error("option --%s needs a value", s->name);
+                return cli_usage_error("option %s%s needs a value", dashes(s->name), s->name);
         } else if (eq) {
-            return cli_usage_error("option --%s takes no value", s->name);
+            return cli_usage_error("option %s%s takes no value", dashes(s->name), s->name);
         }
         if (out->n == ARGS_MAX)
             return cli_usage_error("too many options");
@@ -147,9 +150,6 @@ const char *args_get(const parsed_args *a, const char *name)
 }
 
 int args_has(const parsed_args *a, const char *name) { return args_get(a, name) != NULL; }
-
-/* one-letter options are spelled -n, -o; the others --name */
-static const char *dashes(const char *opt) { return opt[0] && !opt[1] ? "-" : "--"; }
 
 int parse_real(const char *opt, const char *text, double *out)
 {

@@ -578,6 +578,9 @@ static void test_suggestions(void **state)
         {"lmo serch", "did you mean search?"},
         {"profile verfy x.json", "did you mean verify?"},
         {"plot curvs", "did you mean curves?"},
+        /* a one-letter option is named as it is spelt, -o */
+        {"lmo search -o", "option -o needs a value"},
+        {"plot noise -o a.png -o b.png", "option -o given twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_error(cases[i][0], cases[i][1]);
