@@ -182,16 +182,9 @@ static int inline_claim(dpzo_ctx *ctx, const parsed_args *a, int need_epsilon, c
         int fixed = c->sampling != DPZO_SAMPLING_FULL && c->batch_size > 0
                     && c->dataset_size > 0;
         double q = c->sampling == DPZO_SAMPLING_FULL ? 1.0 : c->sampling_rate;
-        dpzo_ctx *ctx = dpzo_ctx_new();
-        if (ctx == NULL)
-            return cli_usage_error("out of memory");
-        int bad = dpzo_steps_from_epochs(ctx, e, q, fixed ? c->batch_size : 0,
-                                         fixed ? c->dataset_size : 0, &c->steps) != DPZO_OK;
-        if (bad)
-            cli_usage_error("--epochs %s: %s", v, dpzo_ctx_errmsg(ctx));
-        dpzo_ctx_free(ctx);
-        if (bad)
-            return 2;
+        if (dpzo_steps_from_epochs(ctx, e, q, fixed ? c->batch_size : 0,
+                                   fixed ? c->dataset_size : 0, &c->steps) != DPZO_OK)
+            return cli_usage_error("--epochs %s: %s", v, dpzo_ctx_errmsg(ctx));
     }
     if ((v = args_get(a, "epsilon")) != NULL) {
         if (parse_real("epsilon", v, &c->epsilon))

@@ -456,6 +456,9 @@ static void test_epochs(void **state)
                  "--delta 1e-5", "--epochs needs --batch-size >= 1");
     expect_error("epsilon --noise-multiplier 1 --batch-size 1 --dataset-size 9007199254740992 "
                  "--epochs 2 --delta 1e-5", "more than 2^53 steps");
+    /* audit's inline claim takes its steps from the same library rule */
+    expect_error("audit --noise-multiplier 1 --batch-size 1 --dataset-size 1000000 --sampling "
+                 "fixed --epochs 1e11 --epsilon 1 --delta 1e-5", "more than 2^53 steps");
     expect_error("calibrate --solve-for steps --epsilon 1 --delta 1e-5 --sampling-rate 0.01 "
                  "--noise-multiplier 1 --epochs 3", "--epochs is what --solve-for steps");
     expect_error("calibrate --solve-for sampling-rate --epsilon 1 --delta 1e-5 "
