@@ -918,6 +918,8 @@ int cmd_lmo(int argc, char **argv)
     for (size_t i = 0; i < sizeof sub / sizeof *sub; i++)
         if (strcmp(argv[0], sub[i].name) == 0)
             return sub[i].run(argc - 1, argv + 1);
-    static const char *const names[] = {"info", "rdp", "epsilon", "sample", "search", NULL};
+    const char *names[sizeof sub / sizeof *sub + 1] = {NULL};
+    for (size_t i = 0; i < sizeof sub / sizeof *sub; i++)
+        names[i] = sub[i].name;
     return cli_unknown_word("lmo subcommand", argv[0], names, "try dpzo lmo --help");
 }
