@@ -178,7 +178,7 @@ static int cmd_gaussian(int argc, char **argv)
         || ((v = args_get(&a, "tolerance")) != NULL && parse_real("tolerance", v, &s.tolerance)))
         return 2;
     char note[160];
-    if ((full && !args_has(&a, "steps")) || (!full && !args_has(&a, "steps") && !args_has(&a, "epochs")))
+    if (!args_has(&a, "steps") && !args_has(&a, "epochs")) /* --epochs with --full-batch: above */
         return cli_usage_error("--steps (or --epochs) is required (see dpzo profile gaussian "
                                "--help)");
     /* the sampling's range is checked below; training_steps needs only q > 0 or B >= 1 */
