@@ -27,7 +27,6 @@ upper end of the interval). Nothing is computed in Python.
 from __future__ import annotations
 
 import math
-import numbers
 from collections import OrderedDict
 from copy import deepcopy
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -50,6 +49,7 @@ from . import (
     RdpAccountant,
     calibrate,
 )
+from ._check import count as _count, real
 
 __all__ = ["DpzoAccountant", "get_noise_multiplier", "calibrate_noise_multiplier", "register",
            "MECHANISMS"]
@@ -65,20 +65,12 @@ HistoryEntry = Tuple[float, float, int]
 
 
 def _real(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise Error(f"{name} must be a number, got {value!r}")
-    x = float(value)
+    """dpzo._check.real, NaN refused (a NaN history entry would be stored before the
+    library saw it)."""
+    x = real(name, value)
     if math.isnan(x):
         raise Error(f"{name} is NaN")
     return x
-
-
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise Error(f"{name} must be an integer, got {value!r}")
-    if value < 0:
-        raise Error(f"{name} must be >= 0, got {value}")
-    return int(value)
 
 
 def _check_event(sigma: float, q: float) -> None:
