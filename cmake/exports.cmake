@@ -9,6 +9,8 @@ function(dpzo_public_functions headers out)
     file(READ "${h}" text)
     # Block comments may mention function names; drop them (non-greedy by construction).
     string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" "" text "${text}")
+    # and line comments ("// see dpzo_x()" would otherwise add a name no code defines)
+    string(REGEX REPLACE "//[^\n]*" "" text "${text}")
     # "name(" but not "type (*field)(" (a function pointer's return type).
     string(REGEX MATCHALL "dpzo_[a-z0-9_]+[ \t\r\n]*\\([^*]" calls "${text}")
     foreach(c IN LISTS calls)
