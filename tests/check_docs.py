@@ -79,7 +79,8 @@ def run_python(code, root, python, library):
 
 
 def check_python(f, root, a, library):
-    """Runs f's Python examples; returns (passed, failed, new text or None)."""
+    """Runs f's Python examples (with --update, rewrites their outputs); returns (passed,
+    failed)."""
     passed = failed = 0
     original = f.read_text()
     lines = original.splitlines()
@@ -104,13 +105,26 @@ def check_python(f, root, a, library):
             print(f"{f.relative_to(root)}:{line_no}: python example output differs:")
             sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(want, got, "docs", "actual", lineterm=""))
     if not edits:
-        return passed, failed, None
-    if f.read_text() != original:  # edited while the examples ran: do not clobber that
-        print(f"{f.relative_to(root)}: changed while its examples ran; not updated, run again")
-        return passed, failed + len(edits), None
+        return passed, failed
     for (k, m), got in reversed(edits):
         lines[k + 1:m] = got
-    return passed, failed, "\n".join(lines) + "\n"
+    if not rewrite(f, root, original, "\n".join(lines) + "\n"):
+        failed += len(edits)
+    return passed, failed
+
+
+def rewrite(f, root, original, text):
+    """Writes text over f (a sibling file renamed over it) unless f changed since it was read
+    as original: another edit made while the examples ran is never clobbered. False then."""
+    if text == original:
+        return True
+    if f.read_text() != original:
+        print(f"{f.relative_to(root)}: changed while its examples ran; not updated, run again")
+        return False
+    tmp = f.with_name(f.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(f)
+    return True
 
 
 def main():
@@ -136,7 +150,7 @@ def main():
         files = [root / f for f in a.file]
     passed = failed = 0
     for f in files:
-        text = f.read_text()
+        text = original = f.read_text()
         for line_no, cmd, expected in examples(f):
             if not cmd.strip():
                 continue
@@ -158,22 +172,16 @@ def main():
                 failed += 1
                 print(f"{f.relative_to(root)}:{line_no}: `{cmd}` output differs:")
                 sys.stdout.writelines(l + "\n" for l in difflib.unified_diff(want, got, "docs", "actual", lineterm=""))
-        if a.update:  # write a sibling file, then rename it over the original
-            tmp = f.with_name(f.name + ".tmp")
-            tmp.write_text(text)
-            tmp.replace(f)
+        if a.update and not rewrite(f, root, original, text):
+            failed += 1
         if not a.no_python and any(True for _ in python_examples(f)):
             if not library.is_file():
                 failed += 1
                 print(f"{f.relative_to(root)}: python examples need {library} (build the "
                       "target dpzo_shared, or give --library)")
                 continue
-            p, q, new = check_python(f, root, a, library)
+            p, q = check_python(f, root, a, library)
             passed, failed = passed + p, failed + q
-            if new is not None:
-                tmp = f.with_name(f.name + ".tmp")
-                tmp.write_text(new)
-                tmp.replace(f)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
