@@ -79,10 +79,6 @@ def rdp_options(orders: OrdersArg = None, conversion: str = "improved",
     return opts, keep
 
 
-def _finite_or_none(x: float) -> Optional[float]:
-    return None if x != x else x
-
-
 class _Accountant:
     """What the three accountants share: the ledger and the LMO route."""
 

@@ -168,7 +168,13 @@ _paper_step = fn("dpzo_lmo_paper_step_epsilon", ctypes.c_double,
                  [ctypes.POINTER(_CLmo), ctypes.c_double, _lib.c_double_p])
 
 BOUNDS = ("mgf", "exact", "pure", "best")
-_BOUND_CODE = {"mgf": 0, "exact": 1, "pure": 2, "best": 3}
+
+
+def _bound_code(name: str) -> int:
+    """The library's dpzo_lmo_bound_kind for a name of BOUNDS (dpzo_lmo_bound_parse)."""
+    code = ctypes.c_int(0)
+    call(_bound_parse, name.encode(), ctypes.byref(code))
+    return code.value
 
 
 @dataclass(frozen=True)
@@ -269,7 +275,7 @@ class Lmo:
         c = self._c()
         arr = (ctypes.c_double * len(al))(*al)
         out = (_CBound * len(al))()
-        call(_rdp, ctypes.byref(c), s, _BOUND_CODE[b], arr, len(al), out)
+        call(_rdp, ctypes.byref(c), s, _bound_code(b), arr, len(al), out)
         return LmoRdp(tuple(al), tuple(o.upper for o in out), tuple(o.lower for o in out),
                       tuple(o.value for o in out), b, s)
 
@@ -416,7 +422,7 @@ def _account_options(sensitivity: float, bound: str, sampling: str, q: float, ba
                      clip: str) -> _CAccountOptions:
     o = _options_default()
     o.sensitivity = sensitivity
-    o.bound = _BOUND_CODE[bound]
+    o.bound = _bound_code(bound)
     o.sampling = _SAMPLING_CODE[sampling]
     o.q = q
     o.batch, o.n = batch, n

@@ -108,7 +108,6 @@ _gaussian = fn("dpzo_profile_gaussian", ctypes.c_int,
 _from_search = fn("dpzo_profile_from_lmo_search", ctypes.c_int,
                   [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p,
                    ctypes.c_char_p, ctypes.c_char_p, _P])
-_objective_name = fn("dpzo_lmo_objective_name", ctypes.c_char_p, [ctypes.c_int])
 _objective_parse = fn("dpzo_lmo_objective_parse", ctypes.c_int,
                       [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)])
 
