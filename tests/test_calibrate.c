@@ -107,8 +107,11 @@ static void test_sampling_rate(void **state)
 
 /* Batches of B of N drawn without replacement (replace-one): the calibrated sigma meets the
  * target by the certified WOR accountant, sigma one tolerance lower misses it, and
- * dp_accounting 0.6.0's RDP calibration of the same event (its own grid; tests/ref:
- * calibrate_dp_mechanism over SampledWithoutReplacementDpEvent) lands within 1e-3 relative. */
+ * dp_accounting 0.6.0's RDP calibration of the same event (its order grid; tests/ref:
+ * calibrate_dp_mechanism over SampledWithoutReplacementDpEvent, tol 1e-9) agrees: both
+ * bound the same WOR RDP at the same orders and ours is certified, so ours is not below
+ * theirs (1e-7 for their rounding) and above by at most our tolerances (1e-5; it was
+ * 0.80891895 against 0.80891852). */
 #define WOR_DP_ACCOUNTING_SIGMA 0.8089185188244594
 static void test_wor(void **state)
 {
@@ -131,7 +134,8 @@ static void test_wor(void **state)
     assert_true(eps[0] <= 3.0);
     assert_true(eps[1] > 3.0);
     assert_true(c.other_side < c.value && c.other_side >= c.value * (1 - 2e-6));
-    assert_true(fabs(c.value / WOR_DP_ACCOUNTING_SIGMA - 1) < 1e-3);
+    assert_true(c.value >= WOR_DP_ACCOUNTING_SIGMA * (1 - 1e-7));
+    assert_true(c.value <= WOR_DP_ACCOUNTING_SIGMA * (1 + 1e-5));
     /* refusals */
     assert_int_equal(dpzo_calibrate_noise_wor(ctx, 3.0, 1e-5, 0, 60000, 2000, 0, &o, &c),
                      DPZO_EINVAL);
