@@ -27,7 +27,9 @@ typedef struct {
                           when no value fails: every sigma down to the search's end
                           (1e-300; sigma 0 when q = 0 or steps = 0, no privacy spent) or
                           every count up to 2^52 meets it */
-    double epsilon_other_side; /* its fast epsilon (> target) */
+    double epsilon_other_side; /* its epsilon (> target): the fast estimate, or the
+                                  certified bound where certification stepped past it;
+                                  NAN with other_side */
     int evaluations;   /* accountant evaluations spent */
     double epsilon_lower; /* tight accountants: the proven lower end at value (RDP: NaN) */
 } dpzo_calibration;
