@@ -774,11 +774,19 @@ static void test_epsilon_pld(void **state)
         else
             assert_string_equal(both.route, rdp.route);
     }
-    /* vector (l1) queries: the PLD has no analysis of them (refused, no bound returned) */
+    /* a grid too fine for the work limit: the PLD claims nothing (+inf, with its reason)
+     * and the RDP bound stands, route and all */
     dpzo_lmo_account_options o = pld_opts(1.0, 0.01, 100, 1e-5);
-    o.vector_l1 = 1;
-    dpzo_lmo_account_result both;
+    dpzo_lmo_account_result rdp, both;
     dpzo_pld_result pr;
+    assert_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rdp));
+    assert_ok(ctx, dpzo_lmo_epsilon_pld(ctx, &l, &o, 1e-12, &both, &pr));
+    assert_true(pr.epsilon_upper == INFINITY && pr.epsilon_lower == 0.0);
+    assert_true(strlen(pr.reason) > 0 && pr.rdp_epsilon == rdp.epsilon);
+    assert_true(both.epsilon == rdp.epsilon && both.order == rdp.order);
+    assert_string_equal(both.route, rdp.route);
+    /* vector (l1) queries: the PLD has no analysis of them (refused, no bound returned) */
+    o.vector_l1 = 1;
     assert_int_equal(dpzo_lmo_epsilon_pld(ctx, &l, &o, 1e-3, &both, &pr), DPZO_EUNSUPPORTED);
 }
 
