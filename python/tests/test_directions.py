@@ -34,6 +34,22 @@ def test_philox_known_answers() -> None:
         assert tuple(f(c, *key).v) == want
 
 
+def test_rademacher_is_the_documented_philox_stream() -> None:
+    """Element j of a Rademacher direction, through Direction's ctypes struct, is -1 iff bit
+    31 of word j & 3 of Philox4x32-10 (KAT-checked above) is set, with key (seed low, seed
+    high) and counter (j >> 2 low, j >> 34, step, query) (kernels/cpu/philox.c section 2):
+    a wrong field offset in the struct, or a seed/step/query mixed up, changes elements."""
+    f = _lib.fn("dpzo_philox4x32_10", _Ctr, [_Ctr, ctypes.c_uint32, ctypes.c_uint32])
+    seed, step, query = 0x0123_4567_89AB_CDEF, 0xDEAD_BEEF, 0x1357_9BDF
+    u = Direction(seed=seed, step=step, query=query, dim=1 << 40, kind="rademacher")
+    m32 = 0xFFFF_FFFF
+    for j in (0, 1, 2, 3, 4, 7, 1001, (1 << 34) + 5, (1 << 40) - 1):
+        c = _Ctr()
+        c.v[:] = ((j >> 2) & m32, j >> 34, step, query)
+        w = f(c, seed & m32, seed >> 32).v[j & 3]
+        assert u[j] == (-1.0 if w >> 31 else 1.0), j
+
+
 @pytest.mark.parametrize("kind", ["gaussian", "sphere", "rademacher"])
 def test_split_invariance(kind: str) -> None:
     """The same floats however [0, d) is cut (unaligned cuts included) and equal to the
