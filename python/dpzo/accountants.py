@@ -48,6 +48,7 @@ _pld_delta = _lib.fn("dpzo_pld_delta", ctypes.c_int,
 
 OrdersArg = Union[None, str, Sequence[float]]
 _A = TypeVar("_A", bound="_Accountant")
+_R = TypeVar("_R")
 
 
 def rdp_options(orders: OrdersArg = None, conversion: str = "improved",
@@ -83,6 +84,7 @@ class _Accountant:
     """What the three accountants share: the ledger and the LMO route."""
 
     name = ""
+    _opts: Any  # the C options struct of the subclass's queries
 
     def __init__(self) -> None:
         self._entries: List[Tuple[Event, int]] = []
@@ -110,6 +112,12 @@ class _Accountant:
     def ledger(self) -> ComposedEvent:
         """Everything composed so far, as one ComposedEvent."""
         return ComposedEvent([e if n == 1 else SelfComposedEvent(e, n) for e, n in self._entries])
+
+    def _ask(self, fn: Any, x: float, r: _R) -> _R:
+        """fn(the composed C event, x, this accountant's options, &r): one query."""
+        with c_event(self._event()) as ptr:
+            _lib.call(fn, ptr, x, ctypes.byref(self._opts), ctypes.byref(r))
+        return r
 
     def _event(self) -> Event:
         """The event a query accounts: the single entry itself when there is one."""
@@ -205,9 +213,7 @@ class RdpAccountant(_Accountant):
         lmo = self._lmo_epsilon(d, orders=self._orders, conversion=self._conversion)
         if lmo is not None:
             return lmo
-        r = S.DpResult()
-        with c_event(self._event()) as ptr:
-            _lib.call(_event_epsilon, ptr, d, ctypes.byref(self._opts), ctypes.byref(r))
+        r = self._ask(_event_epsilon, d, S.DpResult())
         return Epsilon(epsilon=r.epsilon, lower=None, estimate=r.epsilon_estimate,
                        delta=r.delta, accountant="rdp", order=r.order, fallback=False,
                        reason=_rdp_reason(r))
@@ -216,9 +222,7 @@ class RdpAccountant(_Accountant):
         """The proven delta upper bound at ``epsilon`` (>= 0)."""
         e = _real("epsilon", epsilon)
         self._no_lmo_delta()
-        r = S.DpResult()
-        with c_event(self._event()) as ptr:
-            _lib.call(_event_delta, ptr, e, ctypes.byref(self._opts), ctypes.byref(r))
+        r = self._ask(_event_delta, e, S.DpResult())
         return Delta(delta=r.delta, lower=None, estimate=r.delta_estimate, epsilon=r.epsilon,
                      accountant="rdp", order=r.order, fallback=False, reason=_rdp_reason(r))
 
@@ -259,9 +263,7 @@ class _Tight(_Accountant):
         lmo = self._lmo_epsilon(d, **self._lmo_options())
         if lmo is not None:
             return lmo
-        r = S.PldResult()
-        with c_event(self._event()) as ptr:
-            _lib.call(_pld_epsilon, ptr, d, ctypes.byref(self._opts), ctypes.byref(r))
+        r = self._ask(_pld_epsilon, d, S.PldResult())
         return Epsilon(epsilon=r.epsilon_upper, lower=r.epsilon_lower,
                        estimate=r.epsilon_estimate, delta=d, accountant=self.name,
                        order=None, fallback=bool(r.fallback), reason=self._reason(r))
@@ -270,9 +272,7 @@ class _Tight(_Accountant):
         """``[lower, delta]`` contains the true delta at ``epsilon`` (>= 0)."""
         e = _real("epsilon", epsilon)
         self._no_lmo_delta()
-        r = S.PldResult()
-        with c_event(self._event()) as ptr:
-            _lib.call(_pld_delta, ptr, e, ctypes.byref(self._opts), ctypes.byref(r))
+        r = self._ask(_pld_delta, e, S.PldResult())
         return Delta(delta=r.delta_upper, lower=r.delta_lower, estimate=r.delta_estimate,
                      epsilon=e, accountant=self.name, order=None, fallback=bool(r.fallback),
                      reason=self._reason(r))
