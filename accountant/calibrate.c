@@ -272,7 +272,7 @@ static dpzo_status calibrate_rate(dpzo_ctx *ctx, double epsilon, double delta, d
         if ((st = eps_at(&p, 1.0, 1, &r)))
             return st;
         if (meets(&p, &r)) {
-            finish(&p, 1.0, &r, 1.0, r.epsilon_estimate, out);
+            finish(&p, 1.0, &r, NAN, NAN, out); /* no rate fails the target */
             return DPZO_OK;
         }
     }

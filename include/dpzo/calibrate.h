@@ -26,7 +26,7 @@ typedef struct {
     double other_side; /* the parameter one tolerance step beyond: fails the target; NAN
                           when no value fails: every sigma down to the search's end
                           (1e-300; sigma 0 when q = 0 or steps = 0, no privacy spent) or
-                          every count up to 2^52 meets it */
+                          every count up to 2^52 or the rate 1 meets it */
     double epsilon_other_side; /* its epsilon (> target): the fast estimate, or the
                                   certified bound where certification stepped past it;
                                   NAN with other_side */
