@@ -179,7 +179,7 @@ int cmd_calibrate(int argc, char **argv)
             printf("  %-22s %.8g\n", "optimal order", c.order);
         if (isnan(c.other_side))
             printf("  %-22s none   (every %s %s %.10g meets the target)\n", "tight to",
-                   solve, strcmp(key, "steps") == 0 ? "up to" : "down to", c.value);
+                   solve, strcmp(key, "noise_multiplier") == 0 ? "down to" : "up to", c.value);
         else
             printf("  %-22s %.10g   (epsilon there %.10g > target)\n", "tight to",
                    c.other_side, c.epsilon_other_side);

@@ -66,6 +66,11 @@ static void test_epsilon_json(void **state)
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "certified upper bound"));
     assert_null(strstr(r->out, "nan"));
+    /* no failing neighbour: every rate UP TO 1 meets a target that q = 1 meets */
+    r = run("calibrate --solve-for sampling-rate --epsilon 100 --delta 1e-5 --noise-multiplier 1 "
+            "--steps 10");
+    assert_int_equal(r->status, 0);
+    assert_non_null(strstr(r->out, "none   (every sampling-rate up to 1 meets the target)"));
     /* text prints the guarantee rounded up: never below the JSON value (review finding:
      * 6.1620893711985154 used to print as 6.162089371) */
     j = run_json("epsilon --noise-multiplier 0.8 --sampling-rate 0.02 --steps 500 --delta 1e-6 --json");
