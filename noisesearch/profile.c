@@ -1275,47 +1275,6 @@ static const double CURVE_ORDERS[] = {1.25, 1.5, 1.75, 2,  2.5, 3,  3.5, 4,   5,
                                       7,    8,   10,   12, 14,  16, 20,  24,  32,  40,
                                       48,   64,  80,   96, 128, 192, 256, 512};
 
-/* Smallest sigma (to relative tol) whose proven epsilon is <= target: bracketing by
- * factors of 2, then geometric bisection. The answer is the upper end, which meets the
- * target. Used for sampling "wor" and "none", which the calibration API does not cover. */
-static dpzo_status bisect_sigma(dpzo_ctx *ctx, const dpzo_profile *p, double target, double tol,
-                                double *sigma)
-{
-    double eps, lower, order, hi = 1.0, lo;
-    dpzo_status st;
-    for (;;) {
-        if ((st = gaussian_epsilon(ctx, p, hi, &eps, &lower, &order)) != DPZO_OK)
-            return st;
-        if (eps <= target)
-            break;
-        if ((hi *= 2.0) > 1e6)
-            return dpzo__fail(ctx, DPZO_EINFEASIBLE,
-                              "profile: no noise multiplier up to 1e6 meets epsilon %g", target);
-    }
-    for (lo = hi / 2.0;; lo /= 2.0) {
-        if (lo < 1e-3) { /* epsilon is astronomically large below; keep hi */
-            *sigma = hi;
-            return DPZO_OK;
-        }
-        if ((st = gaussian_epsilon(ctx, p, lo, &eps, &lower, &order)) != DPZO_OK)
-            return st;
-        if (eps > target)
-            break;
-        hi = lo;
-    }
-    while (hi / lo > 1.0 + tol) {
-        double mid = sqrt(lo * hi);
-        if ((st = gaussian_epsilon(ctx, p, mid, &eps, &lower, &order)) != DPZO_OK)
-            return st;
-        if (eps <= target)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    *sigma = hi;
-    return DPZO_OK;
-}
-
 dpzo_status dpzo_profile_gaussian(dpzo_ctx *ctx, const dpzo_profile_gaussian_spec *s,
                                   dpzo_profile *p)
 {
@@ -1378,23 +1337,24 @@ dpzo_status dpzo_profile_gaussian(dpzo_ctx *ctx, const dpzo_profile_gaussian_spe
     else
         utc_now(p->created);
 
+    /* the calibration API for every sampling: "none" is Poisson at q = 1 (the same pair of
+     * distributions), "wor" the without-replacement calibration */
     dpzo_status st;
-    if (poisson) {
-        dpzo_calibration c;
-        if (tight) {
-            dpzo_pld_options o;
-            pld_options_for(p, &o);
-            st = dpzo_calibrate_noise_pld(ctx, s->epsilon, s->delta, s->sampling_rate, s->steps,
-                                          tol, &o, &c);
-        } else {
-            st = dpzo_calibrate_noise(ctx, s->epsilon, s->delta, s->sampling_rate, s->steps, tol,
-                                      NULL, &c);
-        }
-        if (st == DPZO_OK)
-            p->noise_multiplier = c.value;
+    dpzo_calibration c;
+    double q = poisson ? s->sampling_rate : 1.0;
+    if (tight) {
+        dpzo_pld_options o;
+        pld_options_for(p, &o);
+        st = wor ? dpzo_calibrate_noise_wor_pld(ctx, s->epsilon, s->delta, s->batch_size,
+                                                s->dataset_size, s->steps, tol, &o, &c)
+                 : dpzo_calibrate_noise_pld(ctx, s->epsilon, s->delta, q, s->steps, tol, &o, &c);
     } else {
-        st = bisect_sigma(ctx, p, s->epsilon, tol, &p->noise_multiplier);
+        st = wor ? dpzo_calibrate_noise_wor(ctx, s->epsilon, s->delta, s->batch_size,
+                                            s->dataset_size, s->steps, tol, NULL, &c)
+                 : dpzo_calibrate_noise(ctx, s->epsilon, s->delta, q, s->steps, tol, NULL, &c);
     }
+    if (st == DPZO_OK)
+        p->noise_multiplier = c.value;
     double lower;
     if (st == DPZO_OK)
         st = gaussian_epsilon(ctx, p, p->noise_multiplier, &p->epsilon, &lower, &p->order);
