@@ -188,8 +188,9 @@ static FZ_UNUSED void fz_check_upper(const char *what, double upper, double lowe
  *
  * The privacy loss of P against Q is increasing in x, so H = P(x > x0) - e^eps Q(x > x0)
  * with (1-q) + q e^{(2 x0 - 1) / (2 s^2)} = e^eps: x0 = s^2 L + 1/2, L = ln((e^eps - 1 +
- * q) / q). Then H = q Phi_bar(s L - 1/(2s)) - q e^L Phi_bar(s L + 1/(2s)). Computed in
- * logarithms (double precision; callers allow a relative slack). Returns log H (-inf: 0). */
+ * q) / q). Then H = q Phi_bar(s L - 1/(2s)) - (e^eps - 1 + q) Phi_bar(s L + 1/(2s)).
+ * Computed in logarithms (double precision; callers allow a relative slack). Returns log H
+ * (-inf: 0, or too close to 0 to tell from rounding). */
 static FZ_UNUSED double fz_log_phi_bar(double z)
 {
     if (z < 37.0)
@@ -208,9 +209,15 @@ static FZ_UNUSED double fz_log_hockey_stick(double q, double s, double eps)
     double a = s * L - 0.5 / s, b = s * L + 0.5 / s;
     if (isnan(a) || isnan(b))
         return -INFINITY;
+    /* H = q Phi_bar(a) - (e^eps - 1 + q) Phi_bar(b) is a lower bound for ANY threshold x0,
+     * so a rounded L only moves x0; the second factor is formed from eps, not as q e^L
+     * (which equals it only for the exact L: at eps = 0 and sigma 7e223 the rounding of L,
+     * 1e-16, times sigma made H read 4e-17 where it is 1e-226). */
     double t1 = log(q) + fz_log_phi_bar(a);
-    double t2 = log(q) + L + fz_log_phi_bar(b);
-    if (!(t2 < t1))
+    double t2 = log(expm1(eps) + q) + fz_log_phi_bar(b);
+    /* the two terms carry relative errors up to about 1e-10 (erfc, the asymptotic series
+     * beyond z = 37, the logs): a difference below 1e-9 of them is no evidence */
+    if (!(t2 < t1) || -expm1(t2 - t1) < 1e-9)
         return -INFINITY;
     return t1 + log(-expm1(t2 - t1));
 }
