@@ -88,6 +88,18 @@ dpzo_status dpzo_cuda_dir_axpy(dpzo_ctx *ctx, const dpzo_dir *dir, uint64_t j0, 
 dpzo_status dpzo_cuda_dir_axpy_multi(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alpha,
                                      unsigned k, uint64_t j0, size_t n, float *theta_dev);
 
+/* The typed kernels of dpzo/zo_dir.h on the device, queued on `stream` (a cudaStream_t;
+ * NULL: the legacy default stream), so they order with the caller's work on that stream
+ * (the PyTorch plugin passes torch.cuda.current_stream().cuda_stream). The same bits as
+ * dpzo_dir_perturb / dpzo_dir_update on the CPU, whatever the launch geometry. x_dev,
+ * out_dev and theta_dev are device pointers; dirs and alpha host arrays (k >= 1). */
+dpzo_status dpzo_cuda_dir_perturb(dpzo_ctx *ctx, const dpzo_dir *dir, uint64_t j0, size_t n,
+                                  double alpha, dpzo_dtype dt, const void *x_dev,
+                                  void *out_dev, void *stream);
+dpzo_status dpzo_cuda_dir_update(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alpha,
+                                 unsigned k, uint64_t j0, size_t n, dpzo_dtype dt,
+                                 void *theta_dev, void *stream);
+
 /* The clipping of trainer/step.c's release, on the device. */
 typedef enum {
     DPZO_CUDA_CLIP_NONE = 0, /* no clipping, no zeroing (mezo) */

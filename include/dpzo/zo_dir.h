@@ -71,6 +71,30 @@ void dpzo_dir_fill(const dpzo_dir *dir, uint64_t j0, size_t n, float *out);
  * bit in general (the intermediate is rounded to float); the result is within one float ulp
  * of the larger of the intermediate and the result (tests/test_zo_dir.c measures it). */
 void dpzo_dir_axpy(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, float *theta);
+/* ---- parameters of other floating-point types (the PyTorch plugin, docs/plugin.md) ------
+ * The element types of tensors the kernels read and write in place or out of place. bf16
+ * and f16 values are read exactly (every one is a float); a result is computed in float as
+ * for DPZO_F32 and then rounded to the type, to nearest with ties to even (overflow gives
+ * an infinity of the right sign, a NaN stays a NaN). */
+typedef enum { DPZO_F32 = 0, DPZO_BF16 = 1, DPZO_F16 = 2 } dpzo_dtype;
+/* Bytes per element (4, 2, 2) and the name ("float32", "bfloat16", "float16"); 0 and NULL
+ * for an unknown type. */
+size_t dpzo_dtype_size(dpzo_dtype dt);
+const char *dpzo_dtype_name(dpzo_dtype dt);
+/* Out of place: out[i] = T((float)((double)(float)x[i] + alpha * (double)u_{j0+i})), i < n,
+ * x and out of type dt (distinct, not overlapping). x is never written: evaluating at
+ * theta + lambda u and theta - lambda u leaves theta bit-identical, in every type (the
+ * perturbation MeZO applies in place cannot be undone in bf16/f16: MeZO#42). For DPZO_F32
+ * these are the bits dpzo_dir_axpy writes into a copy of x, and the weights dpzo's own
+ * models read under a perturbation (dpzo/model.h). */
+void dpzo_dir_perturb(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, dpzo_dtype dt,
+                      const void *x, void *out);
+/* In place, k >= 1 directions in one pass: v = (float)theta[i]; for m = 0 .. k-1:
+ * v = (float)((double)v + alpha[m] * (double)u^m_{j0+i}); theta[i] = T(v). For DPZO_F32 the
+ * same bits as dpzo_dir_axpy(dirs[0], alpha[0]), then dirs[1], ... (the trainer's update). */
+void dpzo_dir_update(const dpzo_dir *dirs, const double *alpha, unsigned k, uint64_t j0,
+                     size_t n, dpzo_dtype dt, void *theta);
+
 /* The name ("gaussian", "sphere", "rademacher") and its inverse (-1 when unknown). */
 const char *dpzo_dir_kind_name(dpzo_dir_kind kind);
 int dpzo_dir_kind_parse(const char *name);
