@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "zo_math.h"
 #include "../dir_check.h"
+#include "../zo_dtype.h"
 
 #define SPHERE_BLOCK 4096 /* the norm's summation block (a multiple of 4: a Philox block
                           * never straddles two) */
@@ -295,4 +296,162 @@ void dpzo_dir_axpy(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, flo
         apply(dir, j0, nv, 1, alpha, theta);
     for (size_t i = nv; i < n; i++)
         theta[i] = NAN;
+}
+
+/* ---- parameters of other floating-point types ------------------------------------------- */
+
+size_t dpzo_dtype_size(dpzo_dtype dt)
+{
+    switch (dt) {
+    case DPZO_F32:
+        return 4;
+    case DPZO_BF16:
+    case DPZO_F16:
+        return 2;
+    }
+    return 0;
+}
+
+const char *dpzo_dtype_name(dpzo_dtype dt)
+{
+    switch (dt) {
+    case DPZO_F32:
+        return "float32";
+    case DPZO_BF16:
+        return "bfloat16";
+    case DPZO_F16:
+        return "float16";
+    }
+    return NULL;
+}
+
+/* The typed kernels work a chunk of at most TCHUNK elements at a time (the chunk of the
+ * batched generator, so a chunk starting at an aligned j takes DPZO_RAW_CHUNK Philox
+ * blocks): the chunk's values as floats in v[], each direction's float elements in u[],
+ * each step a loop of its own over the chunk (vectorised, in L1). */
+#define TCHUNK (4 * DPZO_RAW_CHUNK)
+
+/* u[k] = element j + k as float (dpzo_dir_fill's), k < ne, all j + k < dim and ne <=
+ * TCHUNK - (j & 3): one Philox block per four elements. */
+DPZO_KERNEL_CLONES static void chunk_elements(const dpzo_dir *dir, uint64_t j, size_t ne,
+                                              float *restrict u)
+{
+    if (dir->vec != NULL) {
+        memcpy(u, dir->vec + j, ne * sizeof *u);
+        return;
+    }
+    double v[TCHUNK];
+    size_t skip = (size_t)(j & 3);
+    dpzo__dir_raw_blocks(dir, j >> 2, (skip + ne + 3) / 4, v);
+    const double scale = dir->scale;
+    const double *restrict x = v + skip;
+    for (size_t k = 0; k < ne; k++)
+        u[k] = (float)(scale * x[k]);
+    if (dir->mult != NULL) { /* the float product, as apply_special */
+        const float *restrict m = dir->mult + j;
+        for (size_t k = 0; k < ne; k++)
+            u[k] *= m[k];
+    }
+}
+
+/* v[k] = (float)(src[k]) for the type dt, k < ne (exact). */
+DPZO_KERNEL_CLONES static void chunk_load(dpzo_dtype dt, const void *src, size_t ne,
+                                          float *restrict v)
+{
+    if (dt == DPZO_F32) {
+        memcpy(v, src, ne * sizeof *v);
+    } else if (dt == DPZO_BF16) {
+        const uint16_t *restrict s = src;
+        for (size_t k = 0; k < ne; k++)
+            v[k] = dpzo_hd_bf16_to_f32(s[k]);
+    } else {
+        const uint16_t *restrict s = src;
+        for (size_t k = 0; k < ne; k++)
+            v[k] = dpzo_hd_f16_to_f32(s[k]);
+    }
+}
+
+/* dst[k] = T(v[k]), rounded to nearest even (zo_dtype.h), k < ne. */
+DPZO_KERNEL_CLONES static void chunk_store(dpzo_dtype dt, const float *restrict v, size_t ne,
+                                           void *dst)
+{
+    if (dt == DPZO_F32) {
+        memcpy(dst, v, ne * sizeof *v);
+    } else if (dt == DPZO_BF16) {
+        uint16_t *restrict d = dst;
+        for (size_t k = 0; k < ne; k++)
+            d[k] = dpzo_hd_f32_to_bf16(v[k]);
+    } else {
+        uint16_t *restrict d = dst;
+        for (size_t k = 0; k < ne; k++)
+            d[k] = dpzo_hd_f32_to_f16(v[k]);
+    }
+}
+
+/* v[k] = (float)((double)v[k] + alpha * (double)u[k]): dpzo_dir_axpy's operation. */
+DPZO_KERNEL_CLONES static void chunk_axpy(size_t ne, double alpha, const float *restrict u,
+                                          float *restrict v)
+{
+    for (size_t k = 0; k < ne; k++)
+        v[k] = (float)((double)v[k] + alpha * (double)u[k]);
+}
+
+/* Elements [from, n) of a typed array set to T(NaN) (past a direction's dim). */
+static void store_nan(dpzo_dtype dt, size_t from, size_t n, void *dst)
+{
+    const float nan_f = NAN;
+    size_t es = dpzo_dtype_size(dt);
+    for (size_t i = from; i < n; i++)
+        chunk_store(dt, &nan_f, 1, (char *)dst + i * es);
+}
+
+void dpzo_dir_perturb(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, dpzo_dtype dt,
+                      const void *x, void *out)
+{
+    size_t es = dpzo_dtype_size(dt);
+    if (es == 0 || n == 0)
+        return;
+    size_t nv = valid_count(dir, j0, n);
+    float v[TCHUNK], u[TCHUNK];
+    for (size_t i = 0; i < nv;) {
+        uint64_t j = j0 + i;
+        size_t ne = TCHUNK - (size_t)(j & 3);
+        ne = ne < nv - i ? ne : nv - i;
+        chunk_load(dt, (const char *)x + i * es, ne, v);
+        chunk_elements(dir, j, ne, u);
+        chunk_axpy(ne, alpha, u, v);
+        chunk_store(dt, v, ne, (char *)out + i * es);
+        i += ne;
+    }
+    store_nan(dt, nv, n, out);
+}
+
+void dpzo_dir_update(const dpzo_dir *dirs, const double *alpha, unsigned k, uint64_t j0,
+                     size_t n, dpzo_dtype dt, void *theta)
+{
+    size_t es = dpzo_dtype_size(dt);
+    if (es == 0 || n == 0 || k == 0)
+        return;
+    /* past any direction's dim an element is NaN (as in the sequence of dpzo_dir_axpy
+     * calls, where the NaN then stays) */
+    size_t nv = n;
+    for (unsigned m = 0; m < k; m++) {
+        size_t c = valid_count(&dirs[m], j0, n);
+        nv = c < nv ? c : nv;
+    }
+    float v[TCHUNK], u[TCHUNK];
+    for (size_t i = 0; i < nv;) {
+        uint64_t j = j0 + i;
+        size_t ne = TCHUNK - (size_t)(j & 3);
+        ne = ne < nv - i ? ne : nv - i;
+        char *t = (char *)theta + i * es;
+        chunk_load(dt, t, ne, v);
+        for (unsigned m = 0; m < k; m++) {
+            chunk_elements(&dirs[m], j, ne, u);
+            chunk_axpy(ne, alpha[m], u, v);
+        }
+        chunk_store(dt, v, ne, t);
+        i += ne;
+    }
+    store_nan(dt, nv, n, theta);
 }
