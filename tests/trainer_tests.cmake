@@ -17,3 +17,15 @@ dpzo_test(test_algorithms)
 target_link_libraries(test_algorithms PRIVATE dpzo_trainer)
 target_include_directories(test_algorithms PRIVATE ${PROJECT_SOURCE_DIR}/trainer)
 target_compile_definitions(test_algorithms PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+dpzo_test(test_zo_step)
+target_link_libraries(test_zo_step PRIVATE dpzo_trainer)
+target_include_directories(test_zo_step PRIVATE ${PROJECT_SOURCE_DIR}/trainer)
+target_compile_definitions(test_zo_step PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+# dpzo train's trajectory for the Python plugin's tests (test_torch_plugin.py finds it
+# beside the dpzo CLI); not installed.
+add_executable(dpzo-zo-reference zo_reference.c)
+target_include_directories(dpzo-zo-reference PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                           ${PROJECT_SOURCE_DIR}/trainer ${CMOCKA_INCLUDE_DIR})
+target_link_libraries(dpzo-zo-reference PRIVATE dpzo_trainer ${CMOCKA_LIBRARY})
+set_target_properties(dpzo-zo-reference PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                      ${CMAKE_BINARY_DIR}/bin)

@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "sha256.h"
 #include "train_internal.h"
+#include "dpzo/zo_step.h"
 
 static const char *const algorithm_names[] = {"dpzero", "mezo",   "dpsgd",  "sgd",   "dpzoso",
                                               "dpzopo", "pazo-m", "pazo-p", "pazo-s"};
@@ -208,11 +209,16 @@ static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c)
 
 dpzo_status dpzo_train_config_validate(dpzo_ctx *ctx, const dpzo_train_config *c)
 {
+    return dpzo__train_config_check(ctx, c, 0);
+}
+
+dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, int step_only)
+{
     if ((unsigned)c->algorithm >= (unsigned)COUNT(algorithm_names))
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "config: 'algorithm' is required: dpzero, mezo, dpsgd, sgd, dpzoso, "
                           "dpzopo, pazo-m, pazo-p or pazo-s");
-    if (c->model[0] == '\0')
+    if (!step_only && c->model[0] == '\0')
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "config: 'model' is required (e.g. \"mlp:128\" or \"cnn:8-16\")");
     if (c->steps < 1 || c->steps > STEPS_MAX)
@@ -657,8 +663,30 @@ static void method_defaults(dpzo_train_config *c, unsigned seen)
         c->radius_kind = DPZO_RADIUS_D_QUARTER;
 }
 
+/* The keys of dpzo's own models and files, refused by the step's configuration. */
+static int trainer_only(int k)
+{
+    return k == K_MODEL || k == K_DATA || k == K_EVAL_EVERY || k == K_METRICS ||
+           k == K_CHECKPOINT || k == K_CHECKPOINT_EVERY || k == K_PRETRAIN;
+}
+
+static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                dpzo_train_config *out, int step_only);
+
 dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
                                     dpzo_train_config *out)
+{
+    return parse_config(ctx, json, base_dir, out, 0);
+}
+
+dpzo_status dpzo_zo_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                 dpzo_train_config *out)
+{
+    return parse_config(ctx, json, base_dir, out, 1);
+}
+
+static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                dpzo_train_config *out, int step_only)
 {
     dpzo_train_config_init(out);
     if (json == NULL)
@@ -679,6 +707,11 @@ dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char 
             st = unknown_key(ctx, "", it->string, keys, K_COUNT);
         else if (seen & (1u << k))
             st = dpzo__fail(ctx, DPZO_EPARSE, "config: key '%s' appears twice", it->string);
+        else if (step_only && trainer_only(k))
+            st = dpzo__fail(ctx, DPZO_EINVAL,
+                            "config: '%s' belongs to `dpzo train` (dpzo's own models and "
+                            "files); the step's configuration has no such key",
+                            it->string);
         else
             st = parse_key(ctx, k, it, base_dir, out, &pub_seen);
         if (k >= 0)
@@ -688,7 +721,7 @@ dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char 
     if (st == DPZO_OK)
         method_defaults(out, seen);
     if (st == DPZO_OK)
-        st = dpzo_train_config_validate(ctx, out);
+        st = dpzo__train_config_check(ctx, out, step_only);
     if (st == DPZO_OK)
         st = check_applicable(ctx, out, seen, pub_seen);
     return st;

@@ -58,16 +58,14 @@ dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double
     return st;
 }
 
-/* An example whose differences are not all finite (an overflowed loss) contributes the
- * zero vector: a fixed value, so one example still moves the sum by at most C, and a NaN
- * never reaches the release. */
-static void zero_if_not_finite(double *v, unsigned Q)
+void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q)
 {
     for (unsigned k = 0; k < Q; k++)
         if (!isfinite(v[k])) {
             memset(v, 0, Q * sizeof *v);
-            return;
+            break;
         }
+    dpzo_privacy_clip(p, v, Q);
 }
 
 /* qsum[k] = sum_i (clipped) d_ik, plus one noise draw per query when private. */
@@ -78,10 +76,8 @@ static dpzo_status zo_release(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
         tr->qsum[k] = 0.0;
     for (size_t i = 0; i < b; i++) {
         double *v = tr->vals + i * Q;
-        if (tr->privacy != NULL) {
-            zero_if_not_finite(v, Q);
-            dpzo_privacy_clip(tr->privacy, v, Q);
-        }
+        if (tr->privacy != NULL)
+            dpzo__zo_clip_row(tr->privacy, v, Q);
         for (unsigned k = 0; k < Q; k++)
             tr->qsum[k] += v[k];
     }

@@ -104,6 +104,14 @@ struct dpzo_trainer {
     void *noise_user;
 };
 
+/* dpzo_train_config_validate; step_only: the step's configuration (dpzo/zo_step.h), which
+ * has no model. */
+dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, int step_only);
+/* One example's Q differences as the release takes them: a row with a non-finite entry
+ * becomes zero (a fixed value: one example still moves the sum by at most C, and a NaN
+ * never reaches the release), then clipped by the privacy object. */
+void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q);
+
 /* epsilon_after(t) of the privacy object (+inf when non-private). */
 double dpzo__trainer_epsilon_after(const dpzo_trainer *tr, uint64_t t);
 /* Training seconds so far: finished sessions plus the running one. */

@@ -1,0 +1,136 @@
+/* dpzo/zo_step.h: the zeroth-order step with the model outside it (docs/plugin.md).
+ *
+ * `dpzo train` evaluates dpzo's own models; a user of PyTorch (dpzo.torch) or of any other
+ * framework evaluates theirs. The step object holds everything else of a run, the same code
+ * and semantics as `dpzo train` (docs/trainer.md section 2, docs/algorithms.md): the plan
+ * and its noise profile (verified, the plan checked before the first step), the batch
+ * sampler (Poisson, or fixed batches with a without-replacement profile; the sampling seed
+ * from getrandom), the step's Q directions keyed by (seed, t, k), the learning rate and
+ * the stage of step t, the release (per-example clipping, noise from the CSPRNG, one
+ * draw per query) and the ledger (a proven upper bound after every step), and the update.
+ *
+ * A step t, the caller's model evaluating per-example losses:
+ *
+ *   dpzo_zo_begin(ctx, zo)                     refuses a step past the plan (the budget);
+ *                                              sets up the directions u_0 .. u_{Q-1}
+ *   for k < Q: losses at theta + lambda u_k and theta - lambda u_k (dpzo_dir_perturb /
+ *              dpzo_cuda_dir_perturb write the perturbed weights out of place, so theta
+ *              is never written and nothing drifts)
+ *   dpzo_zo_clip_sum(zo, lp, lm, b, qsum)      per-example differences, clipped, summed
+ *   dpzo_zo_release(ctx, zo, qsum, released)   + noise (private), counted
+ *        or dpzo_zo_adopt(ctx, zo, released)   (data parallel: the ranks that did not draw
+ *                                              take the drawing rank's released values)
+ *   dpzo_zo_update(zo, j0, n, dt, theta)       for each tensor: theta -= (lr/Q) sum g_k u_k,
+ *                                              one pass (dpzo_zo_update_cuda on a GPU)
+ *   dpzo_zo_end(ctx, zo)                       the step is done; the ledger moves on
+ *
+ * Algorithms: dpzero, mezo (non-private) and dpzoso (stages: lambda_s, lr_s; prox 0).
+ * The others of `dpzo train` are refused with DPZO_EUNSUPPORTED and a message. */
+#ifndef DPZO_ZO_STEP_H
+#define DPZO_ZO_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dpzo/status.h"
+#include "dpzo/trainer.h"
+#include "dpzo/zo_dir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dpzo_zo dpzo_zo;
+
+/* Parses the step's configuration: the keys of `dpzo train`'s configuration that describe
+ * the step (algorithm, profile, steps, batch_size, batching, lr, lr_schedule, lambda,
+ * direction, radius, queries, clip, seed, stages), with its checks and messages. The keys
+ * of dpzo's own models and files (model, data, eval_every, metrics, checkpoint,
+ * checkpoint_every, pretrain) are refused: the caller owns those. */
+dpzo_status dpzo_zo_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
+                                 dpzo_train_config *out);
+
+/* A run of cfg over `dim` tuned parameters (all tensors, in the caller's global order) and
+ * a private data set of n rows (mezo: any n >= 1, the sampler's population). Private
+ * algorithms open the profile (verified) and check the plan against it: a plan beyond the
+ * profile is refused with DPZO_EINFEASIBLE. Draws the sampling seed from getrandom. */
+dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t dim,
+                           uint64_t n, dpzo_zo **out);
+/* dpzo_zo_config_parse then dpzo_zo_create: for bindings, which then need no struct. */
+dpzo_status dpzo_zo_open(dpzo_ctx *ctx, const char *json, const char *base_dir, uint64_t dim,
+                         uint64_t n, dpzo_zo **out);
+void dpzo_zo_free(dpzo_zo *zo);
+
+/* The batch of step t: its row indices (ascending for Poisson) into idx (capacity: n for
+ * Poisson, B for fixed batches); returns the count. A pure function of (sampling seed, t). */
+size_t dpzo_zo_batch(dpzo_zo *zo, uint64_t t, size_t *idx);
+/* The largest batch dpzo_zo_batch can return (n for Poisson, B for fixed batches). */
+size_t dpzo_zo_batch_capacity(const dpzo_zo *zo);
+/* The sampling seed (secret: it determines the batches; state_dict keeps it beside theta)
+ * and its replacement on resume. */
+uint64_t dpzo_zo_sampling_seed(const dpzo_zo *zo);
+dpzo_status dpzo_zo_set_sampling_seed(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t seed);
+
+/* Starts step t = dpzo_zo_steps_done(zo). DPZO_EINFEASIBLE (nothing changes) when t is the
+ * plan's T: a further step would exceed the plan and, for private runs, the profile's
+ * budget (the message gives the epsilon spent and the budget). DPZO_EINVAL when a step is
+ * already begun and not ended. */
+dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo);
+unsigned dpzo_zo_queries(const dpzo_zo *zo);
+/* The begun step's perturbation lambda_t and learning rate (stage values for dpzoso). */
+double dpzo_zo_lambda(const dpzo_zo *zo);
+double dpzo_zo_lr(const dpzo_zo *zo);
+/* Direction k < Q of the begun step (NULL otherwise): for dpzo_dir_perturb and its CUDA
+ * twin (a plain direction: no mult, no vec, usable on both). */
+const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k);
+
+/* The batch's part of the release: lp and lm are b rows of Q losses (row i, query k: the
+ * loss of example i at theta + lambda u_k and theta - lambda u_k). d_ik = (lp - lm) /
+ * (2 lambda); private runs zero a row with a non-finite entry and clip each row as the
+ * profile says (dpzo_privacy_clip); qsum[k] = sum over i, in order. Also adds the mean of
+ * lp and lm at query 0 to the step's loss. b = 0 gives zeros. */
+dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const double *lm,
+                             size_t b, double *qsum);
+/* The release: qsum is the whole batch's clipped sums (summed over ranks when data
+ * parallel); private runs add one noise draw per query from the CSPRNG (counted).
+ * released (Q, may be NULL) receives qsum + noise: what other ranks adopt. */
+dpzo_status dpzo_zo_release(dpzo_ctx *ctx, dpzo_zo *zo, const double *qsum, double *released);
+/* Takes the released values of the rank that drew the noise (data parallel). */
+dpzo_status dpzo_zo_adopt(dpzo_ctx *ctx, dpzo_zo *zo, const double *released);
+/* The released value of query k divided by B: g_k (NaN before the release). */
+double dpzo_zo_gradient(const dpzo_zo *zo, unsigned k);
+
+/* The update of the begun, released step on elements [j0, j0 + n) of the global parameter
+ * vector, stored as dt at theta: theta_j -= (lr_t / Q) g_k u_kj for k = 0 .. Q-1 in one pass
+ * (dpzo_dir_update; for DPZO_F32 the bits of `dpzo train`'s update). DPZO_EINVAL before
+ * the release or past dim. */
+dpzo_status dpzo_zo_update(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                           dpzo_dtype dt, void *theta);
+/* The same on the device (theta_dev a device pointer), queued on stream (a cudaStream_t,
+ * NULL: the legacy default stream). */
+dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                                dpzo_dtype dt, void *theta_dev, void *stream);
+/* Ends the begun, released step: steps_done + 1. */
+dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo);
+
+/* Steps done; on resume (before any step of this object) the saved count: the ledger
+ * continues from there (DPZO_EINVAL past the plan or after a step began). */
+uint64_t dpzo_zo_steps_done(const dpzo_zo *zo);
+dpzo_status dpzo_zo_set_steps_done(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps);
+/* A proven upper bound on the epsilon spent by the steps done (at dpzo_zo_delta); +inf
+ * for non-private runs. The profile's budget and delta (NaN when non-private). */
+double dpzo_zo_epsilon(const dpzo_zo *zo);
+double dpzo_zo_budget(const dpzo_zo *zo);
+double dpzo_zo_delta(const dpzo_zo *zo);
+/* Noise values drawn by this object (a count, for tests: Q per released step). */
+uint64_t dpzo_zo_noise_draws(const dpzo_zo *zo);
+/* The mean training loss of the steps since the last call ((lp + lm) / 2 at query 0), and
+ * resets it; NaN when there were none. */
+double dpzo_zo_take_loss(dpzo_zo *zo);
+/* The configuration (with the sphere radius resolved) and the profile (NULL: non-private). */
+const dpzo_train_config *dpzo_zo_config(const dpzo_zo *zo);
+const dpzo_profile *dpzo_zo_profile(const dpzo_zo *zo);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
