@@ -2,15 +2,17 @@
  * float, ONE source for the CPU (kernels/cpu/zo_dir.c) and the CUDA kernels
  * (kernels/cuda/zo_cuda.cu), so both write the same bits.
  *
- * Integer and bit manipulation only (plus one exact float product), no rounding mode or
- * flush-to-zero setting can change a result:
+ * Integer and bit manipulation, plus two float operations: an exact product, and the sum
+ * that rounds the f16 subnormals (under the default rounding to nearest; flush-to-zero and
+ * denormals-are-zero modes change neither):
  *   bf16 -> float, f16 -> float: exact (every bf16 and f16 value is a float; a NaN keeps
  *     its sign and payload);
  *   float -> bf16, float -> f16: round to nearest, ties to even, including the f16
  *     subnormals; a finite value at or past the halfway point above the largest finite
  *     value becomes an infinity of its sign; a NaN becomes a quiet NaN of its sign (the
  *     payload's top bits kept, the quiet bit set).
- * Every function is branch-free (selects), so the CPU loops over a chunk vectorise. */
+ * Every function is branch-free (selects written as masks: GCC does not if-convert chains
+ * of ?: here), so the CPU loops over a chunk vectorise. */
 #ifndef DPZO_KERNELS_ZO_DTYPE_H
 #define DPZO_KERNELS_ZO_DTYPE_H
 
@@ -40,6 +42,12 @@ DPZO_HD float dpzo_hd_f32_of(uint32_t b)
 #endif
 }
 
+/* c ? a : b for c = 0 or 1, as mask arithmetic. */
+DPZO_HD uint32_t dpzo_hd_sel(uint32_t c, uint32_t a, uint32_t b)
+{
+    return b ^ ((a ^ b) & (0u - c));
+}
+
 /* bf16 is the top half of a float. */
 DPZO_HD float dpzo_hd_bf16_to_f32(uint16_t h) { return dpzo_hd_f32_of((uint32_t)h << 16); }
 
@@ -65,7 +73,7 @@ DPZO_HD float dpzo_hd_f16_to_f32(uint16_t h)
     /* a subnormal (or zero) is m 2^-24: (float)m is exact (m < 2^10) and the product by a
      * power of two is exact, a normal float (>= 2^-24) or +0 */
     uint32_t sub = sign | dpzo_hd_f32_bits((float)(int32_t)m * 0x1p-24f);
-    return dpzo_hd_f32_of(e == 31u ? inf_nan : e == 0u ? sub : normal);
+    return dpzo_hd_f32_of(dpzo_hd_sel(e == 31u, inf_nan, dpzo_hd_sel(e == 0u, sub, normal)));
 }
 
 DPZO_HD uint16_t dpzo_hd_f32_to_f16(float x)
@@ -76,24 +84,17 @@ DPZO_HD uint16_t dpzo_hd_f32_to_f16(float x)
      * rounding to nearest even as for bf16, then rebias the exponent (127 -> 15); a
      * carry out of the fraction bumps the exponent */
     uint32_t normal = ((a + 0xfffu + ((a >> 13) & 1u)) >> 13) - ((127u - 15u) << 10);
-    /* subnormal results (|x| < 2^-14): the count of 2^-24 units, |x| 2^24 = M 2^(E - 126)
-     * for the float's biased exponent E and significand M (implicit bit included when E
-     * > 0; E = 0 counts as 1), rounded to nearest even: a right shift by 126 - E >= 14.
-     * Shifts are clamped to [1, 31] (lanes outside this range select another result; a
-     * shift of 31 leaves 0 with a remainder below half, the right answer for E <= 95) */
-    uint32_t E = a >> 23;
-    uint32_t M = (a & 0x7fffffu) | (E != 0u ? 0x800000u : 0u);
-    uint32_t Ec = E < 1u ? 1u : E > 125u ? 125u : E;
-    uint32_t sh = 126u - Ec;
-    sh = sh > 31u ? 31u : sh;
-    uint32_t q = M >> sh, rem = M & ((1u << sh) - 1u), half = 1u << (sh - 1u);
-    uint32_t sub = q + (uint32_t)((rem > half) | ((rem == half) & (q & 1u)));
+    /* subnormal results (|x| < 2^-14): the count of 2^-24 units |x| 2^24 rounded to
+     * nearest even, which is what the float addition |x| + 0.5 does (the sum lies in
+     * [0.5, 1), where the float spacing is 2^-24): the count is the sum's pattern minus
+     * 0.5's. The sum is a normal float, so flush-to-zero cannot change it, and an input
+     * a denormals-are-zero mode reads as 0 (a float subnormal) has the result 0 anyway. */
+    uint32_t sub = dpzo_hd_f32_bits(dpzo_hd_f32_of(a) + 0.5f) - 0x3f000000u;
     /* 0x477ff000 = 65520, halfway between 65504 (the largest f16) and 2^16: it and
      * everything above round to infinity (65504's fraction is odd) */
-    uint32_t r = a > 0x7f800000u  ? 0x7e00u | ((a >> 13) & 0x3ffu)
-                 : a >= 0x477ff000u ? 0x7c00u
-                 : a >= 0x38800000u ? normal
-                                    : sub;
+    uint32_t r = dpzo_hd_sel(a >= 0x38800000u, normal, sub);
+    r = dpzo_hd_sel(a >= 0x477ff000u, 0x7c00u, r);
+    r = dpzo_hd_sel(a > 0x7f800000u, 0x7e00u | ((a >> 13) & 0x3ffu), r);
     return (uint16_t)(sign | r);
 }
 
