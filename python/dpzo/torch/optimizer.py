@@ -1,0 +1,427 @@
+"""dpzo.torch.optimizer: DP zeroth-order fine-tuning of any torch.nn.Module (docs/plugin.md).
+
+:class:`ZOOptimizer` is a ``torch.optim.Optimizer`` whose ``step(closure)`` runs one step of
+DPZero, MeZO or DP-ZOSO on the user's own model: the closure returns the per-example losses
+of the current batch, the C library (``dpzo/zo_step.h``, the code ``dpzo train`` runs)
+does the rest: directions keyed by (seed, step, query, global index), the perturbed
+weights written out of place (theta is never written during the evaluations, so bf16 and
+fp16 weights never drift), the clipping, the noise from the operating system's CSPRNG, the
+ledger and the update on the tensors' own storage (CPU or CUDA kernels).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+from contextlib import contextmanager
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+
+import torch
+
+from .. import _lib
+from ..errors import Error
+from . import _c
+
+__all__ = ["ZOOptimizer", "BudgetExceeded", "ALGORITHMS"]
+
+ALGORITHMS = ("dpzero", "mezo", "dpzoso")
+_STATE_VERSION = 1
+
+
+class BudgetExceeded(Error):
+    """The next step would go past the plan, and so past the profile's budget: refused
+    before anything of it ran (the ledger is unchanged)."""
+
+
+def _json_config(algorithm: str, **kw: Any) -> str:
+    cfg: Dict[str, Any] = {"algorithm": algorithm}
+    for key, value in kw.items():
+        if value is not None:
+            cfg[key] = value
+    return json.dumps(cfg, sort_keys=True)
+
+
+class ZOOptimizer(torch.optim.Optimizer):
+    """One zeroth-order step per ``step(closure)`` on ``model``'s tuned parameters.
+
+    Arguments (keywords; they are ``dpzo train``'s configuration keys, docs/trainer.md):
+
+    - ``model``: the ``torch.nn.Module`` whose forward the closure runs.
+    - ``params``: the parameters to tune (default: every parameter of ``model`` that
+      requires grad), in a fixed order that defines the global index of each element.
+    - ``algorithm``: ``"dpzero"`` (default), ``"mezo"`` (non-private) or ``"dpzoso"``.
+    - ``profile``: the noise profile (a path; private algorithms), ``clip``: C.
+    - ``lr``, ``lr_schedule`` (``constant``, ``linear``, ``cosine``), ``perturbation``
+      (lambda), ``queries`` (Q directions per step), ``direction`` (``gaussian``,
+      ``sphere``, ``rademacher``), ``radius`` (sphere), ``stages`` (dpzoso, a dict),
+      ``seed`` (public: the directions).
+    - ``steps`` (T), ``batch_size`` (B, expected for Poisson), ``dataset_size`` (n),
+      ``batching`` (``poisson`` or ``shuffle``).
+    - ``perturb``: ``"layer"`` (default: each module's own tuned tensors are perturbed into
+      a temporary just before its forward and put back after it: memory of the model plus
+      one module's tensors) or ``"all"`` (every tuned tensor perturbed before the closure:
+      for models that read a weight outside the module owning it).
+    - ``process_group``: data parallel over ``torch.distributed`` (default: the default
+      group when it is initialised with more than one process, else none).
+    """
+
+    def __init__(self, model: torch.nn.Module, *, lr: float, steps: int,
+                 batch_size: float, dataset_size: int, algorithm: str = "dpzero",
+                 profile: Optional[str] = None, clip: Optional[float] = None,
+                 perturbation: float = 1e-3, queries: int = 1, seed: int = 0,
+                 batching: str = "poisson", lr_schedule: str = "constant",
+                 direction: str = "gaussian", radius: Any = None,
+                 stages: Optional[Dict[str, Any]] = None,
+                 params: Optional[Iterable[torch.nn.Parameter]] = None,
+                 perturb: str = "layer", process_group: Any = None) -> None:
+        if not isinstance(model, torch.nn.Module):
+            raise Error(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        if perturb not in ("layer", "all"):
+            raise Error(f"perturb must be \"layer\" or \"all\", got {perturb!r}")
+        tuned = self._tuned(model, params)
+        super().__init__(tuned, {"lr": lr})
+        self._model = model
+        self._params: List[torch.nn.Parameter] = tuned
+        self._offset: Dict[int, int] = {}
+        dim = 0
+        for p in tuned:
+            _c.dtype_code(p, "parameter")
+            if not p.data.is_contiguous():
+                p.data = p.data.contiguous()
+            self._offset[id(p)] = dim
+            dim += p.numel()
+        self._dim = dim
+        self._n = int(dataset_size)
+        self._config = _json_config(
+            algorithm, profile=os.path.abspath(profile) if profile is not None else None,
+            clip=clip, lr=lr, steps=steps, batch_size=batch_size, batching=batching,
+            lr_schedule=lr_schedule if lr_schedule != "constant" else None,
+            **{"lambda": perturbation}, queries=queries, seed=seed,
+            direction=direction if direction != "gaussian" else None, radius=radius,
+            stages=stages)
+        self._algorithm = algorithm
+        self._steps = int(steps)
+        self._queries = int(queries)
+        self._batching = batching
+        self._zo = None
+        handle = ctypes.c_void_p()
+        _lib.call(_c.zo_open, self._config.encode(), None, dim, self._n, ctypes.byref(handle))
+        self._zo = handle.value
+        self._perturb_mode = perturb
+        self._active: Optional[tuple] = None  # (direction address, alpha) while evaluating
+        self._swapped: Dict[int, torch.Tensor] = {}
+        self._hooks: List[Any] = []
+        self._owned = self._owners(model, tuned)
+        if perturb == "layer":
+            for module in self._owned:
+                self._hooks.append(module.register_forward_pre_hook(self._pre_hook))
+                self._hooks.append(module.register_forward_hook(self._post_hook))
+        self._group = self._process_group(process_group)
+        self._noise_override: Optional[Callable[[int, int], Sequence[float]]] = None
+        if self._group is not None:
+            self._share_sampling_seed()
+
+    # ---- set-up -------------------------------------------------------------------------
+
+    @staticmethod
+    def _tuned(model: torch.nn.Module, params: Any) -> List[torch.nn.Parameter]:
+        own = {id(p): p for p in model.parameters()}
+        if params is None:
+            tuned = [p for p in model.parameters() if p.requires_grad]
+        else:
+            tuned = []
+            seen = set()
+            for p in params:
+                if isinstance(p, dict):
+                    raise Error("params: a list of parameters is needed (parameter groups "
+                                "are not used: one learning rate comes from the plan)")
+                if id(p) not in own:
+                    raise Error("params: every tuned parameter must belong to model")
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    tuned.append(p)
+        if not tuned:
+            raise Error("no parameters to tune: none requires grad")
+        return tuned
+
+    @staticmethod
+    def _owners(model: torch.nn.Module,
+                tuned: List[torch.nn.Parameter]) -> Dict[torch.nn.Module, List[torch.nn.Parameter]]:
+        ids = {id(p) for p in tuned}
+        owned: Dict[torch.nn.Module, List[torch.nn.Parameter]] = {}
+        found = set()
+        for module in model.modules():
+            mine = [p for p in module._parameters.values() if p is not None and id(p) in ids]
+            if mine:
+                owned[module] = mine
+                found.update(id(p) for p in mine)
+        missing = ids - found
+        if missing:
+            raise Error(f"{len(missing)} tuned parameter(s) belong to no module of model")
+        return owned
+
+    @staticmethod
+    def _process_group(group: Any) -> Any:
+        import torch.distributed as dist
+        if group is None:
+            if not (dist.is_available() and dist.is_initialized()):
+                return None
+            if dist.get_world_size() == 1:
+                return None
+            return dist.group.WORLD
+        return group
+
+    def _collective_device(self) -> torch.device:
+        import torch.distributed as dist
+        backend = dist.get_backend(self._group)
+        return self._params[0].device if backend == "nccl" else torch.device("cpu")
+
+    def _share_sampling_seed(self) -> None:
+        """Every rank samples the same batches: rank 0's sampling seed, broadcast."""
+        import torch.distributed as dist
+        own = int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo)))
+        halves = torch.tensor([own >> 32, own & 0xFFFFFFFF], dtype=torch.int64,
+                              device=self._collective_device())
+        dist.broadcast(halves, src=_root_rank(self._group), group=self._group)
+        seed = (int(halves[0].item()) << 32) | int(halves[1].item())
+        _lib.call(_c.zo_set_sampling_seed, ctypes.c_void_p(self._zo), seed)
+
+    def __del__(self) -> None:
+        zo, self._zo = getattr(self, "_zo", None), None
+        if zo:
+            _c.zo_free(ctypes.c_void_p(zo))
+        for h in getattr(self, "_hooks", []):
+            h.remove()
+
+    # ---- perturbation ----------------------------------------------------------------------
+
+    def _swap_in(self, p: torch.nn.Parameter) -> None:
+        if id(p) in self._swapped:  # re-entered (a shared module): already perturbed
+            return
+        direction, alpha = self._active  # type: ignore[misc]
+        tmp = torch.empty_like(p.data)
+        _c.perturb_into(direction, self._offset[id(p)], p.data, alpha, tmp)
+        self._swapped[id(p)] = p.data
+        p.data = tmp
+
+    def _swap_out(self, p: torch.nn.Parameter) -> None:
+        orig = self._swapped.pop(id(p), None)
+        if orig is not None:
+            p.data = orig
+
+    def _pre_hook(self, module: torch.nn.Module, args: Any) -> None:
+        if self._active is not None:
+            for p in self._owned[module]:
+                self._swap_in(p)
+
+    def _post_hook(self, module: torch.nn.Module, args: Any, output: Any) -> None:
+        if self._active is not None:
+            for p in self._owned[module]:
+                self._swap_out(p)
+
+    @contextmanager
+    def perturbed(self, query: int, sign: int) -> Iterator[None]:
+        """Within the block the model computes at theta + sign lambda u_query of the begun
+        step (out of place: theta's storage is left alone and restored exactly)."""
+        d = _c.zo_direction(ctypes.c_void_p(self._zo), query)
+        if not d:
+            raise Error("perturbed: no step is begun (or query out of range)")
+        self._active = (d, float(sign) * _c.zo_lambda(ctypes.c_void_p(self._zo)))
+        try:
+            if self._perturb_mode == "all":
+                for p in self._params:
+                    self._swap_in(p)
+            yield
+        finally:
+            for p in self._params:
+                self._swap_out(p)
+            self._active = None
+
+    # ---- the step ----------------------------------------------------------------------------
+
+    def _losses(self, closure: Callable[[], Any], b: Optional[int]) -> torch.Tensor:
+        out = closure()
+        if not isinstance(out, torch.Tensor):
+            raise Error("the closure must return a tensor of per-example losses, got "
+                        f"{type(out).__name__}")
+        out = out.detach().reshape(-1).to(device="cpu", dtype=torch.float64)
+        if b is not None and out.numel() != b:
+            raise Error(f"the closure returned {out.numel()} losses, then {b}: every "
+                        "evaluation of a step must see the same batch")
+        return out
+
+    @torch.no_grad()
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> float:  # type: ignore[override]
+        """One step: ``closure()`` returns the per-example losses (a 1-D tensor) of this
+        step's batch (this rank's share when data parallel) at the model's current
+        (perturbed) weights; it is called 2 Q times. Returns the mean of the losses at
+        theta +- lambda u_0 (the batch's loss for free). Raises :class:`BudgetExceeded`
+        before a step past the plan, and ``dpzo.Error`` for anything else."""
+        if closure is None:
+            raise Error("ZOOptimizer.step needs a closure returning per-example losses")
+        zo = ctypes.c_void_p(self._zo)
+        try:
+            _lib.call(_c.zo_begin, zo)
+        except Error as e:
+            if e.status == 6:
+                raise BudgetExceeded(str(e), e.status) from None
+            raise
+        Q = self._queries
+        lp: Optional[torch.Tensor] = None
+        lm: Optional[torch.Tensor] = None
+        b: Optional[int] = None
+        for k in range(Q):
+            with self.perturbed(k, +1):
+                plus = self._losses(closure, b)
+            b = plus.numel()
+            with self.perturbed(k, -1):
+                minus = self._losses(closure, b)
+            if lp is None:
+                lp = torch.empty((b, Q), dtype=torch.float64)
+                lm = torch.empty((b, Q), dtype=torch.float64)
+            lp[:, k] = plus
+            lm[:, k] = minus  # type: ignore[index]
+        assert lp is not None and lm is not None and b is not None
+        qsum = torch.zeros(Q, dtype=torch.float64)
+        dp = ctypes.POINTER(ctypes.c_double)
+        _lib.call(_c.zo_clip_sum, zo, ctypes.cast(lp.data_ptr(), dp),
+                  ctypes.cast(lm.data_ptr(), dp), b, ctypes.cast(qsum.data_ptr(), dp))
+        self._release(zo, qsum)
+        for p in self._params:
+            _c.update(self._zo, self._offset[id(p)], p.data)
+        _lib.call(_c.zo_end, zo)
+        return float(_c.zo_take_loss(zo))
+
+    def _release(self, zo: ctypes.c_void_p, qsum: torch.Tensor) -> None:
+        dp = ctypes.POINTER(ctypes.c_double)
+        released = torch.empty_like(qsum)
+        if self._group is not None:
+            import torch.distributed as dist
+            dev = self._collective_device()
+            total = qsum.to(dev)
+            dist.all_reduce(total, op=dist.ReduceOp.SUM, group=self._group)
+            qsum = total.cpu()
+        root = self._group is None or _rank(self._group) == 0
+        if root:
+            if self._noise_override is not None:  # tests only: a known noise sequence
+                z = torch.tensor(list(self._noise_override(self.steps_done, self._queries)),
+                                 dtype=torch.float64)
+                released = qsum + z
+            else:
+                _lib.call(_c.zo_release, zo, ctypes.cast(qsum.data_ptr(), dp),
+                          ctypes.cast(released.data_ptr(), dp))
+        if self._group is not None:
+            import torch.distributed as dist
+            dev = self._collective_device()
+            r = released.to(dev)
+            dist.broadcast(r, src=_root_rank(self._group), group=self._group)
+            released = r.cpu()
+        if not root or self._noise_override is not None:
+            _lib.call(_c.zo_adopt, zo, ctypes.cast(released.data_ptr(), dp))
+
+    # ---- batches -------------------------------------------------------------------------
+
+    def batch(self, t: int) -> List[int]:
+        """The row indices of step t's batch (this rank's share when data parallel): a
+        pure function of the secret sampling seed and t (Poisson by default)."""
+        cap = _c.zo_batch_capacity(ctypes.c_void_p(self._zo))
+        idx = (ctypes.c_size_t * max(cap, 1))()
+        m = _c.zo_batch(ctypes.c_void_p(self._zo), int(t), idx)
+        rows = list(idx[:m])
+        if self._group is not None:
+            world, rank = _world(self._group), _rank(self._group)
+            lo, hi = (m * rank) // world, (m * (rank + 1)) // world
+            rows = rows[lo:hi]
+        return rows
+
+    def batch_sampler(self) -> "StepBatchSampler":
+        """A batch sampler for ``torch.utils.data.DataLoader(dataset, batch_sampler=...)``:
+        the batches of the steps still to run, in order (each must go to one step)."""
+        return StepBatchSampler(self)
+
+    # ---- the ledger ------------------------------------------------------------------------
+
+    @property
+    def steps_done(self) -> int:
+        return int(_c.zo_steps_done(ctypes.c_void_p(self._zo)))
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    def epsilon_spent(self) -> float:
+        """A proven upper bound on the epsilon spent so far (at :meth:`delta`); +inf for
+        mezo."""
+        return float(_c.zo_epsilon(ctypes.c_void_p(self._zo)))
+
+    def budget(self) -> float:
+        return float(_c.zo_budget(ctypes.c_void_p(self._zo)))
+
+    def delta(self) -> float:
+        return float(_c.zo_delta(ctypes.c_void_p(self._zo)))
+
+    def noise_draws(self) -> int:
+        return int(_c.zo_noise_draws(ctypes.c_void_p(self._zo)))
+
+    def last_gradient(self) -> List[float]:
+        """The released g_k of the latest step (before it ended: NaN)."""
+        return [float(_c.zo_gradient(ctypes.c_void_p(self._zo), k)) for k in range(self._queries)]
+
+    # ---- checkpoints -------------------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:  # type: ignore[override]
+        """The run's state: steps done (the ledger), the sampling seed (secret: it fixes the
+        batches; keep the checkpoint as private as the data), the configuration. The
+        parameters themselves are the model's (``model.state_dict()``)."""
+        return {"dpzo": {"version": _STATE_VERSION, "config": self._config, "dim": self._dim,
+                         "dataset_size": self._n, "steps_done": self.steps_done,
+                         "sampling_seed": int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo)))},
+                "param_groups": [{"lr": g["lr"]} for g in self.param_groups]}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:  # type: ignore[override]
+        """Resumes a run saved by :meth:`state_dict` (load the model's parameters too):
+        the same configuration, parameters and data set size are required; the ledger
+        continues from the saved step count."""
+        s = state_dict.get("dpzo") if isinstance(state_dict, dict) else None
+        if not isinstance(s, dict) or s.get("version") != _STATE_VERSION:
+            raise Error("load_state_dict: not a dpzo.torch optimizer state (version "
+                        f"{_STATE_VERSION})")
+        if s.get("config") != self._config:
+            raise Error("load_state_dict: the saved run had another configuration: "
+                        f"{s.get('config')} (this one: {self._config})")
+        if s.get("dim") != self._dim or s.get("dataset_size") != self._n:
+            raise Error(f"load_state_dict: the saved run tuned {s.get('dim')} parameters on "
+                        f"{s.get('dataset_size')} rows; this one {self._dim} on {self._n}")
+        zo = ctypes.c_void_p(self._zo)
+        _lib.call(_c.zo_set_sampling_seed, zo, int(s["sampling_seed"]))
+        _lib.call(_c.zo_set_steps_done, zo, int(s["steps_done"]))
+
+
+class StepBatchSampler(torch.utils.data.Sampler):
+    """The batches of an optimizer's remaining steps (see ZOOptimizer.batch_sampler)."""
+
+    def __init__(self, opt: ZOOptimizer) -> None:
+        self._opt = opt
+
+    def __iter__(self) -> Iterator[List[int]]:
+        for t in range(self._opt.steps_done, self._opt.steps):
+            yield self._opt.batch(t)
+
+    def __len__(self) -> int:
+        return self._opt.steps - self._opt.steps_done
+
+
+def _world(group: Any) -> int:
+    import torch.distributed as dist
+    return dist.get_world_size(group)
+
+
+def _rank(group: Any) -> int:
+    import torch.distributed as dist
+    return dist.get_rank(group)
+
+
+def _root_rank(group: Any) -> int:
+    import torch.distributed as dist
+    return dist.get_global_rank(group, 0) if hasattr(dist, "get_global_rank") else 0

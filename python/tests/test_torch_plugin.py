@@ -1,0 +1,260 @@
+"""dpzo.torch against `dpzo train`: the same directions, and the same DPZero trajectory.
+
+The reference is `dpzo train`'s own step, run by ``dpzo-zo-reference`` (tests/zo_reference.c,
+built beside the CLI) on the same data, configuration, sampling seed (so the same Poisson
+batches) and noise (the tests' deterministic stand-in for the CSPRNG, fixed_noise of
+tests/train_fixtures.h, re-implemented below from its integer definition) and dpzo's MLP
+("mlp:5": Linear 6-5, ReLU, Linear 5-3, softmax cross-entropy). The plugin runs the same
+architecture as a torch.nn.Module.
+
+The tolerance, derived. Both sides evaluate at the same float32 weights
+w = (float)((double)theta + s lambda u) (the same kernel, the same theta: the comparison
+restarts every step from dpzo train's theta_t), so the only difference is the forward:
+dpzo's MLP accumulates each pre-activation in double from the bias in increasing input
+order, rounds the ReLU output to float and keeps the logits in double; the torch model does
+the same operations in float64 with BLAS's summation order. A double dot product of m
+terms is off by at most gamma_m sum |w_i x_i|, gamma_m = m 2^-53 / (1 - m 2^-53) (Higham,
+Thm 3.1), so each hidden value differs by at most e_j = 2 gamma_7 S_j (S_j = |b_j| +
+sum_i |W1_ji x_i|) before rounding, and after rounding to float by at most
+e_j + ulp32(h_j) (a rounding boundary may lie between the two). The logits then differ by at
+most D_c = sum_j |W2_cj| (e_j + ulp32(h_j)) + 2 gamma_6 (|b2_c| + sum_j |W2_cj h_j|), and the
+loss logsumexp(z) - z_y (2-Lipschitz in the max norm, plus its own double rounding, below
+1e-15 (1 + |loss|)) by E = 2 max_c D_c + 1e-15 (1 + |loss|). Each difference
+d_ik = (l+ - l-) / (2 lambda) is then off by at most (E+ + E-) / (2 lambda); the Q-vector's
+L2 clipping is 1-Lipschitz, so each clipped entry by at most the L2 norm of those; the
+sum over the batch (Delta_k) by their sum plus 2^-50 sum |v|; g_k by Delta_k / B. The update
+theta - (lr / Q) g_k u_k, rounded to float after each query, is then off by at most
+sum_k (lr / Q) Delta g_k |u_kj| + Q ulp32(theta_j) (a rounding may flip) wherever any
+Delta g_k > 0, and 0 where both g agree exactly. The test asserts that bound per element
+and per step, and counts the steps that agree bit for bit (most do).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import struct
+import subprocess
+from typing import List
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import dpzo  # noqa: E402
+import dpzo.torch as dt  # noqa: E402
+from dpzo.directions import Direction  # noqa: E402
+
+M64 = (1 << 64) - 1
+
+
+def fixed_noise(scale: float, step: int, n: int) -> List[float]:
+    """tests/train_fixtures.h's fixed_noise, from its integer definition."""
+    out = []
+    for i in range(n):
+        z = ((step * 1000003 + i + 1) * 0x9E3779B97F4A7C15) & M64
+        z = ((z ^ (z >> 31)) * 0xBF58476D1CE4E5B9) & M64
+        z ^= z >> 29
+        out.append(scale * 3.4641016151377544 * ((z >> 11) * 2.0 ** -53 - 0.5))
+    return out
+
+
+class Lin(torch.nn.Module):
+    """A linear layer computed as dpzo's MLP does: float weights and inputs, products and
+    sums in double; relu_float rounds the ReLU output to float as dpzo does."""
+
+    def __init__(self, n_in: int, n_out: int, relu_float: bool) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(n_out, n_in))
+        self.bias = torch.nn.Parameter(torch.zeros(n_out))
+        self.relu_float = relu_float
+
+    def forward(self, x: "torch.Tensor") -> "torch.Tensor":
+        z = x.double() @ self.weight.double().T + self.bias.double()
+        return torch.relu(z).float() if self.relu_float else z
+
+
+def mlp() -> "torch.nn.Module":
+    return torch.nn.Sequential(Lin(6, 5, True), Lin(5, 3, False))
+
+
+def losses(model: "torch.nn.Module", x: "torch.Tensor", y: "torch.Tensor") -> "torch.Tensor":
+    z = model(x)
+    return torch.logsumexp(z, 1) - z[torch.arange(len(y)), y]
+
+
+def loss_error_bound(model: "torch.nn.Module", x: "torch.Tensor",
+                     y: "torch.Tensor") -> "torch.Tensor":
+    """E per example: the derivation in the module's docstring, at the weights the forward
+    sees (called inside the perturbation)."""
+    l1, l2 = model[0], model[1]
+    W1, b1 = l1.weight.double(), l1.bias.double()
+    W2, b2 = l2.weight.double(), l2.bias.double()
+    xd = x.double()
+    g7, g6 = 7 * 2.0 ** -53 / (1 - 7 * 2.0 ** -53), 6 * 2.0 ** -53 / (1 - 6 * 2.0 ** -53)
+    S = b1.abs() + xd.abs() @ W1.abs().T
+    h = torch.relu(xd @ W1.T + b1).float()
+    ulp = (torch.nextafter(h.abs(), torch.tensor(math.inf)) - h.abs()).double()
+    e = 2 * g7 * S + ulp
+    hd = h.double()
+    D = e @ W2.abs().T + 2 * g6 * (b2.abs() + hd.abs() @ W2.abs().T)
+    z = hd @ W2.T + b2
+    loss = torch.logsumexp(z, 1) - z[torch.arange(len(y)), y]
+    return 2 * D.max(1).values + 1e-15 * (1 + loss.abs())
+
+
+@pytest.fixture(scope="module")
+def reference_bin(cli_path: str) -> str:
+    path = os.path.join(os.path.dirname(cli_path), "dpzo-zo-reference")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is missing: build the target dpzo-zo-reference")
+    return path
+
+
+def data(n: int = 120, dim: int = 6, K: int = 3):
+    rng = np.random.default_rng(5)
+    centres = rng.random((K, dim))
+    y = rng.integers(0, K, n).astype(np.int32)
+    x = (centres[y] + 0.3 * (rng.random((n, dim)) - 0.5)).astype(np.float32)
+    return x, y
+
+
+def run_reference(binary: str, tmp: pathlib.Path, cfg: dict, x, y, seed: int,
+                  scale: float) -> np.ndarray:
+    (tmp / "cfg.json").write_text(json.dumps(cfg))
+    with open(tmp / "data.bin", "wb") as f:
+        f.write(struct.pack("<3Q", x.shape[0], x.shape[1], int(y.max()) + 1))
+        f.write(x.tobytes())
+        f.write(y.tobytes())
+    res = subprocess.run([binary, str(tmp / "cfg.json"), str(tmp / "data.bin"), str(seed),
+                          repr(scale), str(tmp / "theta.bin")], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "fc1.weight [5 x 6] (out, in) at 0" in res.stdout  # torch's parameter order
+    theta = np.fromfile(tmp / "theta.bin", dtype=np.float32)
+    return theta.reshape(cfg["steps"] + 1, -1)
+
+
+def dpzo_direction(seed: int, step: int, query: int, dim: int) -> np.ndarray:
+    u = torch.zeros(dim, dtype=torch.float32)
+    Direction(seed=seed, step=step, query=query, dim=dim).fill(0, u)
+    return u.numpy()
+
+
+def set_theta(model: "torch.nn.Module", theta: np.ndarray) -> None:
+    j = 0
+    for p in model.parameters():
+        p.data.copy_(torch.from_numpy(theta[j:j + p.numel()].copy()).view_as(p))
+        j += p.numel()
+
+
+def get_theta(model: "torch.nn.Module") -> np.ndarray:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy().copy()
+
+
+@pytest.mark.parametrize("algorithm,queries", [("dpzero", 1), ("dpzero", 3), ("mezo", 2)])
+def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queries):
+    torch.manual_seed(0)
+    x, y = data()
+    n, T, B, lr, lam, C, seed, scale = len(y), 10, 30, 0.5, 1e-3, 0.5, 99, 0.3
+    cfg = {"algorithm": algorithm, "model": "mlp:5", "steps": T, "batch_size": B,
+           "lr": lr, "lambda": lam, "queries": queries, "seed": 7}
+    kw = {}
+    if algorithm == "dpzero":
+        prof = dpzo.profiles.gaussian_profile(epsilon=3, delta=1e-5, sampling_rate=B / n,
+                                              steps=T, clip=C)
+        prof.save(tmp_path / "profile.json")
+        cfg.update(profile=str(tmp_path / "profile.json"), clip=C)
+        kw = {"profile": str(tmp_path / "profile.json"), "clip": C}
+    ref = run_reference(reference_bin, tmp_path, cfg, x, y, seed, scale)
+    model = mlp()
+    opt = dt.ZOOptimizer(model, algorithm=algorithm, lr=lr, steps=T, batch_size=B,
+                         dataset_size=n, perturbation=lam, queries=queries, seed=7, **kw)
+    state = opt.state_dict()
+    state["dpzo"]["sampling_seed"] = seed  # the reference's batches (a test's known seed)
+    opt.load_state_dict(state)
+    if algorithm == "dpzero":
+        opt._noise_override = lambda t, q: fixed_noise(scale, t, q)
+    X, Y = torch.from_numpy(x), torch.from_numpy(y).long()
+    exact = 0
+    for t in range(T):
+        set_theta(model, ref[t])
+        idx = opt.batch(t)
+        xb, yb = X[idx], Y[idx]
+        bounds: List["torch.Tensor"] = []
+
+        def closure():
+            bounds.append(loss_error_bound(model, xb, yb))
+            return losses(model, xb, yb)
+
+        opt.step(closure)
+        got = get_theta(model)
+        if np.array_equal(got, ref[t + 1]):
+            exact += 1
+            continue
+        # the bound: E per example and evaluation, in the order (k, +), (k, -)
+        E = torch.stack(bounds).reshape(queries, 2, -1)
+        dd = (E[:, 0] + E[:, 1]) / (2 * lam)            # per query and example
+        per_example = dd.pow(2).sum(0).sqrt()             # L2 over the Q-vector
+        dg = float(per_example.sum()) * (1 + 2.0 ** -40) / B + 1e-300
+        bound = np.zeros_like(got, dtype=np.float64)
+        for k in range(queries):
+            u = dpzo_direction(7, t, k, len(got))
+            bound += lr / queries * dg * np.abs(u.astype(np.float64))
+        ulp = np.spacing(np.abs(ref[t + 1])).astype(np.float64)
+        bound += queries * ulp
+        diff = np.abs(got.astype(np.float64) - ref[t + 1].astype(np.float64))
+        assert np.all(diff <= bound), (t, float(diff.max()), float(bound.min()))
+    print(f"{algorithm} Q={queries}: {exact} of {T} steps bit-identical")
+    # most steps agree bit for bit: the forwards' rounding rarely reaches a float
+    assert exact >= T // 2, exact
+    if algorithm == "dpzero":
+        assert opt.steps_done == T
+        assert opt.epsilon_spent() <= opt.budget()
+
+
+def test_directions_are_dpzo_trains_whatever_the_split(tmp_path):
+    """The weights the forward sees at theta + lambda u are (float)((double)theta +
+    lambda u) with u dpzo's direction (seed, step, query, GLOBAL index), whether the 53
+    parameters are two layers' four tensors or a different split of the same numbers."""
+    torch.manual_seed(1)
+    model = mlp()
+    theta0 = get_theta(model)
+    opt = dt.ZOOptimizer(model, algorithm="mezo", lr=0.1, steps=3, batch_size=10,
+                         dataset_size=50, queries=2, seed=12345)
+    seen = {}
+    current: List[np.ndarray] = []
+    for layer in model:  # after the optimizer's: runs with the perturbed weights in place
+        layer.register_forward_pre_hook(
+            lambda m, a: current.append(torch.cat([m.weight.detach().reshape(-1),
+                                                   m.bias.detach().reshape(-1)]).numpy().copy()))
+
+    def closure():
+        current.clear()
+        out = losses(model, torch.ones(4, 6), torch.zeros(4, dtype=torch.long))
+        seen[len(seen)] = np.concatenate(current)
+        return out
+
+    opt.step(closure)
+    u = [dpzo_direction(12345, 0, k, 53) for k in range(2)]
+    for i, (k, s) in enumerate([(0, 1), (0, -1), (1, 1), (1, -1)]):
+        want = (theta0.astype(np.float64) + s * 1e-3 * u[k].astype(np.float64)).astype(np.float32)
+        assert np.array_equal(seen[i], want)
+    # the same numbers in one flat tensor: the same perturbed values
+    flat = torch.nn.Linear(53, 1, bias=False)
+    flat.weight.data.copy_(torch.from_numpy(theta0).view(1, 53))
+    opt2 = dt.ZOOptimizer(flat, algorithm="mezo", lr=0.1, steps=3, batch_size=10,
+                          dataset_size=50, queries=2, seed=12345)
+    seen2 = []
+
+    flat.register_forward_pre_hook(
+        lambda m, a: seen2.append(m.weight.detach().reshape(-1).numpy().copy()))
+
+    def closure2():
+        return flat(torch.ones(1, 53)).reshape(-1).detach()
+
+    opt2.step(closure2)
+    for i in range(4):
+        assert np.array_equal(seen2[i], seen[i])
