@@ -119,6 +119,7 @@ class ZOOptimizer(torch.optim.Optimizer):
                 self._hooks.append(module.register_forward_hook(self._post_hook))
         self._group = self._process_group(process_group)
         self._noise_override: Optional[Callable[[int, int], Sequence[float]]] = None
+        self._last_g: List[float] = [math.nan] * self._queries
         if self._group is not None:
             self._share_sampling_seed()
 
@@ -290,6 +291,8 @@ class ZOOptimizer(torch.optim.Optimizer):
         self._release(zo, qsum)
         for p in self._params:
             _c.update(self._zo, self._offset[id(p)], p.data)
+        # kept here: dpzo_zo_gradient answers NaN once the step has ended
+        self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(Q)]
         _lib.call(_c.zo_end, zo)
         return float(_c.zo_take_loss(zo))
 
@@ -365,8 +368,8 @@ class ZOOptimizer(torch.optim.Optimizer):
         return int(_c.zo_noise_draws(ctypes.c_void_p(self._zo)))
 
     def last_gradient(self) -> List[float]:
-        """The released g_k of the latest step (before it ended: NaN)."""
-        return [float(_c.zo_gradient(ctypes.c_void_p(self._zo), k)) for k in range(self._queries)]
+        """The released g_k of the latest step of this object (NaN before its first step)."""
+        return list(self._last_g)
 
     # ---- checkpoints -------------------------------------------------------------------------
 
