@@ -6,7 +6,11 @@
  *   the SPHERE scale (dpzo_cuda_dir_init, dpzo_cuda_dir_set_mult): bit-exact against
  *     dpzo_dir_init / dpzo_dir_set_mult, across block boundaries;
  *   clip-and-sum: bit-exact (tolerance 0) against the CPU release of trainer/step.c
- *     (zero_if_not_finite, dpzo_privacy_clip, the sum over rows in order), re-stated below.
+ *     (zero_if_not_finite, dpzo_privacy_clip, the sum over rows in order), re-stated below;
+ *   the typed kernels (dpzo_cuda_dir_perturb / _update, f32, bf16, f16, k = 1, 3 and 11
+ *     directions, on a stream made with cudaStreamCreate): bit-exact against
+ *     dpzo_dir_perturb / dpzo_dir_update (a NaN compared as a NaN: the device's NaN
+ *     payloads differ from x86's), x left unchanged.
  * ctest label gpu. Without a usable device (no GPU, no driver, a build without CUDA) it
  * checks that the API fails cleanly, prints why and exits 77, which ctest reports as
  * skipped. */
@@ -15,6 +19,10 @@
 #include "testutil.h"
 #include "dpzo/cuda.h"
 #include "dpzo/zo_dir.h"
+#include "zo_dtype.h"
+#ifdef DPZO_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #define SKIP_CODE 77
 
@@ -346,6 +354,174 @@ static void test_axpy_many(void **state)
     check_axpy(ctx, 11, 4099);
 }
 
+/* ---- typed perturb / update ------------------------------------------------------------- */
+
+/* A stream of the caller's (cudaStreamCreate) when the test can use the runtime API, else
+ * NULL (the legacy default stream); waited on by stream_sync. */
+static void *stream_new(void)
+{
+#ifdef DPZO_HAVE_CUDA
+    cudaStream_t s = NULL;
+    assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+    return (void *)s;
+#else
+    return NULL;
+#endif
+}
+
+static void stream_sync(dpzo_ctx *ctx, void *stream)
+{
+#ifdef DPZO_HAVE_CUDA
+    assert_int_equal(cudaStreamSynchronize((cudaStream_t)stream), cudaSuccess);
+#else
+    (void)stream;
+#endif
+    assert_ok(ctx, dpzo_cuda_synchronize(ctx));
+}
+
+static void stream_free(void *stream)
+{
+#ifdef DPZO_HAVE_CUDA
+    cudaStreamDestroy((cudaStream_t)stream);
+#else
+    (void)stream;
+#endif
+}
+
+/* Element i of a typed array as float (exact). */
+static float typed_at(dpzo_dtype dt, const void *p, size_t i)
+{
+    if (dt == DPZO_F32)
+        return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    return dt == DPZO_BF16 ? dpzo_hd_bf16_to_f32(h) : dpzo_hd_f16_to_f32(h);
+}
+
+/* The same bits, or NaN both. */
+static void assert_same_typed(dpzo_dtype dt, const void *got, const void *want, size_t n,
+                              const char *what)
+{
+    size_t es = dpzo_dtype_size(dt);
+    for (size_t i = 0; i < n; i++) {
+        float g = typed_at(dt, got, i), w = typed_at(dt, want, i);
+        if (isnan(g) && isnan(w))
+            continue;
+        if (memcmp((const char *)got + i * es, (const char *)want + i * es, es) != 0)
+            fail_msg("%s %s: element %zu: GPU %a, CPU %a", what, dpzo_dtype_name(dt), i,
+                     (double)g, (double)w);
+    }
+}
+
+/* n random values of type dt (mostly O(1), some large, tiny, zeros, infinities, NaN). */
+static void *random_typed(dpzo_dtype dt, size_t n)
+{
+    size_t es = dpzo_dtype_size(dt);
+    unsigned char *p = malloc(n * es + 1);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd64() % 1000;
+        float v = (float)((rnd_unit() - 0.5) * (r < 20 ? 3e4 : r < 40 ? 1e-6 : 4.0));
+        if (r == 40)
+            v = -0.0f;
+        else if (r == 41)
+            v = -INFINITY;
+        else if (r == 42)
+            v = NAN;
+        if (dt == DPZO_F32) {
+            memcpy(p + 4 * i, &v, 4);
+        } else {
+            uint16_t h = dt == DPZO_BF16 ? dpzo_hd_f32_to_bf16(v) : dpzo_hd_f32_to_f16(v);
+            memcpy(p + 2 * i, &h, 2);
+        }
+    }
+    return p;
+}
+
+static void check_typed(dpzo_ctx *ctx, void *stream, unsigned k, uint64_t dim, dpzo_dtype dt)
+{
+    dpzo_dir cpu[16], gpu[16];
+    float *hold[2], *dhold[2];
+    assert_true(k <= 16);
+    mixed_dirs(ctx, k, dim, cpu, gpu, hold, dhold);
+    double alpha[16];
+    for (unsigned d = 0; d < k; d++)
+        alpha[d] = (rnd_unit() - 0.5) * (d % 2 ? 1e-3 : 3.0);
+    const size_t es = dpzo_dtype_size(dt);
+    uint64_t j0[5];
+    size_t n[5];
+    ranges(dim, j0, n);
+    for (int r = 0; r < 5; r++) {
+        const size_t bytes = n[r] * es;
+        unsigned char *x = random_typed(dt, n[r]);
+        unsigned char *want_p = malloc(bytes), *want_u = malloc(bytes), *got = malloc(bytes);
+        assert_true(want_p != NULL && want_u != NULL && got != NULL);
+        dpzo_dir_perturb(&cpu[0], j0[r], n[r], alpha[0], dt, x, want_p);
+        memcpy(want_u, x, bytes);
+        dpzo_dir_update(cpu, alpha, k, j0[r], n[r], dt, want_u);
+        void *dx = NULL, *dout = NULL, *dth = NULL;
+        assert_ok(ctx, dpzo_cuda_malloc(ctx, &dx, bytes));
+        assert_ok(ctx, dpzo_cuda_malloc(ctx, &dout, bytes + 4));
+        assert_ok(ctx, dpzo_cuda_malloc(ctx, &dth, bytes));
+        assert_ok(ctx, dpzo_cuda_to_device(ctx, dx, x, bytes));
+        for (size_t g = 0; g < NGEOM; g++) {
+            set_geom(ctx, g);
+            poison(ctx, dout, (bytes + 3) / sizeof(float)); /* every byte of out */
+            assert_ok(ctx, dpzo_cuda_to_device(ctx, dth, x, bytes));
+            assert_ok(ctx, dpzo_cuda_dir_perturb(ctx, &gpu[0], j0[r], n[r], alpha[0], dt, dx,
+                                                 dout, stream));
+            assert_ok(ctx, dpzo_cuda_dir_update(ctx, gpu, alpha, k, j0[r], n[r], dt, dth,
+                                                stream));
+            stream_sync(ctx, stream);
+            assert_ok(ctx, dpzo_cuda_to_host(ctx, got, dout, bytes));
+            assert_same_typed(dt, got, want_p, n[r], "perturb");
+            assert_ok(ctx, dpzo_cuda_to_host(ctx, got, dth, bytes));
+            assert_same_typed(dt, got, want_u, n[r], k == 1 ? "update k 1" : "update");
+            assert_ok(ctx, dpzo_cuda_to_host(ctx, got, dx, bytes));
+            assert_memory_equal(got, x, bytes); /* x is never written */
+        }
+        set_geom(ctx, 0);
+        dpzo_cuda_free(dx);
+        dpzo_cuda_free(dout);
+        dpzo_cuda_free(dth);
+        free(x);
+        free(want_p);
+        free(want_u);
+        free(got);
+    }
+    for (int h = 0; h < 2; h++) {
+        dpzo_cuda_free(dhold[h]);
+        free(hold[h]);
+    }
+}
+
+static void test_typed(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    void *stream = stream_new();
+    const uint64_t dims[] = {1, 7, 4096, 33333};
+    const dpzo_dtype dts[] = {DPZO_F32, DPZO_BF16, DPZO_F16};
+    const unsigned ks[] = {1, 3, 11}; /* 11: more than one launch's by-value directions */
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        for (size_t t = 0; t < 3; t++)
+            for (size_t kk = 0; kk < sizeof ks / sizeof ks[0]; kk++)
+                check_typed(ctx, stream, ks[kk], dims[i], dts[t]);
+    /* the legacy default stream too */
+    check_typed(ctx, NULL, 3, 5001, DPZO_BF16);
+    stream_free(stream);
+    /* argument checks */
+    dpzo_dir d = random_dir(ctx, DPZO_DIR_GAUSSIAN, 8);
+    float *dev = dev_floats(ctx, 8);
+    double one = 1.0;
+    assert_int_equal(dpzo_cuda_dir_perturb(ctx, &d, 0, 8, 1.0, (dpzo_dtype)3, dev, dev, NULL),
+                     DPZO_EINVAL);
+    assert_int_equal(dpzo_cuda_dir_update(ctx, &d, &one, 0, 0, 8, DPZO_F16, dev, NULL),
+                     DPZO_EINVAL);
+    assert_int_equal(dpzo_cuda_dir_perturb(ctx, &d, 0, 8, 1.0, DPZO_F32, NULL, dev, NULL),
+                     DPZO_EINVAL);
+    assert_ok(ctx, dpzo_cuda_dir_update(ctx, &d, &one, 1, 0, 0, DPZO_BF16, NULL, NULL));
+    dpzo_cuda_free(dev);
+}
+
 /* ---- clip and sum -------------------------------------------------------------------------- */
 
 /* trainer/step.c's release, restated: per row, a non-finite entry zeroes the row; then
@@ -464,11 +640,17 @@ static int no_device(void)
     dpzo_ctx *ctx = dpzo_ctx_new();
     void *p = (void *)1;
     float x = 0.0f;
+    double alpha = 1.0;
     dpzo_dir d;
     if (ctx == NULL || dpzo_cuda_malloc(ctx, &p, 16) != DPZO_EUNSUPPORTED || p != NULL ||
         dpzo_dir_init(ctx, &d, DPZO_DIR_GAUSSIAN, 1, 0, 0, 4, 1.0) != DPZO_OK ||
         dpzo_cuda_dir_fill(ctx, &d, 0, 1, &x) != DPZO_EUNSUPPORTED ||
         dpzo_cuda_dir_init(ctx, &d, DPZO_DIR_SPHERE, 1, 0, 0, 4, 1.0) != DPZO_EUNSUPPORTED ||
+        dpzo_cuda_dir_perturb(ctx, &d, 0, 1, 1.0, DPZO_BF16, &x, &x, NULL) !=
+            DPZO_EUNSUPPORTED ||
+        dpzo_cuda_dir_update(ctx, &d, &alpha, 1, 0, 1, DPZO_F16, &x, NULL) !=
+            DPZO_EUNSUPPORTED ||
+        dpzo_cuda_dir_perturb(ctx, &d, 0, 1, 1.0, (dpzo_dtype)3, &x, &x, NULL) != DPZO_EINVAL ||
         dpzo_cuda_synchronize(ctx) != DPZO_EUNSUPPORTED) {
         fprintf(stderr, "test_cuda: without a device, the API did not fail cleanly\n");
         dpzo_ctx_free(ctx);
@@ -493,6 +675,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_axpy, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_axpy_many, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_clip_sum, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_typed, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

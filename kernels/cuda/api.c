@@ -240,6 +240,44 @@ dpzo_status dpzo_cuda_dir_axpy_multi(dpzo_ctx *ctx, const dpzo_dir *dirs, const 
     return apply(ctx, dirs, alpha, k, 1, j0, n, theta_dev, "axpy");
 }
 
+/* The typed kernels: the argument checks, then one launch on the caller's stream (x = out
+ * for the in-place update). */
+static dpzo_status typed(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alpha, unsigned k,
+                         uint64_t j0, size_t n, dpzo_dtype dt, const void *x, void *out,
+                         void *stream, const char *what)
+{
+    if (dpzo_dtype_size(dt) == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: unknown element type %d", what, (int)dt);
+    if (n > 0 && (x == NULL || out == NULL))
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: NULL array", what);
+    if (dirs == NULL || k == 0 || alpha == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: no direction", what);
+    for (unsigned d = 0; d < k; d++) {
+        dpzo_status st = check_dir(ctx, &dirs[d], what);
+        if (st != DPZO_OK)
+            return st;
+    }
+    if (n == 0)
+        return DPZO_OK;
+    if (j0 > UINT64_MAX - n)
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: j0 + n overflows", what);
+    return cu_fail(ctx, what, dpzo__cu_typed(dirs, alpha, k, (int)dt, j0, n, x, out, stream));
+}
+
+dpzo_status dpzo_cuda_dir_perturb(dpzo_ctx *ctx, const dpzo_dir *dir, uint64_t j0, size_t n,
+                                  double alpha, dpzo_dtype dt, const void *x_dev,
+                                  void *out_dev, void *stream)
+{
+    return typed(ctx, dir, &alpha, 1, j0, n, dt, x_dev, out_dev, stream, "perturb");
+}
+
+dpzo_status dpzo_cuda_dir_update(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alpha,
+                                 unsigned k, uint64_t j0, size_t n, dpzo_dtype dt,
+                                 void *theta_dev, void *stream)
+{
+    return typed(ctx, dirs, alpha, k, j0, n, dt, theta_dev, theta_dev, stream, "update");
+}
+
 /* ---- clipping ---------------------------------------------------------------------------- */
 
 dpzo_status dpzo_cuda_clip_sum(dpzo_ctx *ctx, double *diff_dev, size_t b, unsigned Q,

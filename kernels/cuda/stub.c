@@ -44,6 +44,14 @@ const char *dpzo__cu_apply(const dpzo_dir *dirs, const double *alpha, unsigned k
     return NO_CUDA;
 }
 
+const char *dpzo__cu_typed(const dpzo_dir *dirs, const double *alpha, unsigned k, int dt,
+                           uint64_t j0, size_t n, const void *x, void *out, void *stream)
+{
+    (void)dirs, (void)alpha, (void)k, (void)dt, (void)j0, (void)n, (void)x, (void)out;
+    (void)stream;
+    return NO_CUDA;
+}
+
 const char *dpzo__cu_sumsq(const dpzo_dir *dir, double *total)
 {
     (void)dir, (void)total;

@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include "../zo_core.h"
+#include "../zo_dtype.h"
 #include "zo_cuda.h"
 
 /* ---- launch geometry ---------------------------------------------------------------- */
@@ -225,6 +226,140 @@ extern "C" const char *dpzo__cu_apply(const dpzo_dir *dirs, const double *alpha,
     unsigned threads = threads_for();
     apply_kernel<<<blocks_for(a.nm, threads), threads>>>(a, out);
     return launched();
+}
+
+/* ---- typed perturb / update (dpzo_dir_perturb, dpzo_dir_update) --------------------------- */
+
+struct typed_args {
+    dpzo_dir dir[DPZO_CU_MAX_DIRS]; /* k <= DPZO_CU_MAX_DIRS: the directions by value */
+    double alpha[DPZO_CU_MAX_DIRS];
+    const dpzo_dir *gdir;           /* k > DPZO_CU_MAX_DIRS: device copies */
+    const double *galpha;
+    unsigned k;
+    uint64_t j0, n;  /* the elements [j0, j0 + n) */
+    uint64_t lim;    /* the smallest dim: elements at j >= lim are T(NaN) */
+    uint64_t m0, nm; /* their Philox blocks m0 .. m0 + nm - 1 */
+};
+
+/* Element i of an array of type DT, as float (exact), and T(v) stored. */
+template <int DT> static __device__ __forceinline__ float load_typed(const void *p, uint64_t i)
+{
+    if (DT == DPZO_F32)
+        return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    return DT == DPZO_BF16 ? dpzo_hd_bf16_to_f32(h) : dpzo_hd_f16_to_f32(h);
+}
+
+template <int DT> static __device__ __forceinline__ void store_typed(void *p, uint64_t i, float v)
+{
+    if (DT == DPZO_F32)
+        ((float *)p)[i] = v;
+    else
+        ((uint16_t *)p)[i] = DT == DPZO_BF16 ? dpzo_hd_f32_to_bf16(v) : dpzo_hd_f32_to_f16(v);
+}
+
+/* One thread per Philox block at a time (grid-stride), as apply_kernel: the values of the
+ * block's elements in [j0, j0 + n) are loaded as floats, every direction applied in order
+ * (dpzo_dir_axpy's operation, the float rounding in between), and stored as T once. The
+ * CPU writes the float NaN 0x7fc00000 converted to T past a direction's dim; so does this
+ * kernel (not the device's canonical NaN), so the bits agree there too. x may equal out
+ * (each element is read, then written, by one thread). */
+template <int DT, bool GLOBAL>
+__global__ void typed_kernel(const typed_args a, const void *x, void *out)
+{
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < a.nm; t += stride) {
+        const uint64_t m = a.m0 + t, jb = 4 * m;
+        bool in[4], ok[4], any = false;
+        float acc[4];
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            uint64_t j = jb + (uint64_t)e;
+            in[e] = j >= a.j0 && j - a.j0 < a.n;
+            ok[e] = in[e] && j < a.lim;
+            any = any || ok[e];
+            acc[e] = in[e] ? load_typed<DT>(x, j - a.j0) : 0.0f;
+        }
+        if (any) {
+            for (unsigned d = 0; d < a.k; d++) {
+                const dpzo_dir &dir = GLOBAL ? a.gdir[d] : a.dir[d];
+                const double alpha = GLOBAL ? a.galpha[d] : a.alpha[d];
+                double raw[4] = {0.0, 0.0, 0.0, 0.0};
+                if (dir.vec == NULL)
+                    dpzo_hd_raw4(dir.seed, (uint32_t)dir.step, dir.query,
+                                 dir.kind == DPZO_DIR_RADEMACHER, m, raw);
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    if (!ok[e])
+                        continue;
+                    float u = element(dir, jb + (uint64_t)e, raw[e]);
+                    acc[e] = (float)((double)acc[e] + alpha * (double)u);
+                }
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            if (in[e])
+                store_typed<DT>(out, jb + (uint64_t)e - a.j0, ok[e] ? acc[e] : nan_f());
+    }
+}
+
+template <bool GLOBAL>
+static void launch_typed(int dt, unsigned blocks, unsigned threads, cudaStream_t s,
+                         const typed_args &a, const void *x, void *out)
+{
+    if (dt == DPZO_F32)
+        typed_kernel<DPZO_F32, GLOBAL><<<blocks, threads, 0, s>>>(a, x, out);
+    else if (dt == DPZO_BF16)
+        typed_kernel<DPZO_BF16, GLOBAL><<<blocks, threads, 0, s>>>(a, x, out);
+    else
+        typed_kernel<DPZO_F16, GLOBAL><<<blocks, threads, 0, s>>>(a, x, out);
+}
+
+extern "C" const char *dpzo__cu_typed(const dpzo_dir *dirs, const double *alpha, unsigned k,
+                                      int dt, uint64_t j0, size_t n, const void *x, void *out,
+                                      void *stream)
+{
+    if (n == 0)
+        return NULL;
+    if (k == 0 || (dt != DPZO_F32 && dt != DPZO_BF16 && dt != DPZO_F16))
+        return "internal: bad direction count or element type";
+    typed_args a;
+    memset(&a, 0, sizeof a);
+    a.k = k;
+    a.j0 = j0;
+    a.n = n;
+    a.lim = UINT64_MAX;
+    for (unsigned d = 0; d < k; d++)
+        a.lim = dirs[d].dim < a.lim ? dirs[d].dim : a.lim;
+    a.m0 = j0 >> 2;
+    a.nm = ((j0 + n - 1) >> 2) - a.m0 + 1;
+    cudaStream_t s = (cudaStream_t)stream;
+    const unsigned threads = threads_for(), blocks = blocks_for(a.nm, threads);
+    if (k <= DPZO_CU_MAX_DIRS) {
+        for (unsigned d = 0; d < k; d++) {
+            a.dir[d] = dirs[d];
+            a.alpha[d] = alpha[d];
+        }
+        launch_typed<false>(dt, blocks, threads, s, a, x, out);
+        return launched();
+    }
+    /* many directions: copies in stream-ordered device memory, freed after the kernel */
+    const size_t dbytes = (size_t)k * sizeof(dpzo_dir), abytes = (size_t)k * sizeof(double);
+    char *buf = NULL;
+    CU_TRY(cudaMallocAsync((void **)&buf, dbytes + abytes, s));
+    cudaError_t e = cudaMemcpyAsync(buf, dirs, dbytes, cudaMemcpyHostToDevice, s);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(buf + dbytes, alpha, abytes, cudaMemcpyHostToDevice, s);
+    const char *err = e == cudaSuccess ? NULL : cudaGetErrorString(e);
+    if (err == NULL) {
+        a.gdir = (const dpzo_dir *)buf;
+        a.galpha = (const double *)(buf + dbytes);
+        launch_typed<true>(dt, blocks, threads, s, a, x, out);
+        err = launched();
+    }
+    cudaFreeAsync(buf, s);
+    return err;
 }
 
 /* ---- the SPHERE norm -------------------------------------------------------------------- */

@@ -33,6 +33,14 @@ const char *dpzo__cu_sync(void);
  * order (NaN when j >= dirs[d].dim), out[i] = t. k <= DPZO_CU_MAX_DIRS. */
 const char *dpzo__cu_apply(const dpzo_dir *dirs, const double *alpha, unsigned k, int axpy,
                            uint64_t j0, size_t n, float *out);
+/* The typed kernels (dpzo_cuda_dir_perturb / _update), queued on `stream` (a cudaStream_t,
+ * NULL: the legacy default stream): for i < n, element j = j0 + i, v = (float)x[i] of type
+ * dt (dpzo_dtype), then v = (float)((double)v + alpha[d] * (double)u_j(dirs[d])) for d < k
+ * in order, out[i] = T(v) rounded as kernels/zo_dtype.h; out[i] = T(NaN) when j is past
+ * any direction's dim. x may equal out (the in-place update). Any k >= 1: more than
+ * DPZO_CU_MAX_DIRS directions go to the device in a stream-ordered allocation. */
+const char *dpzo__cu_typed(const dpzo_dir *dirs, const double *alpha, unsigned k, int dt,
+                           uint64_t j0, size_t n, const void *x, void *out, void *stream);
 /* The blocked sum of squares of dir's raw draws (times mult when set). */
 const char *dpzo__cu_sumsq(const dpzo_dir *dir, double *total);
 const char *dpzo__cu_clip_sum(double *diff, size_t b, unsigned Q, int mode, double clip,
