@@ -396,6 +396,31 @@ DPZO_KERNEL_CLONES static void chunk_axpy(size_t ne, double alpha, const float *
         v[k] = (float)((double)v[k] + alpha * (double)u[k]);
 }
 
+/* out[k] = T((float)((double)x[k] + alpha * (double)u[k])), k < ne: chunk_load, chunk_axpy
+ * and chunk_store fused into one loop per type. */
+DPZO_KERNEL_CLONES static void chunk_perturb(dpzo_dtype dt, size_t ne, double alpha,
+                                             const float *restrict u, const void *x, void *out)
+{
+    if (dt == DPZO_F32) {
+        const float *restrict s = x;
+        float *restrict d = out;
+        for (size_t k = 0; k < ne; k++)
+            d[k] = (float)((double)s[k] + alpha * (double)u[k]);
+    } else if (dt == DPZO_BF16) {
+        const uint16_t *restrict s = x;
+        uint16_t *restrict d = out;
+        for (size_t k = 0; k < ne; k++)
+            d[k] = dpzo_hd_f32_to_bf16(
+                (float)((double)dpzo_hd_bf16_to_f32(s[k]) + alpha * (double)u[k]));
+    } else {
+        const uint16_t *restrict s = x;
+        uint16_t *restrict d = out;
+        for (size_t k = 0; k < ne; k++)
+            d[k] = dpzo_hd_f32_to_f16(
+                (float)((double)dpzo_hd_f16_to_f32(s[k]) + alpha * (double)u[k]));
+    }
+}
+
 /* Elements [from, n) of a typed array set to T(NaN) (past a direction's dim). */
 static void store_nan(dpzo_dtype dt, size_t from, size_t n, void *dst)
 {
@@ -412,15 +437,13 @@ void dpzo_dir_perturb(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, 
     if (es == 0 || n == 0)
         return;
     size_t nv = valid_count(dir, j0, n);
-    float v[TCHUNK], u[TCHUNK];
+    float u[TCHUNK];
     for (size_t i = 0; i < nv;) {
         uint64_t j = j0 + i;
         size_t ne = TCHUNK - (size_t)(j & 3);
         ne = ne < nv - i ? ne : nv - i;
-        chunk_load(dt, (const char *)x + i * es, ne, v);
         chunk_elements(dir, j, ne, u);
-        chunk_axpy(ne, alpha, u, v);
-        chunk_store(dt, v, ne, (char *)out + i * es);
+        chunk_perturb(dt, ne, alpha, u, (const char *)x + i * es, (char *)out + i * es);
         i += ne;
     }
     store_nan(dt, nv, n, out);
