@@ -4,7 +4,7 @@
  * the same model (dpzo_model_losses at its directions and lambda), on the same batches (the
  * same sampling seed) with the same noise (tests' fixed_noise, adopted as the release),
  * must give theta bit for bit after every step: dpzero with Q = 1 and 3, mezo, dpzoso
- * across its stage boundaries. And the ledger (dpzo_privacy_epsilon_after of the same
+ * across its stage boundaries, pazo-m (the public gradient of the trainer's public batch). And the ledger (dpzo_privacy_epsilon_after of the same
  * plan), the CSPRNG draws (Q per step), refusal past the plan, resume of the step count,
  * and the configuration's refusals. */
 #include <stdlib.h>
@@ -24,8 +24,9 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     dpzo_trainer *tr = NULL;
     assert_ok(ctx, dpzo_trainer_create(ctx, c, &d.tr, &d.te, &tr));
     const size_t P = dpzo_trainer_n_params(tr);
+    const dpzo_dataset *priv = &tr->priv; /* the rows left after the public split */
     dpzo_zo *zo = NULL;
-    assert_ok(ctx, dpzo_zo_create(ctx, c, P, d.tr.n, &zo));
+    assert_ok(ctx, dpzo_zo_create(ctx, c, P, priv->n, &zo));
     assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, tr, 99));
     assert_ok(ctx, dpzo_zo_set_sampling_seed(ctx, zo, 99));
     double scale = 0.75;
@@ -39,6 +40,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     size_t *idx = malloc(d.tr.n * sizeof *idx), *idx2 = malloc(d.tr.n * sizeof *idx2);
     double *lp = malloc(d.tr.n * Q * sizeof *lp), *lm = malloc(d.tr.n * Q * sizeof *lm);
     double *col = malloc(d.tr.n * sizeof *col);
+    float *grad = malloc(P * sizeof *grad);
     double qsum[8], noise[8];
     dpzo_model *m = NULL;
     assert_ok(ctx, dpzo_model_create(ctx, c->model, d.tr.dim, 0, 0, 3, &m));
@@ -47,10 +49,15 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
         size_t b = dpzo_zo_batch(zo, t, idx);
         assert_int_equal(dpzo__sampler_batch(&tr->sampler, t, idx2), b);
         assert_memory_equal(idx, idx2, b * sizeof *idx);
+        if (c->algorithm == DPZO_ALG_PAZO_M) { /* the public gradient at theta, before */
+            size_t nb = dpzo__public_batch(tr, t, 0, idx2);
+            assert_int_equal(dpzo_model_grad(m, theta, &tr->pub, idx2, nb, grad, NULL, NULL),
+                             DPZO_OK);
+        }
         for (unsigned k = 0; k < Q; k++)
             for (int sign = 1; sign >= -1; sign -= 2) {
                 dpzo_perturb pert = {dpzo_zo_direction(zo, k), dpzo_zo_lambda(zo), sign};
-                assert_int_equal(dpzo_model_losses(m, theta, &pert, &d.tr, idx, b, col), DPZO_OK);
+                assert_int_equal(dpzo_model_losses(m, theta, &pert, priv, idx, b, col), DPZO_OK);
                 for (size_t i = 0; i < b; i++)
                     (sign > 0 ? lp : lm)[i * Q + k] = col[i];
             }
@@ -62,6 +69,14 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
             assert_ok(ctx, dpzo_zo_adopt(ctx, zo, qsum));
         } else {
             assert_ok(ctx, dpzo_zo_release(ctx, zo, qsum, NULL));
+        }
+        if (c->algorithm == DPZO_ALG_PAZO_M) {
+            assert_ok(ctx, dpzo_zo_update_public(ctx, zo, 0, P / 2, DPZO_F32, theta, grad));
+            assert_ok(ctx, dpzo_zo_update_public(ctx, zo, P / 2, P - P / 2, DPZO_F32,
+                                                 theta + P / 2, grad + P / 2));
+        } else {
+            assert_int_equal(dpzo_zo_update_public(ctx, zo, 0, P, DPZO_F32, theta, grad),
+                             DPZO_EINVAL);
         }
         /* the update in two pieces: the split does not matter */
         assert_ok(ctx, dpzo_zo_update(ctx, zo, 0, P / 3, DPZO_F32, theta));
@@ -81,6 +96,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     free(lp);
     free(lm);
     free(col);
+    free(grad);
     dpzo_zo_free(zo);
     dpzo_trainer_free(tr);
     cluster_sets_free(&d);
@@ -101,7 +117,7 @@ static void test_dpzero_same_as_trainer(void **state)
     dpzo_ctx_free(ctx);
 }
 
-static void test_mezo_and_dpzoso_same_as_trainer(void **state)
+static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
 {
     (void)state;
     dpzo_ctx *ctx = dpzo_ctx_new();
@@ -114,6 +130,16 @@ static void test_mezo_and_dpzoso_same_as_trainer(void **state)
     c = base_config(DPZO_ALG_DPZOSO, "mlp:", 7, 30.0, 0.08);
     c.stages.count = 3; /* stages of 1, 2 and 4 steps */
     c.stages.lambda_last = 1e-2;
+    set_private(&c, prof, 1.0);
+    same_as_trainer(ctx, &c, 7);
+    /* pazo-m: 40 public rows held out, 80 private ones (q = 20 / 80 as the profile's) */
+    c = base_config(DPZO_ALG_PAZO_M, "mlp:4", 7, 20.0, 0.1);
+    c.public_size = 40;
+    c.pub.batch_size = 8;
+    c.pub.alpha = 0.3;
+    c.queries = 2;
+    c.direction = DPZO_DIR_SPHERE;
+    c.radius_kind = DPZO_RADIUS_D_QUARTER;
     set_private(&c, prof, 1.0);
     same_as_trainer(ctx, &c, 7);
     dpzo_ctx_free(ctx);
@@ -231,7 +257,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dpzero_same_as_trainer),
-        cmocka_unit_test(test_mezo_and_dpzoso_same_as_trainer),
+        cmocka_unit_test(test_mezo_dpzoso_pazo_m_same_as_trainer),
         cmocka_unit_test(test_ledger_refusal_resume),
         cmocka_unit_test(test_config_refusals),
     };

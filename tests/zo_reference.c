@@ -1,7 +1,7 @@
 /* tests/zo_reference.c: `dpzo train`'s trajectory for the Python plugin's tests
  * (python/tests/test_torch_plugin.py). Not installed.
  *
- *   dpzo-zo-reference CONFIG DATA SAMPLING_SEED NOISE_SCALE OUT
+ *   dpzo-zo-reference CONFIG DATA SAMPLING_SEED NOISE_SCALE OUT [PREFIX]
  *
  * Trains the configuration (any dpzo train configuration; its data come from DATA) with the
  * sampling seed given (the test hook: a known seed voids the amplification, tests only) and,
@@ -9,7 +9,10 @@
  * the CSPRNG (tests/train_fixtures.h), so that the plugin can be fed the same batches and noise. DATA: three
  * little-endian u64 (n, dim, classes), n*dim float32 features, n int32 labels. OUT: the
  * float32 parameters (P of them) before the first step and after each step, (T + 1) P
- * floats. Prints the model's layout (dpzo_model_describe) and P. */
+ * floats. Prints the model's layout (dpzo_model_describe) and P. With PREFIX (runs with
+ * public rows, pazo-m): PREFIX.priv and PREFIX.pub get the private and public rows after
+ * the split (DATA's format), PREFIX.pubidx each step's public batch (u64 count, then the
+ * u64 row indices into PREFIX.pub). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,44 @@ static int ref_fail(dpzo_ctx *ctx, const char *what)
 {
     fprintf(stderr, "dpzo-zo-reference: %s: %s\n", what, ctx ? dpzo_ctx_errmsg(ctx) : "");
     return 1;
+}
+
+static int write_data(const char *path, const dpzo_dataset *ds)
+{
+    FILE *f = fopen(path, "wb");
+    uint64_t h[3] = {ds->n, ds->dim, (uint64_t)ds->n_classes};
+    if (f == NULL)
+        return 1;
+    int bad = fwrite(h, sizeof h, 1, f) != 1 ||
+              fwrite(ds->x, sizeof *ds->x, ds->n * ds->dim, f) != ds->n * ds->dim ||
+              fwrite(ds->y, sizeof *ds->y, ds->n, f) != ds->n;
+    return fclose(f) != 0 || bad;
+}
+
+/* PREFIX.priv, PREFIX.pub and PREFIX.pubidx (see the top). */
+static int write_public(const char *prefix, dpzo_trainer *tr)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.priv", prefix);
+    if (write_data(path, &tr->priv))
+        return 1;
+    snprintf(path, sizeof path, "%s.pub", prefix);
+    if (write_data(path, &tr->pub))
+        return 1;
+    snprintf(path, sizeof path, "%s.pubidx", prefix);
+    FILE *f = fopen(path, "wb");
+    size_t *idx = malloc((tr->pub.n + 1) * sizeof *idx);
+    int bad = f == NULL || idx == NULL;
+    for (uint64_t t = 0; t < tr->cfg.steps && !bad; t++) {
+        uint64_t nb = dpzo__public_batch(tr, t, 0, idx);
+        bad = fwrite(&nb, sizeof nb, 1, f) != 1;
+        for (uint64_t i = 0; i < nb && !bad; i++) {
+            uint64_t v = idx[i];
+            bad = fwrite(&v, sizeof v, 1, f) != 1;
+        }
+    }
+    free(idx);
+    return (f != NULL && fclose(f) != 0) || bad;
 }
 
 static int read_data(const char *path, dpzo_dataset *ds)
@@ -47,8 +88,9 @@ static int read_data(const char *path, dpzo_dataset *ds)
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: dpzo-zo-reference CONFIG DATA SAMPLING_SEED NOISE_SCALE OUT\n");
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr,
+                "usage: dpzo-zo-reference CONFIG DATA SAMPLING_SEED NOISE_SCALE OUT [PREFIX]\n");
         return 2;
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
@@ -67,6 +109,8 @@ int main(int argc, char **argv)
         return ref_fail(ctx, "sampling seed");
     tr->noise_hook = fixed_noise;
     tr->noise_user = &scale;
+    if (argc == 7 && write_public(argv[6], tr))
+        return ref_fail(NULL, "public rows");
     const size_t P = dpzo_trainer_n_params(tr);
     FILE *out = fopen(argv[5], "wb");
     if (out == NULL)

@@ -119,7 +119,9 @@ static int positive(double x) { return x > 0.0 && isfinite(x); }
 static int integral(double x) { return x == floor(x); }
 
 /* The stage, pruning, public-data and pre-training settings. */
-static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c)
+/* step_only: the step's configuration, whose public rows are the caller's (no
+ * data.public_size to check public.batch_size against). */
+static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c, int step_only)
 {
     const char *alg = dpzo_algorithm_name(c->algorithm);
     if (dpzo_algorithm_is_stagewise(c->algorithm)) {
@@ -168,11 +170,11 @@ static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c)
     }
     if (is_pazo(c->algorithm)) {
         const dpzo_public_config *u = &c->pub;
-        if (c->public_size == 0)
+        if (c->public_size == 0 && !step_only)
             return dpzo__fail(ctx, DPZO_EINVAL,
                               "config: %s needs public rows: set 'data.public_size'", alg);
         if (!(u->batch_size >= 1.0) || !integral(u->batch_size) ||
-            u->batch_size > (double)c->public_size)
+            (!step_only && u->batch_size > (double)c->public_size))
             return dpzo__fail(ctx, DPZO_EINVAL,
                               "config: 'public.batch_size' must be an integer in [1, "
                               "data.public_size = %llu], got %g",
@@ -262,7 +264,7 @@ dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, 
     }
     if (c->checkpoint_every > 0 && c->checkpoint[0] == '\0')
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'checkpoint_every' needs 'checkpoint'");
-    return validate_methods(ctx, c);
+    return validate_methods(ctx, c, step_only);
 }
 
 /* ---- typed getters: each names the key in its message ------------------------------ */

@@ -44,11 +44,12 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     if (st != DPZO_OK)
         return st;
     const dpzo_algorithm a = cfg->algorithm;
-    if (a != DPZO_ALG_DPZERO && a != DPZO_ALG_MEZO && a != DPZO_ALG_DPZOSO)
+    if (a != DPZO_ALG_DPZERO && a != DPZO_ALG_MEZO && a != DPZO_ALG_DPZOSO &&
+        a != DPZO_ALG_PAZO_M)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "zo step: algorithm %s is not available with an external model yet "
-                          "(dpzero, mezo and dpzoso are; `dpzo train` runs every algorithm on "
-                          "dpzo's own models)",
+                          "(dpzero, mezo, dpzoso and pazo-m are; `dpzo train` runs every "
+                          "algorithm on dpzo's own models)",
                           dpzo_algorithm_name(a));
     if (a == DPZO_ALG_DPZOSO && cfg->stages.prox > 0.0)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
@@ -236,7 +237,8 @@ dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const
 /* g_k and the update's coefficients from the released sums (trainer/step.c's order). */
 static void set_released(dpzo_zo *zo, const double *released)
 {
-    const double coef = -zo->lr / (double)zo->cfg.queries;
+    const double share = zo->cfg.algorithm == DPZO_ALG_PAZO_M ? 1.0 - zo->cfg.pub.alpha : 1.0;
+    const double coef = -zo->lr * share / (double)zo->cfg.queries;
     for (unsigned k = 0; k < zo->cfg.queries; k++) {
         zo->g[k] = released[k] / zo->B;
         zo->alpha[k] = coef * zo->g[k];
@@ -319,6 +321,42 @@ dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, s
         return st;
     return dpzo_cuda_dir_update(ctx, zo->dirs, zo->alpha, zo->cfg.queries, j0, n, dt, theta_dev,
                                 stream);
+}
+
+static dpzo_status public_dir(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                              dpzo_dtype dt, const float *grad, dpzo_dir *d, double *a)
+{
+    dpzo_status st = check_update(ctx, zo, j0, n, dt);
+    if (st != DPZO_OK)
+        return st;
+    if (zo->cfg.algorithm != DPZO_ALG_PAZO_M)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: a public gradient belongs to pazo-m, not "
+                          "to %s", dpzo_algorithm_name(zo->cfg.algorithm));
+    *a = -zo->lr * zo->cfg.pub.alpha;
+    return n > 0 ? dpzo_dir_init_vector(ctx, d, grad, n) : DPZO_OK;
+}
+
+dpzo_status dpzo_zo_update_public(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                                  dpzo_dtype dt, void *theta, const float *grad)
+{
+    dpzo_dir d;
+    double a;
+    dpzo_status st = public_dir(ctx, zo, j0, n, dt, grad, &d, &a);
+    if (st == DPZO_OK && n > 0)
+        dpzo_dir_update(&d, &a, 1, 0, n, dt, theta);
+    return st;
+}
+
+dpzo_status dpzo_zo_update_public_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                                       dpzo_dtype dt, void *theta_dev, const float *grad_dev,
+                                       void *stream)
+{
+    dpzo_dir d;
+    double a;
+    dpzo_status st = public_dir(ctx, zo, j0, n, dt, grad_dev, &d, &a);
+    if (st != DPZO_OK || n == 0)
+        return st;
+    return dpzo_cuda_dir_update(ctx, &d, &a, 1, 0, n, dt, theta_dev, stream);
 }
 
 dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo)

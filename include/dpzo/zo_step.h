@@ -24,8 +24,11 @@
  *                                              one pass (dpzo_zo_update_cuda on a GPU)
  *   dpzo_zo_end(ctx, zo)                       the step is done; the ledger moves on
  *
- * Algorithms: dpzero, mezo (non-private) and dpzoso (stages: lambda_s, lr_s; prox 0).
- * The others of `dpzo train` are refused with DPZO_EUNSUPPORTED and a message. */
+ * Algorithms: dpzero, mezo (non-private), dpzoso (stages: lambda_s, lr_s; prox 0) and
+ * pazo-m (the caller computes the public gradient g_pub at theta, on its public batch, and
+ * applies it with dpzo_zo_update_public before dpzo_zo_update: theta -= lr alpha g_pub,
+ * then the ZO part with (1 - alpha)). The others of `dpzo train` are refused with
+ * DPZO_EUNSUPPORTED and a message. */
 #ifndef DPZO_ZO_STEP_H
 #define DPZO_ZO_STEP_H
 
@@ -109,6 +112,16 @@ dpzo_status dpzo_zo_update(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t
  * NULL: the legacy default stream). */
 dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
                                 dpzo_dtype dt, void *theta_dev, void *stream);
+/* pazo-m: theta_j -= lr_t alpha grad_j on elements [j0, j0 + n) (grad: n floats of this
+ * tensor's public gradient, element i for global index j0 + i), one pass, as `dpzo train`
+ * does before the ZO part: theta = T((float)((double)theta - lr alpha (double)grad)).
+ * DPZO_EINVAL for other algorithms or before the release. The CUDA version reads grad_dev
+ * and theta_dev on the device, queued on stream. */
+dpzo_status dpzo_zo_update_public(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                                  dpzo_dtype dt, void *theta, const float *grad);
+dpzo_status dpzo_zo_update_public_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
+                                       dpzo_dtype dt, void *theta_dev, const float *grad_dev,
+                                       void *stream);
 /* Ends the begun, released step: steps_done + 1. */
 dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo);
 

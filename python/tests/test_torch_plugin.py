@@ -122,14 +122,15 @@ def data(n: int = 120, dim: int = 6, K: int = 3):
 
 
 def run_reference(binary: str, tmp: pathlib.Path, cfg: dict, x, y, seed: int,
-                  scale: float) -> np.ndarray:
+                  scale: float, prefix=None) -> np.ndarray:
     (tmp / "cfg.json").write_text(json.dumps(cfg))
     with open(tmp / "data.bin", "wb") as f:
         f.write(struct.pack("<3Q", x.shape[0], x.shape[1], int(y.max()) + 1))
         f.write(x.tobytes())
         f.write(y.tobytes())
     res = subprocess.run([binary, str(tmp / "cfg.json"), str(tmp / "data.bin"), str(seed),
-                          repr(scale), str(tmp / "theta.bin")], capture_output=True, text=True,
+                          repr(scale), str(tmp / "theta.bin")] + ([prefix] if prefix else []),
+                         capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
     assert "fc1.weight [5 x 6] (out, in) at 0" in res.stdout  # torch's parameter order
@@ -154,30 +155,74 @@ def get_theta(model: "torch.nn.Module") -> np.ndarray:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).numpy().copy()
 
 
-@pytest.mark.parametrize("algorithm,queries", [("dpzero", 1), ("dpzero", 3), ("mezo", 2)])
+def read_rows(path: pathlib.Path):
+    raw = path.read_bytes()
+    n, dim, _ = struct.unpack("<3Q", raw[:24])
+    x = np.frombuffer(raw, dtype=np.float32, count=n * dim, offset=24).reshape(n, dim)
+    y = np.frombuffer(raw, dtype=np.int32, count=n, offset=24 + 4 * n * dim)
+    return torch.from_numpy(x.copy()), torch.from_numpy(y.astype(np.int64))
+
+
+def read_public_batches(path: pathlib.Path, T: int) -> List[List[int]]:
+    raw = np.fromfile(path, dtype=np.uint64)
+    out, at = [], 0
+    for _ in range(T):
+        nb = int(raw[at])
+        out.append([int(v) for v in raw[at + 1:at + 1 + nb]])
+        at += 1 + nb
+    return out
+
+
+@pytest.mark.parametrize("algorithm,queries",
+                         [("dpzero", 1), ("dpzero", 3), ("mezo", 2), ("pazo-m", 2)])
 def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queries):
     torch.manual_seed(0)
     x, y = data()
     n, T, B, lr, lam, C, seed, scale = len(y), 10, 30, 0.5, 1e-3, 0.5, 99, 0.3
+    n_pub, alpha = (40, 0.3) if algorithm == "pazo-m" else (0, 0.0)
+    n_priv = n - n_pub
+    B = 20 if n_pub else B
     cfg = {"algorithm": algorithm, "model": "mlp:5", "steps": T, "batch_size": B,
            "lr": lr, "lambda": lam, "queries": queries, "seed": 7}
     kw = {}
-    if algorithm == "dpzero":
-        prof = dpzo.profiles.gaussian_profile(epsilon=3, delta=1e-5, sampling_rate=B / n,
+    if algorithm != "mezo":
+        prof = dpzo.profiles.gaussian_profile(epsilon=3, delta=1e-5, sampling_rate=B / n_priv,
                                               steps=T, clip=C)
         prof.save(tmp_path / "profile.json")
         cfg.update(profile=str(tmp_path / "profile.json"), clip=C)
         kw = {"profile": str(tmp_path / "profile.json"), "clip": C}
-    ref = run_reference(reference_bin, tmp_path, cfg, x, y, seed, scale)
+    if n_pub:
+        cfg.update(data={"public_size": n_pub}, public={"batch_size": 8, "alpha": alpha},
+                   direction="gaussian")
+    ref = run_reference(reference_bin, tmp_path, cfg, x, y, seed, scale,
+                        str(tmp_path / "rows") if n_pub else None)
     model = mlp()
+    pub_grad_ulp: List[np.ndarray] = []
+    if n_pub:
+        X, Y = read_rows(tmp_path / "rows.priv")
+        PX, PY = read_rows(tmp_path / "rows.pub")
+        pub_batches = read_public_batches(tmp_path / "rows.pubidx", T)
+
+        def public_closure():
+            rows = pub_batches[opt.steps_done]
+            loss = losses(model, PX[rows], PY[rows]).mean()
+            # the gradient C computes in double and rounds to float may sit one float ulp
+            # away from torch's float64 gradient rounded to float
+            g = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+            pub_grad_ulp.append(np.concatenate([np.spacing(np.abs(
+                gi.detach().float().numpy().reshape(-1))) for gi in g]))
+            return loss
+
+        kw.update(public={"alpha": alpha}, direction="gaussian", public_closure=public_closure)
+    else:
+        X, Y = torch.from_numpy(x), torch.from_numpy(y).long()
     opt = dt.ZOOptimizer(model, algorithm=algorithm, lr=lr, steps=T, batch_size=B,
-                         dataset_size=n, perturbation=lam, queries=queries, seed=7, **kw)
+                         dataset_size=n_priv, perturbation=lam, queries=queries, seed=7, **kw)
     state = opt.state_dict()
     state["dpzo"]["sampling_seed"] = seed  # the reference's batches (a test's known seed)
     opt.load_state_dict(state)
-    if algorithm == "dpzero":
+    if algorithm != "mezo":
         opt._noise_override = lambda t, q: fixed_noise(scale, t, q)
-    X, Y = torch.from_numpy(x), torch.from_numpy(y).long()
     exact = 0
     for t in range(T):
         set_theta(model, ref[t])
@@ -200,9 +245,12 @@ def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queri
         per_example = dd.pow(2).sum(0).sqrt()             # L2 over the Q-vector
         dg = float(per_example.sum()) * (1 + 2.0 ** -40) / B + 1e-300
         bound = np.zeros_like(got, dtype=np.float64)
+        share = 1.0 - alpha
         for k in range(queries):
             u = dpzo_direction(7, t, k, len(got))
-            bound += lr / queries * dg * np.abs(u.astype(np.float64))
+            bound += lr * share / queries * dg * np.abs(u.astype(np.float64))
+        if n_pub:  # the public gradient's float rounding, and that of its own pass
+            bound += lr * alpha * pub_grad_ulp[t] + np.spacing(np.abs(ref[t + 1]))
         ulp = np.spacing(np.abs(ref[t + 1])).astype(np.float64)
         bound += queries * ulp
         diff = np.abs(got.astype(np.float64) - ref[t + 1].astype(np.float64))
@@ -210,7 +258,7 @@ def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queri
     print(f"{algorithm} Q={queries}: {exact} of {T} steps bit-identical")
     # most steps agree bit for bit: the forwards' rounding rarely reaches a float
     assert exact >= T // 2, exact
-    if algorithm == "dpzero":
+    if algorithm != "mezo":
         assert opt.steps_done == T
         assert opt.epsilon_spent() <= opt.budget()
 

@@ -40,6 +40,10 @@ zo_update = _lib.fn("dpzo_zo_update", ctypes.c_int,
                     [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp])
 zo_update_cuda = _lib.fn("dpzo_zo_update_cuda", ctypes.c_int,
                          [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp])
+zo_update_public = _lib.fn("dpzo_zo_update_public", ctypes.c_int,
+                           [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp])
+zo_update_public_cuda = _lib.fn("dpzo_zo_update_public_cuda", ctypes.c_int,
+                                [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp, _vp])
 zo_end = _lib.fn("dpzo_zo_end", ctypes.c_int, [_vp, _vp])
 zo_steps_done = _lib.fn("dpzo_zo_steps_done", _u64, [_vp])
 zo_set_steps_done = _lib.fn("dpzo_zo_set_steps_done", ctypes.c_int, [_vp, _vp, _u64])
@@ -107,3 +111,17 @@ def update(zo: int, j0: int, theta: torch.Tensor) -> None:
                   stream_of(theta))
     else:
         _lib.call(zo_update, _vp(zo), j0, n, code, address(theta, "update"))
+
+
+def update_public(zo: int, j0: int, theta: torch.Tensor, grad: torch.Tensor) -> None:
+    """pazo-m: theta -= lr alpha grad (grad: float32, theta's shape and device)."""
+    n = theta.numel()
+    if n == 0:
+        return
+    code = dtype_code(theta, "update")
+    if theta.device.type == "cuda":
+        _lib.call(zo_update_public_cuda, _vp(zo), j0, n, code, address(theta, "update"),
+                  address(grad, "public gradient"), stream_of(theta))
+    else:
+        _lib.call(zo_update_public, _vp(zo), j0, n, code, address(theta, "update"),
+                  address(grad, "public gradient"))

@@ -25,7 +25,7 @@ from . import _c
 
 __all__ = ["ZOOptimizer", "BudgetExceeded", "ALGORITHMS"]
 
-ALGORITHMS = ("dpzero", "mezo", "dpzoso")
+ALGORITHMS = ("dpzero", "mezo", "dpzoso", "pazo-m")
 _STATE_VERSION = 1
 
 
@@ -50,11 +50,15 @@ class ZOOptimizer(torch.optim.Optimizer):
     - ``model``: the ``torch.nn.Module`` whose forward the closure runs.
     - ``params``: the parameters to tune (default: every parameter of ``model`` that
       requires grad), in a fixed order that defines the global index of each element.
-    - ``algorithm``: ``"dpzero"`` (default), ``"mezo"`` (non-private) or ``"dpzoso"``.
+    - ``algorithm``: ``"dpzero"`` (default), ``"mezo"`` (non-private), ``"dpzoso"`` or
+      ``"pazo-m"`` (with ``public_closure``: a callable returning the mean loss of a fresh
+      public batch, differentiable; its gradient at theta is mixed in with weight
+      ``public["alpha"]``).
     - ``profile``: the noise profile (a path; private algorithms), ``clip``: C.
     - ``lr``, ``lr_schedule`` (``constant``, ``linear``, ``cosine``), ``perturbation``
       (lambda), ``queries`` (Q directions per step), ``direction`` (``gaussian``,
       ``sphere``, ``rademacher``), ``radius`` (sphere), ``stages`` (dpzoso, a dict),
+      ``public`` (pazo-m: ``{"alpha": ...}``),
       ``seed`` (public: the directions).
     - ``steps`` (T), ``batch_size`` (B, expected for Poisson), ``dataset_size`` (n),
       ``batching`` (``poisson`` or ``shuffle``).
@@ -71,8 +75,10 @@ class ZOOptimizer(torch.optim.Optimizer):
                  profile: Optional[str] = None, clip: Optional[float] = None,
                  perturbation: float = 1e-3, queries: int = 1, seed: int = 0,
                  batching: str = "poisson", lr_schedule: str = "constant",
-                 direction: str = "gaussian", radius: Any = None,
+                 direction: Optional[str] = None, radius: Any = None,
                  stages: Optional[Dict[str, Any]] = None,
+                 public: Optional[Dict[str, Any]] = None,
+                 public_closure: Optional[Callable[[], Any]] = None,
                  params: Optional[Iterable[torch.nn.Parameter]] = None,
                  perturb: str = "layer", process_group: Any = None) -> None:
         if not isinstance(model, torch.nn.Module):
@@ -98,12 +104,15 @@ class ZOOptimizer(torch.optim.Optimizer):
             clip=clip, lr=lr, steps=steps, batch_size=batch_size, batching=batching,
             lr_schedule=lr_schedule if lr_schedule != "constant" else None,
             **{"lambda": perturbation}, queries=queries, seed=seed,
-            direction=direction if direction != "gaussian" else None, radius=radius,
-            stages=stages)
+            direction=direction, radius=radius, stages=stages, public=public)
         self._algorithm = algorithm
         self._steps = int(steps)
         self._queries = int(queries)
         self._batching = batching
+        if (algorithm == "pazo-m") != (public_closure is not None):
+            raise Error("public_closure (the mean loss of a fresh public batch, with autograd) "
+                        "is needed by pazo-m and by no other algorithm")
+        self._public_closure = public_closure
         self._zo = None
         handle = ctypes.c_void_p()
         _lib.call(_c.zo_open, self._config.encode(), None, dim, self._n, ctypes.byref(handle))
@@ -268,6 +277,7 @@ class ZOOptimizer(torch.optim.Optimizer):
             if e.status == 6:
                 raise BudgetExceeded(str(e), e.status) from None
             raise
+        grads = self._public_gradients() if self._public_closure is not None else None
         Q = self._queries
         lp: Optional[torch.Tensor] = None
         lm: Optional[torch.Tensor] = None
@@ -289,12 +299,37 @@ class ZOOptimizer(torch.optim.Optimizer):
         _lib.call(_c.zo_clip_sum, zo, ctypes.cast(lp.data_ptr(), dp),
                   ctypes.cast(lm.data_ptr(), dp), b, ctypes.cast(qsum.data_ptr(), dp))
         self._release(zo, qsum)
-        for p in self._params:
+        for i, p in enumerate(self._params):
+            if grads is not None:
+                _c.update_public(self._zo, self._offset[id(p)], p.data, grads[i])
             _c.update(self._zo, self._offset[id(p)], p.data)
         # kept here: dpzo_zo_gradient answers NaN once the step has ended
         self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(Q)]
         _lib.call(_c.zo_end, zo)
         return float(_c.zo_take_loss(zo))
+
+    def _public_gradients(self) -> List[torch.Tensor]:
+        """pazo-m: the public batch's mean-loss gradient at theta, by autograd, as float32
+        (first order on public rows: no clipping, no noise)."""
+        saved = [p.grad for p in self._params]
+        for p in self._params:
+            p.grad = None
+        with torch.enable_grad():
+            loss = self._public_closure()  # type: ignore[misc]
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise Error("public_closure must return the mean loss (one-element tensor)")
+            loss.backward()
+        grads = []
+        for p, g in zip(self._params, saved):
+            grad = p.grad if p.grad is not None else torch.zeros_like(p)
+            grads.append(grad.detach().to(torch.float32).contiguous())
+            p.grad = g
+        if self._group is not None:  # the public batch may differ per rank: average
+            import torch.distributed as dist
+            for grad in grads:
+                dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=self._group)
+                grad.div_(_world(self._group))
+        return grads
 
     def _release(self, zo: ctypes.c_void_p, qsum: torch.Tensor) -> None:
         dp = ctypes.POINTER(ctypes.c_double)
