@@ -1,0 +1,298 @@
+"""dpzo.torch.hf.ZOTrainer: Hugging Face's Trainer with the DP zeroth-order step.
+
+A tiny randomly initialised BertForSequenceClassification (vocabulary 100, hidden 16, 2
+layers, 2 heads; no hub) on a synthetic token data set. The trainer must run the
+optimizer's steps on the optimizer's batches (the same parameters bit for bit as the
+optimizer driven by hand), log the ledger's epsilon, keep the ledger across a checkpoint
+and a resume, stop at the end of the plan, and refuse what it cannot do.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import os
+import shutil
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+
+import dpzo  # noqa: E402
+import dpzo.torch as dt  # noqa: E402
+from dpzo.torch.hf import ZOTrainer, per_example_loss  # noqa: E402
+
+torch.set_num_threads(1)
+transformers.logging.set_verbosity_error()
+
+N, L = 48, 8
+SAMPLING_SEED = 1234567
+
+
+class Tokens(torch.utils.data.Dataset):
+    """N rows of L random token ids; the label is the first token's parity."""
+
+    def __init__(self, n: int = N) -> None:
+        g = torch.Generator().manual_seed(7)
+        self.ids = torch.randint(1, 100, (n, L), generator=g)
+        self.labels = self.ids[:, 0] % 2
+
+    def __len__(self) -> int:
+        return self.ids.shape[0]
+
+    def __getitem__(self, i: int):
+        return {"input_ids": self.ids[i], "attention_mask": torch.ones(L, dtype=torch.long),
+                "labels": self.labels[i]}
+
+
+def bert(seed: int = 0):
+    torch.manual_seed(seed)
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=16, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=32,
+                                  max_position_embeddings=32, num_labels=2)
+    return transformers.BertForSequenceClassification(cfg)
+
+
+def targs(tmp_path, **kw):
+    base = dict(output_dir=str(tmp_path / "out"), max_steps=5, per_device_train_batch_size=6,
+                learning_rate=1e-3, lr_scheduler_type="constant", logging_steps=1,
+                report_to="none", save_strategy="no", use_cpu=True, seed=3,
+                disable_tqdm=True)
+    base.update(kw)
+    return transformers.TrainingArguments(**base)
+
+
+def fix_sampling_seed(opt, seed=SAMPLING_SEED):
+    """The same batches every run: the optimizer's (secret) sampling seed set to a known one."""
+    s = opt.state_dict()
+    s["dpzo"]["sampling_seed"] = seed
+    opt.load_state_dict(s)
+
+
+def make_profile(tmp_path, steps, q, clip=1.0):
+    p = dpzo.gaussian_profile(epsilon=2.0, delta=1e-5, sampling_rate=q, steps=steps, clip=clip,
+                              created="2026-11-27T00:00:00Z")
+    path = tmp_path / "profile.json"
+    p.save(str(path))
+    return str(path), p
+
+
+def params(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def test_mezo_runs_the_zo_step_and_logs_the_loss(tmp_path):
+    model = bert()
+    before = params(model)
+    tr = ZOTrainer(model=model, args=targs(tmp_path), train_dataset=Tokens(),
+                   dpzo_algorithm="mezo", perturbation=1e-3)
+    out = tr.train()
+    assert tr.zo_optimizer.steps_done == 5 and out.global_step == 5
+    changed = [not torch.equal(a, b) for a, b in zip(before, model.parameters())]
+    assert all(changed)  # every tuned tensor moved (a Gaussian direction touches all)
+    steps = [r for r in tr.state.log_history if "loss" in r]
+    assert [r["step"] for r in steps] == [1, 2, 3, 4, 5]
+    assert all(math.isfinite(r["loss"]) and 0.3 < r["loss"] < 1.5 for r in steps)
+    assert all("grad_norm" not in r and "epsilon" not in r for r in tr.state.log_history)
+    assert all(r["learning_rate"] == 1e-3 for r in steps)
+
+
+@pytest.mark.parametrize("schedule,queries", [("constant", 1), ("linear", 2)])
+def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries):
+    """ZOTrainer = ZOOptimizer driven by hand with the same seeds, batches and closure,
+    bit for bit (mezo: no noise)."""
+    ds = Tokens()
+    m_tr, m_hand = bert(), bert()
+    for a, b in zip(m_tr.parameters(), m_hand.parameters()):
+        assert torch.equal(a, b)
+    tr = ZOTrainer(model=m_tr, args=targs(tmp_path, lr_scheduler_type=schedule, max_steps=6),
+                   train_dataset=ds, dpzo_algorithm="mezo", perturbation=1e-3, queries=queries)
+    fix_sampling_seed(tr.zo_optimizer)
+    tr.train()
+
+    opt = dt.ZOOptimizer(m_hand, algorithm="mezo", lr=1e-3, steps=6, batch_size=6,
+                         dataset_size=N, perturbation=1e-3, queries=queries, seed=3,
+                         lr_schedule=schedule)
+    fix_sampling_seed(opt)
+    assert opt.state_dict()["dpzo"]["config"] == tr.zo_optimizer.state_dict()["dpzo"]["config"]
+    m_hand.eval()
+    losses = []
+    sizes = []
+    for rows in opt.batch_sampler():
+        sizes.append(len(rows))
+        batch = transformers.default_data_collator([ds[i] for i in rows])
+
+        def closure():
+            logits = m_hand(input_ids=batch["input_ids"],
+                            attention_mask=batch["attention_mask"]).logits
+            return torch.nn.functional.cross_entropy(logits, batch["labels"], reduction="none")
+        losses.append(opt.step(closure))
+    assert opt.steps_done == 6 and len(set(sizes)) > 1  # Poisson: the sizes vary
+    for a, b in zip(m_tr.parameters(), m_hand.parameters()):
+        assert torch.equal(a, b)
+    logged = [r["loss"] for r in tr.state.log_history if "loss" in r]
+    assert logged == [float(torch.tensor(x, dtype=torch.float32)) for x in losses]
+    if schedule == "linear":  # Hugging Face's linear schedule is dpzo's: lr (1 - t/T)
+        lrs = [r["learning_rate"] for r in tr.state.log_history if "loss" in r]
+        assert lrs == pytest.approx([1e-3 * (1 - t / 6) for t in range(6)], rel=1e-12)
+
+
+def test_dpzero_logs_the_ledgers_epsilon(tmp_path):
+    B, T = 6, 5
+    prof_path, prof = make_profile(tmp_path, steps=T, q=B / N)
+    tr = ZOTrainer(model=bert(), args=targs(tmp_path, max_steps=T), train_dataset=Tokens(),
+                   dpzo_algorithm="dpzero", profile=prof_path, clip=1.0, perturbation=1e-3)
+    tr.train()
+    opt = tr.zo_optimizer
+    eps = [r["epsilon"] for r in tr.state.log_history if "loss" in r]
+    assert len(eps) == T
+    assert all(a < b for a, b in zip(eps, eps[1:]))  # the ledger grows every step
+    assert eps[-1] == opt.epsilon_spent()
+    assert tr.state.log_history[-1]["epsilon"] == opt.epsilon_spent()  # the final record too
+    assert 0 < eps[-1] <= opt.budget() <= prof.epsilon + 1e-12
+    assert all(r["delta"] == prof.delta for r in tr.state.log_history)
+    assert opt.noise_draws() > 0
+
+
+@pytest.mark.parametrize("algorithm", ["mezo", "dpzero"])
+def test_resume_continues_the_ledger(tmp_path, algorithm):
+    B, T = 6, 6
+    kw = dict(dpzo_algorithm=algorithm, perturbation=1e-3)
+    if algorithm == "dpzero":
+        prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
+        kw.update(profile=prof_path, clip=1.0)
+    args = targs(tmp_path, max_steps=T, save_strategy="steps", save_steps=3)
+    whole = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), **kw)
+    fix_sampling_seed(whole.zo_optimizer)
+    whole.train()
+    ckpt = tmp_path / "out" / "checkpoint-3"
+    assert (ckpt / "optimizer.pt").is_file()
+    saved = torch.load(ckpt / "optimizer.pt", weights_only=True)
+    assert saved["dpzo"]["steps_done"] == 3 and saved["dpzo"]["sampling_seed"] == SAMPLING_SEED
+
+    resumed_model = bert(seed=99)  # other weights: the checkpoint's must replace them
+    resumed = ZOTrainer(model=resumed_model, args=args, train_dataset=Tokens(), **kw)
+    assert resumed.zo_optimizer.steps_done == 0
+    resumed.train(resume_from_checkpoint=str(ckpt))
+    assert resumed.zo_optimizer.steps_done == T
+    assert resumed.state.global_step == T
+    logged = [r for r in resumed.state.log_history if "loss" in r]
+    assert [r["step"] for r in logged][-3:] == [4, 5, 6]
+    if algorithm == "mezo":  # no noise: the interrupted run is the whole run, bit for bit
+        for a, b in zip(whole.model.parameters(), resumed_model.parameters()):
+            assert torch.equal(a, b)
+    else:  # the ledger goes on from step 3: the same epsilon at each step as the whole run
+        eps_whole = {r["step"]: r["epsilon"] for r in whole.state.log_history if "loss" in r}
+        eps_res = {r["step"]: r["epsilon"] for r in logged}
+        assert eps_res[4] > eps_whole[3]
+        assert [eps_res[s] for s in (4, 5, 6)] == [eps_whole[s] for s in (4, 5, 6)]
+        assert resumed.zo_optimizer.epsilon_spent() == whole.zo_optimizer.epsilon_spent()
+
+
+def test_resume_without_the_ledger_is_refused(tmp_path):
+    args = targs(tmp_path, max_steps=4, save_strategy="steps", save_steps=2)
+    ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="mezo").train()
+    ckpt = tmp_path / "out" / "checkpoint-2"
+    os.remove(ckpt / "optimizer.pt")
+    tr = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="mezo")
+    with pytest.raises(dpzo.Error, match="ledger at step 0"):
+        tr.train(resume_from_checkpoint=str(ckpt))
+    assert tr.zo_optimizer.steps_done == 0
+
+
+def test_a_finished_plan_stops(tmp_path):
+    B, T = 6, 3
+    prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
+    args = targs(tmp_path, max_steps=T, save_strategy="steps", save_steps=3)
+    tr = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="dpzero",
+                   profile=prof_path, clip=1.0)
+    tr.train()
+    eps = tr.zo_optimizer.epsilon_spent()
+    after = params(tr.model)
+    with pytest.raises(dt.BudgetExceeded, match="all done"):
+        tr.train()  # the same optimizer again: no step past the plan
+    assert tr.zo_optimizer.steps_done == T and tr.zo_optimizer.epsilon_spent() == eps
+    assert all(torch.equal(a, b) for a, b in zip(after, tr.model.parameters()))
+    # Resuming from the last checkpoint runs nothing more either.
+    again = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="dpzero",
+                      profile=prof_path, clip=1.0)
+    again.train(resume_from_checkpoint=str(tmp_path / "out" / "checkpoint-3"))
+    assert again.zo_optimizer.steps_done == T
+    assert again.zo_optimizer.epsilon_spent() == eps
+    assert all(torch.equal(a, b) for a, b in zip(after, again.model.parameters()))
+
+
+def test_empty_poisson_batches(tmp_path):
+    """B = 0.5 of 16 rows: most batches are empty; such a step releases noise only."""
+    ds = Tokens(16)
+    tr = ZOTrainer(model=bert(), args=targs(tmp_path, max_steps=8,
+                                            per_device_train_batch_size=1),
+                   train_dataset=ds, dpzo_algorithm="mezo")
+    fix_sampling_seed(tr.zo_optimizer)
+    sizes = [len(tr.zo_optimizer.batch(t)) for t in range(8)]
+    assert 0 in sizes and any(sizes)
+    tr.train()
+    assert tr.zo_optimizer.steps_done == 8
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(gradient_accumulation_steps=2), "gradient_accumulation_steps must be 1, got 2"),
+    (dict(max_steps=-1), "set max_steps"),
+    (dict(lr_scheduler_type="cosine_with_restarts"), "not a dpzo schedule"),
+    (dict(warmup_steps=2), "warm-up"),
+    (dict(save_only_model=True), "save_only_model"),
+])
+def test_refusals(tmp_path, change, message):
+    with pytest.raises(dpzo.Error, match=message):
+        ZOTrainer(model=bert(), args=targs(tmp_path, **change), train_dataset=Tokens(),
+                  dpzo_algorithm="mezo")
+
+
+def test_refusals_of_trainer_keywords(tmp_path):
+    with pytest.raises(dpzo.Error, match="compute_loss_func"):
+        ZOTrainer(model=bert(), args=targs(tmp_path), train_dataset=Tokens(),
+                  dpzo_algorithm="mezo", compute_loss_func=lambda *a, **k: 0)
+    with pytest.raises(dpzo.Error, match="optimizers"):
+        m = bert()
+        ZOTrainer(model=m, args=targs(tmp_path), train_dataset=Tokens(),
+                  dpzo_algorithm="mezo",
+                  optimizers=(torch.optim.SGD(m.parameters(), lr=0.1), None))
+    with pytest.raises(dpzo.Error, match="train_dataset"):
+        ZOTrainer(model=bert(), args=targs(tmp_path), dpzo_algorithm="mezo")
+
+
+def test_per_example_loss_matches_the_models_own_loss():
+    """The default losses against each row's own Hugging Face loss (a batch of one)."""
+    torch.manual_seed(0)
+    ds = Tokens(5)
+    batch = transformers.default_data_collator([ds[i] for i in range(5)])
+    cls = bert().eval()
+    gpt = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=100, n_positions=16, n_embd=16, n_layer=1, n_head=2)).eval()
+    with torch.no_grad():
+        for model, inputs in ((cls, batch), (gpt, {"input_ids": batch["input_ids"],
+                                                   "labels": batch["input_ids"].clone()})):
+            if model is gpt:
+                inputs["labels"][1, 3:] = -100  # ignored tokens: a mean over the others
+            got = per_example_loss(model, inputs)
+            assert got.shape == (5,)
+            for i in range(5):
+                row = {k: v[i:i + 1] for k, v in inputs.items()}
+                own = model(**row).loss
+                assert float(got[i]) == pytest.approx(float(own), rel=1e-5, abs=1e-6)
+
+
+def test_user_per_example_loss(tmp_path):
+    """A user's per-example loss is the one stepped on (here: twice the cross-entropy, so
+    the logged loss is twice the default run's, with the same batches)."""
+    def doubled(model, inputs):
+        return 2 * per_example_loss(model, inputs)
+    runs = []
+    for f in (None, doubled):
+        tr = ZOTrainer(model=bert(), args=targs(tmp_path, max_steps=2), train_dataset=Tokens(),
+                       dpzo_algorithm="mezo", per_example_loss=f)
+        fix_sampling_seed(tr.zo_optimizer)
+        tr.train()
+        runs.append([r["loss"] for r in tr.state.log_history if "loss" in r])
+    assert runs[1][0] == pytest.approx(2 * runs[0][0], rel=1e-6)
