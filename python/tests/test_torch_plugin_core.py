@@ -379,6 +379,7 @@ def test_ledger_matches_cli_and_refuses_past_plan(tmp_path: Any, run_cli: Any) -
     path = str(tmp_path / "p.json")
     prof.save(path)
     model, opt, X, y = _linear_setup(path)
+    set_sampling_seed(opt, 2024)
     assert opt.epsilon_spent() == 0.0 and opt.noise_draws() == 0
     assert opt.budget() == prof.epsilon <= 3.0
     assert opt.delta() == delta
@@ -470,6 +471,7 @@ def test_private_resume_continues_the_ledger(tmp_path: Any, run_cli: Any) -> Non
     path = str(tmp_path / "p.json")
     prof.save(path)
     model, opt, X, y = _linear_setup(path, steps=T)
+    set_sampling_seed(opt, 2025)
     for t in range(2):
         rows = opt.batch(t)
         opt.step(lambda: _ce(model, X, y, rows))
@@ -591,8 +593,6 @@ def test_data_parallel_two_processes(tmp_path: Any) -> None:
                     d = (ls[2 * k] - ls[2 * k + 1]) / (2 * ddp.LAMBDA)
                     bound = 2 * max(b - 1, 1) * u * float(d.abs().sum()) / ddp.BATCH
                     assert abs(r0["grads"][t][k] - one["grads"][t][k]) <= bound, (t, k)
-                    if one["grads"][t][k] != 0.0:
-                        assert r0["grads"][t][k] == pytest.approx(one["grads"][t][k], rel=1e-12)
             # Parameters: theta + alpha u rounded to float32 from alphas this close differs
             # by at most one ulp per step where a rounding boundary falls between them.
             assert identical_steps >= 1
