@@ -164,7 +164,7 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
         if (zo->privacy != NULL)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "zo step: refused: the plan's %llu steps are done (epsilon "
-                              "spent %.6g of the budget %.6g at delta %.3g); another step "
+                              "spent %.9g of the budget %.9g at delta %.3g); another step "
                               "would be beyond what the profile accounts",
                               (unsigned long long)c->steps, dpzo_zo_epsilon(zo),
                               dpzo_privacy_budget(zo->privacy), dpzo_privacy_delta(zo->privacy));
