@@ -432,8 +432,13 @@ class ZOOptimizer(torch.optim.Optimizer):
             raise Error(f"load_state_dict: the saved run tuned {s.get('dim')} parameters on "
                         f"{s.get('dataset_size')} rows; this one {self._dim} on {self._n}")
         zo = ctypes.c_void_p(self._zo)
+        own_seed = int(_c.zo_sampling_seed(zo))
         _lib.call(_c.zo_set_sampling_seed, zo, int(s["sampling_seed"]))
-        _lib.call(_c.zo_set_steps_done, zo, int(s["steps_done"]))
+        try:
+            _lib.call(_c.zo_set_steps_done, zo, int(s["steps_done"]))
+        except Error:  # refused (e.g. going back in the ledger): leave this run as it was
+            _lib.call(_c.zo_set_sampling_seed, zo, own_seed)
+            raise
 
 
 class StepBatchSampler(torch.utils.data.Sampler):
