@@ -502,11 +502,16 @@ def test_private_resume_continues_the_ledger(tmp_path: Any, run_cli: Any) -> Non
         with pytest.raises(dpzo.Error):
             opt3.load_state_dict(state["opt"])
         assert opt3.steps_done == 0
-    # and going back in the ledger is refused
+    # and going back in the ledger is refused, even with another run's (older) state, and
+    # the refusal leaves this run as it was: its ledger and its batches (sampling seed)
+    _, older, _, _ = _linear_setup(path, steps=T)
+    s = older.state_dict()
+    assert s["dpzo"]["sampling_seed"] != opt2.state_dict()["dpzo"]["sampling_seed"]
+    s["dpzo"]["steps_done"] = 1
     with pytest.raises(dpzo.Error):
-        s = opt2.state_dict()
-        s["dpzo"]["steps_done"] = 1
         opt2.load_state_dict(s)
+    assert opt2.steps_done == T
+    assert [opt2.batch(t) for t in range(T)] == batches
     assert opt2.epsilon_spent() == _cli_epsilon(run_cli, prof.noise_multiplier, B / n, T, delta)
 
 
