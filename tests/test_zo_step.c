@@ -196,6 +196,21 @@ static void test_ledger_refusal_resume(void **state)
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "refused"));
     assert_int_equal(dpzo_zo_steps_done(zo), 5);
     assert_int_equal(dpzo_zo_noise_draws(zo), 10);
+    /* abandoned steps: before the release nothing counts, after it the step does */
+    dpzo_zo_abort(zo); /* no step begun: nothing */
+    assert_int_equal(dpzo_zo_steps_done(zo), 5);
+    dpzo_zo_free(zo);
+    zo = open_json(ctx, json, 100, 1000, DPZO_OK);
+    assert_ok(ctx, dpzo_zo_begin(ctx, zo));
+    dpzo_zo_abort(zo);
+    assert_int_equal(dpzo_zo_steps_done(zo), 0);
+    assert_int_equal(dpzo_zo_noise_draws(zo), 0);
+    assert_ok(ctx, dpzo_zo_begin(ctx, zo)); /* begun again */
+    assert_ok(ctx, dpzo_zo_release(ctx, zo, zero, rel));
+    dpzo_zo_abort(zo);
+    assert_int_equal(dpzo_zo_steps_done(zo), 1);
+    assert_true(dpzo_zo_epsilon(zo) == dpzo_privacy_epsilon_after(p, 1));
+    assert_ok(ctx, dpzo_zo_set_steps_done(ctx, zo, 5));
     /* going back is refused: the epsilon spent is not returned */
     assert_int_equal(dpzo_zo_set_steps_done(ctx, zo, 3), DPZO_EINVAL);
     dpzo_zo_free(zo);

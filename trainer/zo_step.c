@@ -369,6 +369,13 @@ dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo)
     return DPZO_OK;
 }
 
+void dpzo_zo_abort(dpzo_zo *zo)
+{
+    if (zo->phase == ZO_RELEASED)
+        zo->done++;
+    zo->phase = ZO_IDLE;
+}
+
 uint64_t dpzo_zo_steps_done(const dpzo_zo *zo) { return zo->done; }
 
 dpzo_status dpzo_zo_set_steps_done(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps)

@@ -125,6 +125,11 @@ dpzo_status dpzo_zo_update_public_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_
 /* Ends the begun, released step: steps_done + 1. */
 dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo);
 
+/* Abandons the begun step (the caller's evaluation failed): before the release nothing was
+ * released and nothing is counted, the step can be begun again; after the release the
+ * step is counted (its noise was drawn and the release made: the ledger never forgets it)
+ * and the object moves on, whatever the update did. No-op when no step is begun. */
+void dpzo_zo_abort(dpzo_zo *zo);
 /* Steps done; on resume (before any step of this object) the saved count: the ledger
  * continues from there (DPZO_EINVAL past the plan or after a step began). */
 uint64_t dpzo_zo_steps_done(const dpzo_zo *zo);

@@ -306,3 +306,22 @@ def test_directions_are_dpzo_trains_whatever_the_split(tmp_path):
     opt2.step(closure2)
     for i in range(4):
         assert np.array_equal(seen2[i], seen[i])
+
+
+def test_a_failing_closure_abandons_the_step(tmp_path):
+    """An exception in the closure leaves the optimizer usable: nothing released, nothing
+    counted, the parameters untouched; the step runs again afterwards."""
+    model = mlp()
+    before = get_theta(model)
+    opt = dt.ZOOptimizer(model, algorithm="mezo", lr=0.1, steps=2, batch_size=10,
+                         dataset_size=50, seed=3)
+
+    def boom():
+        raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError):
+        opt.step(boom)
+    assert opt.steps_done == 0
+    assert np.array_equal(get_theta(model), before)
+    opt.step(lambda: losses(model, torch.ones(3, 6), torch.zeros(3, dtype=torch.long)))
+    assert opt.steps_done == 1

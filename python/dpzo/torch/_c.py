@@ -44,6 +44,7 @@ zo_update_public = _lib.fn("dpzo_zo_update_public", ctypes.c_int,
                            [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp])
 zo_update_public_cuda = _lib.fn("dpzo_zo_update_public_cuda", ctypes.c_int,
                                 [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp, _vp])
+zo_abort = _lib.fn("dpzo_zo_abort", None, [_vp])
 zo_end = _lib.fn("dpzo_zo_end", ctypes.c_int, [_vp, _vp])
 zo_steps_done = _lib.fn("dpzo_zo_steps_done", _u64, [_vp])
 zo_set_steps_done = _lib.fn("dpzo_zo_set_steps_done", ctypes.c_int, [_vp, _vp, _u64])

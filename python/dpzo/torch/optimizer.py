@@ -277,6 +277,15 @@ class ZOOptimizer(torch.optim.Optimizer):
             if e.status == 6:
                 raise BudgetExceeded(str(e), e.status) from None
             raise
+        try:
+            return self._run_step(zo, closure)
+        except BaseException:
+            # an error in the closure (out of memory, Ctrl-C): the step is abandoned; once
+            # its noise was drawn the ledger counts it anyway (dpzo_zo_abort)
+            _c.zo_abort(zo)
+            raise
+
+    def _run_step(self, zo: ctypes.c_void_p, closure: Callable[[], Any]) -> float:
         grads = self._public_gradients() if self._public_closure is not None else None
         Q = self._queries
         lp: Optional[torch.Tensor] = None
