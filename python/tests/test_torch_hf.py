@@ -98,20 +98,22 @@ def test_mezo_runs_the_zo_step_and_logs_the_loss(tmp_path):
     assert all(r["learning_rate"] == 1e-3 for r in steps)
 
 
-@pytest.mark.parametrize("schedule,queries", [("constant", 1), ("linear", 2)])
-def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries):
+@pytest.mark.parametrize("schedule,queries,B", [("constant", 1, 6), ("linear", 2, 16)])
+def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries, B):
     """ZOTrainer = ZOOptimizer driven by hand with the same seeds, batches and closure,
-    bit for bit (mezo: no noise)."""
+    bit for bit (mezo: no noise). With B = 16 of 48 rows the 6 steps are 2 epochs of the
+    Trainer (the sampler starts again from the ledger's step)."""
     ds = Tokens()
     m_tr, m_hand = bert(), bert()
     for a, b in zip(m_tr.parameters(), m_hand.parameters()):
         assert torch.equal(a, b)
-    tr = ZOTrainer(model=m_tr, args=targs(tmp_path, lr_scheduler_type=schedule, max_steps=6),
+    tr = ZOTrainer(model=m_tr, args=targs(tmp_path, lr_scheduler_type=schedule, max_steps=6,
+                                          per_device_train_batch_size=B),
                    train_dataset=ds, dpzo_algorithm="mezo", perturbation=1e-3, queries=queries)
     fix_sampling_seed(tr.zo_optimizer)
     tr.train()
 
-    opt = dt.ZOOptimizer(m_hand, algorithm="mezo", lr=1e-3, steps=6, batch_size=6,
+    opt = dt.ZOOptimizer(m_hand, algorithm="mezo", lr=1e-3, steps=6, batch_size=B,
                          dataset_size=N, perturbation=1e-3, queries=queries, seed=3,
                          lr_schedule=schedule)
     fix_sampling_seed(opt)
@@ -133,6 +135,8 @@ def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries):
         assert torch.equal(a, b)
     logged = [r["loss"] for r in tr.state.log_history if "loss" in r]
     assert logged == [float(torch.tensor(x, dtype=torch.float32)) for x in losses]
+    epochs = [r["epoch"] for r in tr.state.log_history if "loss" in r]
+    assert epochs == pytest.approx([(t + 1) / round(N / B) for t in range(6)])  # data passes
     if schedule == "linear":  # Hugging Face's linear schedule is dpzo's: lr (1 - t/T)
         lrs = [r["learning_rate"] for r in tr.state.log_history if "loss" in r]
         assert lrs == pytest.approx([1e-3 * (1 - t / 6) for t in range(6)], rel=1e-12)
@@ -157,19 +161,22 @@ def test_dpzero_logs_the_ledgers_epsilon(tmp_path):
 
 @pytest.mark.parametrize("algorithm", ["mezo", "dpzero"])
 def test_resume_continues_the_ledger(tmp_path, algorithm):
-    B, T = 6, 6
+    """6 steps of B = 16 of 48 rows (3 a Trainer epoch), a checkpoint every 2; a new trainer
+    resumes from step 4 (mid-epoch) and must end where the uninterrupted run ended."""
+    B, T = 16, 6
     kw = dict(dpzo_algorithm=algorithm, perturbation=1e-3)
     if algorithm == "dpzero":
         prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
         kw.update(profile=prof_path, clip=1.0)
-    args = targs(tmp_path, max_steps=T, save_strategy="steps", save_steps=3)
+    args = targs(tmp_path, max_steps=T, per_device_train_batch_size=B, save_strategy="steps",
+                 save_steps=2)
     whole = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), **kw)
     fix_sampling_seed(whole.zo_optimizer)
     whole.train()
-    ckpt = tmp_path / "out" / "checkpoint-3"
+    ckpt = tmp_path / "out" / "checkpoint-4"
     assert (ckpt / "optimizer.pt").is_file()
     saved = torch.load(ckpt / "optimizer.pt", weights_only=True)
-    assert saved["dpzo"]["steps_done"] == 3 and saved["dpzo"]["sampling_seed"] == SAMPLING_SEED
+    assert saved["dpzo"]["steps_done"] == 4 and saved["dpzo"]["sampling_seed"] == SAMPLING_SEED
 
     resumed_model = bert(seed=99)  # other weights: the checkpoint's must replace them
     resumed = ZOTrainer(model=resumed_model, args=args, train_dataset=Tokens(), **kw)
@@ -178,15 +185,17 @@ def test_resume_continues_the_ledger(tmp_path, algorithm):
     assert resumed.zo_optimizer.steps_done == T
     assert resumed.state.global_step == T
     logged = [r for r in resumed.state.log_history if "loss" in r]
-    assert [r["step"] for r in logged][-3:] == [4, 5, 6]
+    assert [r["step"] for r in logged][-2:] == [5, 6]
+    loss_whole = {r["step"]: r["loss"] for r in whole.state.log_history if "loss" in r}
     if algorithm == "mezo":  # no noise: the interrupted run is the whole run, bit for bit
         for a, b in zip(whole.model.parameters(), resumed_model.parameters()):
             assert torch.equal(a, b)
-    else:  # the ledger goes on from step 3: the same epsilon at each step as the whole run
+        assert [r["loss"] for r in logged][-2:] == [loss_whole[5], loss_whole[6]]
+    else:  # the ledger goes on from step 4: the same epsilon at each step as the whole run
         eps_whole = {r["step"]: r["epsilon"] for r in whole.state.log_history if "loss" in r}
         eps_res = {r["step"]: r["epsilon"] for r in logged}
-        assert eps_res[4] > eps_whole[3]
-        assert [eps_res[s] for s in (4, 5, 6)] == [eps_whole[s] for s in (4, 5, 6)]
+        assert eps_res[5] > eps_whole[4]
+        assert [eps_res[s] for s in (5, 6)] == [eps_whole[s] for s in (5, 6)]
         assert resumed.zo_optimizer.epsilon_spent() == whole.zo_optimizer.epsilon_spent()
 
 

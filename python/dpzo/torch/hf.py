@@ -148,17 +148,23 @@ class _TrainerOptimizer(ZOOptimizer):
 
 class _StepBatches(torch.utils.data.Sampler):
     """The DataLoader's batch sampler: ``opt.batch_sampler()`` (the batches of the steps
-    still to run), each batch's step recorded so that ``training_step`` can check that the
-    batch it is given is the one of the step it runs."""
+    still to run, from the ledger's step count whenever an iteration starts), each batch's
+    step recorded so that ``training_step`` can check that the batch it is given is the one
+    of the step it runs. Its length is the expected number of batches in a pass over the
+    data, round(n / B), so that the Trainer's epochs are passes over the data."""
 
-    def __init__(self, opt: ZOOptimizer) -> None:
+    def __init__(self, opt: ZOOptimizer, per_epoch: int, trainer_done: Callable[[], bool]) -> None:
         self._opt = opt
+        self._per_epoch = per_epoch
+        self._trainer_done = trainer_done
         self.issued: Deque[int] = collections.deque()
 
     def __iter__(self) -> Iterator[List[int]]:
         self.issued.clear()
         start = self._opt.steps_done
         if start >= self._opt.steps:
+            if self._trainer_done():  # a resume from the run's last checkpoint: nothing to do
+                return
             raise BudgetExceeded(
                 f"the plan's {self._opt.steps} steps are all done (epsilon "
                 f"{self._opt.epsilon_spent():.6g} spent): no further step can run on this "
@@ -168,7 +174,7 @@ class _StepBatches(torch.utils.data.Sampler):
             yield rows
 
     def __len__(self) -> int:
-        return self._opt.steps  # the plan (the Trainer counts epochs from it)
+        return self._per_epoch
 
 
 class _Collate:
@@ -308,7 +314,11 @@ class ZOTrainer(transformers.Trainer):
             dataset = self._remove_unused_columns(dataset, description="training")
         else:
             collate = self._get_collator_with_removed_columns(collate, description="training")
-        self._batches = _StepBatches(self.zo_optimizer)
+        opt = self.zo_optimizer
+        per_epoch = max(1, round(len(self.train_dataset)  # type: ignore[arg-type]
+                                 / float(self.args.per_device_train_batch_size)))
+        self._batches = _StepBatches(opt, per_epoch,
+                                     lambda: self.state.global_step >= opt.steps)
         params: Dict[str, Any] = {
             "batch_sampler": self._batches, "collate_fn": _Collate(collate),
             "num_workers": self.args.dataloader_num_workers,
