@@ -186,6 +186,7 @@ def test_resume_continues_the_ledger(tmp_path, algorithm):
     assert resumed.state.global_step == T
     logged = [r for r in resumed.state.log_history if "loss" in r]
     assert [r["step"] for r in logged][-2:] == [5, 6]
+    assert [r["epoch"] for r in logged][-2:] == [5 / 3, 6 / 3]  # passes over the data, t B / n
     loss_whole = {r["step"]: r["loss"] for r in whole.state.log_history if "loss" in r}
     if algorithm == "mezo":  # no noise: the interrupted run is the whole run, bit for bit
         for a, b in zip(whole.model.parameters(), resumed_model.parameters()):

@@ -177,6 +177,18 @@ class _StepBatches(torch.utils.data.Sampler):
         return self._per_epoch
 
 
+class _DataPasses(transformers.TrainerCallback):
+    """The Trainer's ``epoch`` is the expected number of passes over the data, t B / n: set
+    from the step count (a resume does not skip batches, so the Trainer's own count would
+    restart at the checkpoint's epoch boundary)."""
+
+    def __init__(self, per_epoch: int) -> None:
+        self._per_epoch = per_epoch
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        state.epoch = state.global_step / self._per_epoch
+
+
 class _Collate:
     """The Trainer's collator, with an empty batch (Poisson sampling) collated to {}."""
 
@@ -273,6 +285,9 @@ class ZOTrainer(transformers.Trainer):
             **zo)
         self.optimizer = self.zo_optimizer
         self._batches: Optional[_StepBatches] = None
+        self._per_epoch = max(1, round(len(self.train_dataset)  # type: ignore[arg-type]
+                                       / float(a.per_device_train_batch_size)))
+        self.add_callback(_DataPasses(self._per_epoch))
 
     @staticmethod
     def _check_args(a: Any) -> None:
@@ -315,9 +330,7 @@ class ZOTrainer(transformers.Trainer):
         else:
             collate = self._get_collator_with_removed_columns(collate, description="training")
         opt = self.zo_optimizer
-        per_epoch = max(1, round(len(self.train_dataset)  # type: ignore[arg-type]
-                                 / float(self.args.per_device_train_batch_size)))
-        self._batches = _StepBatches(opt, per_epoch,
+        self._batches = _StepBatches(opt, self._per_epoch,
                                      lambda: self.state.global_step >= opt.steps)
         params: Dict[str, Any] = {
             "batch_sampler": self._batches, "collate_fn": _Collate(collate),
