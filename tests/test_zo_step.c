@@ -4,7 +4,9 @@
  * the same model (dpzo_model_losses at its directions and lambda), on the same batches (the
  * same sampling seed) with the same noise (tests' fixed_noise, adopted as the release),
  * must give theta bit for bit after every step: dpzero with Q = 1 and 3, mezo, dpzoso
- * across its stage boundaries, pazo-m (the public gradient of the trainer's public batch). And the ledger (dpzo_privacy_epsilon_after of the same
+ * across its stage boundaries, pazo-m (the public gradient of the trainer's public batch),
+ * pazo-p (the basis of 3 public gradients) and pazo-s with and without its noisy candidate
+ * (the two-part adaptive release). And the ledger (dpzo_privacy_epsilon_after of the same
  * plan), the CSPRNG draws (Q per step), refusal past the plan, resume of the step count,
  * and the configuration's refusals. */
 #include <stdlib.h>
@@ -41,6 +43,9 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     double *lp = malloc(d.tr.n * Q * sizeof *lp), *lm = malloc(d.tr.n * Q * sizeof *lm);
     double *col = malloc(d.tr.n * sizeof *col);
     float *grad = malloc(P * sizeof *grad);
+    const unsigned K = c->pub.k;
+    float *G = malloc((size_t)K * P * sizeof *G);
+    double *cl = malloc(d.tr.n * (K + 1) * sizeof *cl);
     double qsum[8], noise[8];
     dpzo_model *m = NULL;
     assert_ok(ctx, dpzo_model_create(ctx, c->model, d.tr.dim, 0, 0, 3, &m));
@@ -53,6 +58,36 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
             size_t nb = dpzo__public_batch(tr, t, 0, idx2);
             assert_int_equal(dpzo_model_grad(m, theta, &tr->pub, idx2, nb, grad, NULL, NULL),
                              DPZO_OK);
+        }
+        if (c->algorithm == DPZO_ALG_PAZO_P || c->algorithm == DPZO_ALG_PAZO_S) {
+            for (unsigned j = 0; j < K; j++) {
+                size_t nb = dpzo__public_batch(tr, t, j, idx2);
+                assert_int_equal(dpzo_model_grad(m, theta, &tr->pub, idx2, nb, G + j * P, NULL,
+                                                 NULL),
+                                 DPZO_OK);
+            }
+            assert_ok(ctx, dpzo_zo_set_public(ctx, zo, G, K));
+        }
+        if (c->algorithm == DPZO_ALG_PAZO_S) {
+            /* part 1: the k candidates, then (noisy_candidate) part 2 */
+            for (int part = 1; dpzo_zo_candidates(zo) > 0; part++) {
+                const unsigned mc = dpzo_zo_candidates(zo);
+                for (unsigned j = 0; j < mc; j++) {
+                    dpzo_perturb pert = {dpzo_zo_candidate(zo, j), dpzo_zo_lr(zo), -1};
+                    assert_int_equal(dpzo_model_losses(m, theta, &pert, priv, idx, b, col),
+                                     DPZO_OK);
+                    for (size_t i = 0; i < b; i++)
+                        cl[i * mc + j] = col[i];
+                }
+                assert_ok(ctx, dpzo_zo_clip_sum_candidates(ctx, zo, cl, b, qsum));
+                fixed_noise(&scale, t, noise, mc); /* the trainer's draw of this part */
+                for (unsigned j = 0; j < mc; j++)
+                    qsum[j] += noise[j];
+                assert_ok(ctx, dpzo_zo_adopt(ctx, zo, qsum));
+                assert_true(part <= 2);
+            }
+            assert_true(dpzo_zo_choice(zo) >= 0);
+            goto update;
         }
         for (unsigned k = 0; k < Q; k++)
             for (int sign = 1; sign >= -1; sign -= 2) {
@@ -70,6 +105,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
         } else {
             assert_ok(ctx, dpzo_zo_release(ctx, zo, qsum, NULL));
         }
+    update:
         if (c->algorithm == DPZO_ALG_PAZO_M) {
             assert_ok(ctx, dpzo_zo_update_public(ctx, zo, 0, P / 2, DPZO_F32, theta, grad));
             assert_ok(ctx, dpzo_zo_update_public(ctx, zo, P / 2, P - P / 2, DPZO_F32,
@@ -97,6 +133,8 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     free(lm);
     free(col);
     free(grad);
+    free(G);
+    free(cl);
     dpzo_zo_free(zo);
     dpzo_trainer_free(tr);
     cluster_sets_free(&d);
@@ -142,6 +180,26 @@ static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
     c.radius_kind = DPZO_RADIUS_D_QUARTER;
     set_private(&c, prof, 1.0);
     same_as_trainer(ctx, &c, 7);
+    /* pazo-p: 3 public gradients, their basis; one pair nearly parallel is possible */
+    c = base_config(DPZO_ALG_PAZO_P, "mlp:4", 7, 20.0, 0.1);
+    c.public_size = 40;
+    c.pub.batch_size = 8;
+    c.pub.k = 3;
+    c.queries = 2;
+    c.direction = DPZO_DIR_SPHERE;
+    set_private(&c, prof, 1.0);
+    same_as_trainer(ctx, &c, 7);
+    /* pazo-s: 3 candidates and the noisy one (an adaptive two-part release), and without */
+    for (int noisy = 1; noisy >= 0; noisy--) {
+        c = base_config(DPZO_ALG_PAZO_S, "mlp:4", 7, 20.0, 0.5);
+        c.public_size = 40;
+        c.pub.batch_size = 8;
+        c.pub.k = 3;
+        c.pub.noisy_candidate = noisy;
+        c.pub.candidate_scale = 0.05;
+        set_private(&c, prof, 1.0);
+        same_as_trainer(ctx, &c, 7);
+    }
     dpzo_ctx_free(ctx);
 }
 

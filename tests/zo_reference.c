@@ -11,8 +11,8 @@
  * float32 parameters (P of them) before the first step and after each step, (T + 1) P
  * floats. Prints the model's layout (dpzo_model_describe) and P. With PREFIX (runs with
  * public rows, pazo-m): PREFIX.priv and PREFIX.pub get the private and public rows after
- * the split (DATA's format), PREFIX.pubidx each step's public batch (u64 count, then the
- * u64 row indices into PREFIX.pub). */
+ * the split (DATA's format), PREFIX.pubidx each step's public batches (pazo-m one, pazo-p
+ * and pazo-s public.k; each a u64 count, then the u64 row indices into PREFIX.pub). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,14 +52,16 @@ static int write_public(const char *prefix, dpzo_trainer *tr)
     FILE *f = fopen(path, "wb");
     size_t *idx = malloc((tr->pub.n + 1) * sizeof *idx);
     int bad = f == NULL || idx == NULL;
-    for (uint64_t t = 0; t < tr->cfg.steps && !bad; t++) {
-        uint64_t nb = dpzo__public_batch(tr, t, 0, idx);
-        bad = fwrite(&nb, sizeof nb, 1, f) != 1;
-        for (uint64_t i = 0; i < nb && !bad; i++) {
-            uint64_t v = idx[i];
-            bad = fwrite(&v, sizeof v, 1, f) != 1;
+    const unsigned per = tr->cfg.algorithm == DPZO_ALG_PAZO_M ? 1 : tr->cfg.pub.k;
+    for (uint64_t t = 0; t < tr->cfg.steps && !bad; t++)
+        for (unsigned j = 0; j < per && !bad; j++) {
+            uint64_t nb = dpzo__public_batch(tr, t, j, idx);
+            bad = fwrite(&nb, sizeof nb, 1, f) != 1;
+            for (uint64_t i = 0; i < nb && !bad; i++) {
+                uint64_t v = idx[i];
+                bad = fwrite(&v, sizeof v, 1, f) != 1;
+            }
         }
-    }
     free(idx);
     return (f != NULL && fclose(f) != 0) || bad;
 }

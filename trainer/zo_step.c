@@ -29,6 +29,18 @@ struct dpzo_zo {
     double *alpha;         /* Q: the update's coefficients */
     double *row;           /* Q: scratch for one example's differences */
     double *noise;         /* Q */
+    unsigned R;            /* sums released per step: Q, or k (+ 1) for pazo-s */
+    /* pazo-p / pazo-s (docs/algorithms.md 5, 6) */
+    float *G;              /* the caller's k x dim public gradients of the begun step */
+    unsigned basis;        /* pazo-p: the columns kept */
+    float *vbuf;           /* pazo-p: Q x dim directions G c_q; pazo-s: the noisy candidate */
+    double *coef;          /* pazo-p: one direction's coefficients */
+    unsigned part;         /* pazo-s: 1 (the k candidates), 2 (the noisy one), 0 (done) */
+    unsigned best;         /* pazo-s: the argmin of part 1 */
+    int choice;            /* pazo-s: the candidate taken (k: the noisy one), -1 before */
+    double f_best;         /* pazo-s: its noisy sum */
+    dpzo_dir noisy;        /* pazo-s: the noisy candidate as an explicit direction */
+    dpzo_dir step_dir;     /* pazo-s: the step taken */
     uint64_t noise_draws;
     double loss_sum;
     uint64_t loss_count;
@@ -44,12 +56,11 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     if (st != DPZO_OK)
         return st;
     const dpzo_algorithm a = cfg->algorithm;
-    if (a != DPZO_ALG_DPZERO && a != DPZO_ALG_MEZO && a != DPZO_ALG_DPZOSO &&
-        a != DPZO_ALG_PAZO_M)
+    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD || a == DPZO_ALG_DPZOPO)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "zo step: algorithm %s is not available with an external model yet "
-                          "(dpzero, mezo, dpzoso and pazo-m are; `dpzo train` runs every "
-                          "algorithm on dpzo's own models)",
+                          "(dpzero, mezo, dpzoso, pazo-m, pazo-p and pazo-s are; `dpzo train` "
+                          "runs every algorithm on dpzo's own models)",
                           dpzo_algorithm_name(a));
     if (a == DPZO_ALG_DPZOSO && cfg->stages.prox > 0.0)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
@@ -71,14 +82,25 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     zo->n = n;
     zo->B = cfg->batch_size;
     zo->radius = dpzo__train_radius(cfg, (size_t)dim);
-    const unsigned Q = cfg->queries;
-    zo->dirs = calloc(Q, sizeof *zo->dirs);
-    zo->g = calloc(Q, sizeof *zo->g);
-    zo->alpha = calloc(Q, sizeof *zo->alpha);
-    zo->row = calloc(Q, sizeof *zo->row);
-    zo->noise = calloc(Q, sizeof *zo->noise);
-    if (zo->dirs == NULL || zo->g == NULL || zo->alpha == NULL || zo->row == NULL ||
-        zo->noise == NULL) {
+    const unsigned Q = cfg->queries, R = dpzo_train_queries_per_step(cfg);
+    const unsigned W = (Q > R ? Q : R) + cfg->pub.k + 1; /* room for every list */
+    zo->R = R;
+    zo->dirs = calloc(W, sizeof *zo->dirs);
+    zo->g = calloc(W, sizeof *zo->g);
+    zo->alpha = calloc(W, sizeof *zo->alpha);
+    zo->row = calloc(W, sizeof *zo->row);
+    zo->noise = calloc(W, sizeof *zo->noise);
+    zo->coef = calloc(W, sizeof *zo->coef);
+    int bad = 0;
+    if (a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S) {
+        size_t rows = a == DPZO_ALG_PAZO_P ? Q : 1;
+        if (dim > SIZE_MAX / sizeof(float) / rows)
+            bad = 1;
+        else
+            bad = (zo->vbuf = malloc((size_t)dim * rows * sizeof *zo->vbuf)) == NULL;
+    }
+    if (bad || zo->dirs == NULL || zo->g == NULL || zo->alpha == NULL || zo->row == NULL ||
+        zo->noise == NULL || zo->coef == NULL) {
         dpzo_zo_free(zo);
         return dpzo__fail(ctx, DPZO_ENOMEM, "zo step: out of memory");
     }
@@ -87,8 +109,9 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
                                   .batch_size = cfg->batch_size,
                                   .n = n,
                                   .steps = cfg->steps,
-                                  .queries = Q,
-                                  .clip = cfg->clip};
+                                  .queries = R,
+                                  .clip = cfg->clip,
+                                  .adaptive = a == DPZO_ALG_PAZO_S};
         st = dpzo_privacy_open(ctx, cfg->profile, &plan, &zo->privacy);
     }
     uint64_t seed = 0;
@@ -124,6 +147,8 @@ void dpzo_zo_free(dpzo_zo *zo)
     free(zo->alpha);
     free(zo->row);
     free(zo->noise);
+    free(zo->coef);
+    free(zo->vbuf);
     free(zo);
 }
 
@@ -151,6 +176,15 @@ dpzo_status dpzo_zo_set_sampling_seed(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t seed)
     zo->sampler = s;
     zo->sampling_seed = seed;
     return DPZO_OK;
+}
+
+static dpzo_status need_phase(dpzo_ctx *ctx, const dpzo_zo *zo, zo_phase want,
+                              const char *what);
+
+/* pazo-p and pazo-s: the step's directions come from the caller's public gradients. */
+static int uses_public_span(const dpzo_zo *zo)
+{
+    return zo->cfg.algorithm == DPZO_ALG_PAZO_P || zo->cfg.algorithm == DPZO_ALG_PAZO_S;
 }
 
 dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
@@ -181,15 +215,97 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
         zo->lambda = c->lambda;
         zo->lr = dpzo_lr_at(c->lr_schedule, c->lr, t, c->steps);
     }
-    for (unsigned k = 0; k < c->queries; k++) {
-        dpzo_status st = dpzo_dir_init(ctx, &zo->dirs[k], c->direction, c->seed, t, k,
-                                       zo->dim, zo->radius);
-        if (st != DPZO_OK)
-            return st;
+    zo->G = NULL;
+    zo->part = 0;
+    zo->choice = -1;
+    for (unsigned k = 0; k < zo->R; k++)
         zo->g[k] = NAN;
-    }
+    if (!uses_public_span(zo))
+        for (unsigned k = 0; k < c->queries; k++) {
+            dpzo_status st = dpzo_dir_init(ctx, &zo->dirs[k], c->direction, c->seed, t, k,
+                                           zo->dim, zo->radius);
+            if (st != DPZO_OK)
+                return st;
+        }
     zo->phase = ZO_BEGUN;
     return DPZO_OK;
+}
+
+dpzo_status dpzo_zo_set_public(dpzo_ctx *ctx, dpzo_zo *zo, float *G, unsigned k)
+{
+    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, "set_public");
+    if (st != DPZO_OK)
+        return st;
+    const dpzo_train_config *c = &zo->cfg;
+    if (!uses_public_span(zo))
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: public gradients belong to pazo-p and "
+                          "pazo-s, not to %s", dpzo_algorithm_name(c->algorithm));
+    if (zo->G != NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: the step's public gradients are set");
+    if (G == NULL || k != c->pub.k)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_public needs public.k = %u "
+                          "gradients, got %u", c->pub.k, k);
+    const size_t P = (size_t)zo->dim;
+    const uint64_t t = zo->done;
+    zo->G = G;
+    if (c->algorithm == DPZO_ALG_PAZO_S) { /* the candidates theta - lr g_j */
+        for (unsigned j = 0; j < k; j++)
+            if ((st = dpzo_dir_init_vector(ctx, &zo->dirs[j], G + (size_t)j * P, zo->dim)) !=
+                DPZO_OK)
+                return st;
+        zo->part = 1;
+        return DPZO_OK;
+    }
+    /* pazo-p: the basis in place, then u_q = G c_q, c_q the configured kind in R^basis */
+    zo->basis = dpzo__span_basis(G, k, P, c->pub.orthonormalize);
+    const unsigned m = zo->basis;
+    for (unsigned q = 0; q < c->queries; q++) {
+        float *v = zo->vbuf + (size_t)q * P;
+        if (m == 0) {
+            memset(v, 0, P * sizeof *v); /* no public direction: a zero step */
+        } else {
+            dpzo_dir cd;
+            if ((st = dpzo_dir_init(ctx, &cd, c->direction, c->seed, t, q, m,
+                                    sqrt((double)m))) != DPZO_OK)
+                return st;
+            for (unsigned i = 0; i < m; i++)
+                zo->coef[i] = dpzo_dir_at(&cd, i);
+            for (size_t x = 0; x < P; x++) {
+                double acc = 0.0;
+                for (unsigned i = 0; i < m; i++)
+                    acc += zo->coef[i] * (double)G[(size_t)i * P + x];
+                v[x] = (float)acc;
+            }
+        }
+        if ((st = dpzo_dir_init_vector(ctx, &zo->dirs[q], v, zo->dim)) != DPZO_OK)
+            return st;
+    }
+    return DPZO_OK;
+}
+
+unsigned dpzo_zo_basis(const dpzo_zo *zo) { return zo->basis; }
+
+unsigned dpzo_zo_candidates(const dpzo_zo *zo)
+{
+    if (zo->phase != ZO_BEGUN || zo->cfg.algorithm != DPZO_ALG_PAZO_S)
+        return 0;
+    return zo->part == 1 ? zo->cfg.pub.k : zo->part == 2 ? 1 : 0;
+}
+
+const dpzo_dir *dpzo_zo_candidate(const dpzo_zo *zo, unsigned j)
+{
+    if (j >= dpzo_zo_candidates(zo))
+        return NULL;
+    return zo->part == 1 ? &zo->dirs[j] : &zo->noisy;
+}
+
+int dpzo_zo_choice(const dpzo_zo *zo) { return zo->choice; }
+
+unsigned dpzo_zo_release_size(const dpzo_zo *zo)
+{
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
+        return dpzo_zo_candidates(zo);
+    return zo->cfg.queries;
 }
 
 unsigned dpzo_zo_queries(const dpzo_zo *zo) { return zo->cfg.queries; }
@@ -198,6 +314,9 @@ double dpzo_zo_lr(const dpzo_zo *zo) { return zo->lr; }
 
 const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k)
 {
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S ||
+        (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL))
+        return NULL;
     return zo->phase != ZO_IDLE && k < zo->cfg.queries ? &zo->dirs[k] : NULL;
 }
 
@@ -210,10 +329,25 @@ static dpzo_status need_phase(dpzo_ctx *ctx, const dpzo_zo *zo, zo_phase want, c
     return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: %s", what, names[zo->phase]);
 }
 
+/* The ZO algorithms' evaluations are ready to be summed (pazo-p: once the basis is set). */
+static dpzo_status need_directions(dpzo_ctx *ctx, const dpzo_zo *zo, const char *what)
+{
+    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, what);
+    if (st != DPZO_OK)
+        return st;
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-s releases candidates' losses "
+                          "(dpzo_zo_clip_sum_candidates)", what);
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-p needs the step's public "
+                          "gradients first (dpzo_zo_set_public)", what);
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const double *lm,
                              size_t b, double *qsum)
 {
-    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, "clip_sum");
+    dpzo_status st = need_directions(ctx, zo, "clip_sum");
     if (st != DPZO_OK)
         return st;
     if (b > 0 && (lp == NULL || lm == NULL))
@@ -234,57 +368,146 @@ dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const
     return DPZO_OK;
 }
 
-/* g_k and the update's coefficients from the released sums (trainer/step.c's order). */
-static void set_released(dpzo_zo *zo, const double *released)
+dpzo_status dpzo_zo_clip_sum_candidates(dpzo_ctx *ctx, dpzo_zo *zo, const double *loss,
+                                        size_t b, double *qsum)
 {
-    const double share = zo->cfg.algorithm == DPZO_ALG_PAZO_M ? 1.0 - zo->cfg.pub.alpha : 1.0;
-    const double coef = -zo->lr * share / (double)zo->cfg.queries;
-    for (unsigned k = 0; k < zo->cfg.queries; k++) {
-        zo->g[k] = released[k] / zo->B;
-        zo->alpha[k] = coef * zo->g[k];
+    const unsigned m = dpzo_zo_candidates(zo);
+    if (m == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: clip_sum_candidates: no candidates are "
+                          "pending (pazo-s after dpzo_zo_set_public)");
+    if (b > 0 && loss == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: clip_sum_candidates: NULL losses");
+    const unsigned k = zo->cfg.pub.k;
+    const int noisy = zo->cfg.pub.noisy_candidate;
+    /* the parts' shares of C^2: k / (k + 1) and 1 / (k + 1) (all of it without the noisy
+     * candidate); trainer/pazo.c's clipping */
+    const double share = zo->part == 2 ? 1.0 / (double)(k + 1)
+                         : noisy       ? (double)k / (double)(k + 1)
+                                       : 1.0;
+    for (unsigned j = 0; j < m; j++)
+        qsum[j] = 0.0;
+    for (size_t i = 0; i < b; i++) {
+        for (unsigned j = 0; j < m; j++) {
+            double v = loss[i * m + j];
+            zo->row[j] = isfinite(v) ? v : 1e150; /* an overflowed loss: not preferred */
+        }
+        dpzo_privacy_clip_part(zo->privacy, zo->row, m, share);
+        for (unsigned j = 0; j < m; j++)
+            qsum[j] += zo->row[j];
+        if (zo->part == 1) /* f(theta - lr g_0) ~ f(theta): the loss shown */
+            zo->loss_sum += loss[i * m];
     }
+    if (zo->part == 1)
+        zo->loss_count += b;
+    return DPZO_OK;
+}
+
+/* The update's coefficients from the released sums (trainer/step.c's order), or pazo-s's
+ * choice; a pazo-s first part sets up the noisy candidate and stays begun. */
+static dpzo_status set_released(dpzo_ctx *ctx, dpzo_zo *zo, const double *released)
+{
+    const dpzo_train_config *c = &zo->cfg;
+    if (c->algorithm != DPZO_ALG_PAZO_S) {
+        const double share = c->algorithm == DPZO_ALG_PAZO_M ? 1.0 - c->pub.alpha : 1.0;
+        const double coef = -zo->lr * share / (double)c->queries;
+        for (unsigned k = 0; k < c->queries; k++) {
+            zo->g[k] = released[k] / zo->B;
+            zo->alpha[k] = coef * zo->g[k];
+        }
+        zo->phase = ZO_RELEASED;
+        return DPZO_OK;
+    }
+    const size_t P = (size_t)zo->dim;
+    const unsigned k = c->pub.k;
+    dpzo_status st = DPZO_OK;
+    if (zo->part == 1) {
+        unsigned best = 0;
+        for (unsigned j = 1; j < k; j++)
+            if (released[j] < released[best])
+                best = j;
+        zo->best = best;
+        zo->f_best = released[best];
+        zo->choice = (int)best;
+        if (c->pub.noisy_candidate) {
+            /* g' = g_best + s z, z keyed by (seed, t, k): a public, reproducible exploration */
+            dpzo_dir z;
+            memcpy(zo->vbuf, zo->G + (size_t)best * P, P * sizeof *zo->vbuf);
+            if ((st = dpzo_dir_init(ctx, &z, DPZO_DIR_GAUSSIAN, c->seed, zo->done, k, zo->dim,
+                                    1.0)) != DPZO_OK ||
+                (st = dpzo_dir_init_vector(ctx, &zo->noisy, zo->vbuf, zo->dim)) != DPZO_OK)
+                return st;
+            dpzo_dir_axpy(&z, 0, P, c->pub.candidate_scale, zo->vbuf);
+            zo->part = 2;
+            return DPZO_OK;
+        }
+    } else if (released[0] < zo->f_best) { /* part 2: the noisy candidate against the best */
+        zo->choice = (int)k;
+    }
+    zo->part = 0;
+    const float *step = zo->choice == (int)k ? zo->vbuf : zo->G + (size_t)zo->best * P;
+    if ((st = dpzo_dir_init_vector(ctx, &zo->step_dir, step, zo->dim)) != DPZO_OK)
+        return st;
+    zo->alpha[0] = -zo->lr;
     zo->phase = ZO_RELEASED;
+    return DPZO_OK;
+}
+
+/* The values of the pending release: Q, or the pazo-s part's candidates. */
+static dpzo_status release_count(dpzo_ctx *ctx, const dpzo_zo *zo, const char *what,
+                                 unsigned *m)
+{
+    dpzo_status st = zo->cfg.algorithm == DPZO_ALG_PAZO_S
+                         ? need_phase(ctx, zo, ZO_BEGUN, what)
+                         : need_directions(ctx, zo, what);
+    if (st != DPZO_OK)
+        return st;
+    *m = dpzo_zo_release_size(zo);
+    if (*m == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-s needs the step's public "
+                          "gradients first (dpzo_zo_set_public)", what);
+    return DPZO_OK;
 }
 
 dpzo_status dpzo_zo_release(dpzo_ctx *ctx, dpzo_zo *zo, const double *qsum, double *released)
 {
-    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, "release");
+    unsigned m = 0;
+    dpzo_status st = release_count(ctx, zo, "release", &m);
     if (st != DPZO_OK)
         return st;
-    const unsigned Q = zo->cfg.queries;
-    for (unsigned k = 0; k < Q; k++)
+    for (unsigned k = 0; k < m; k++)
         if (!isfinite(qsum[k]))
             return dpzo__fail(ctx, DPZO_EINVAL, "zo step: release: sum %u is not finite", k);
-    for (unsigned k = 0; k < Q; k++)
+    for (unsigned k = 0; k < m; k++)
         zo->noise[k] = 0.0;
     if (zo->privacy != NULL) {
-        if ((st = dpzo_privacy_noise(ctx, zo->privacy, zo->noise, Q)) != DPZO_OK)
+        if ((st = dpzo_privacy_noise(ctx, zo->privacy, zo->noise, m)) != DPZO_OK)
             return st;
-        zo->noise_draws += Q;
+        zo->noise_draws += m;
     }
-    for (unsigned k = 0; k < Q; k++) {
+    for (unsigned k = 0; k < m; k++) {
         zo->row[k] = qsum[k] + zo->noise[k];
         if (released != NULL)
             released[k] = zo->row[k];
     }
-    set_released(zo, zo->row);
-    return DPZO_OK;
+    return set_released(ctx, zo, zo->row);
 }
 
 dpzo_status dpzo_zo_adopt(dpzo_ctx *ctx, dpzo_zo *zo, const double *released)
 {
-    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, "adopt");
+    unsigned m = 0;
+    dpzo_status st = release_count(ctx, zo, "adopt", &m);
     if (st != DPZO_OK)
         return st;
-    for (unsigned k = 0; k < zo->cfg.queries; k++)
+    for (unsigned k = 0; k < m; k++)
         if (!isfinite(released[k]))
             return dpzo__fail(ctx, DPZO_EINVAL, "zo step: adopt: value %u is not finite", k);
-    set_released(zo, released);
-    return DPZO_OK;
+    return set_released(ctx, zo, released);
 }
 
 double dpzo_zo_gradient(const dpzo_zo *zo, unsigned k)
 {
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
+        return NAN;
     return zo->phase == ZO_RELEASED && k < zo->cfg.queries ? zo->g[k] : NAN;
 }
 
@@ -308,7 +531,11 @@ dpzo_status dpzo_zo_update(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t
                            dpzo_dtype dt, void *theta)
 {
     dpzo_status st = check_update(ctx, zo, j0, n, dt);
-    if (st == DPZO_OK && n > 0)
+    if (st != DPZO_OK || n == 0)
+        return st;
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
+        dpzo_dir_update(&zo->step_dir, zo->alpha, 1, j0, n, dt, theta);
+    else
         dpzo_dir_update(zo->dirs, zo->alpha, zo->cfg.queries, j0, n, dt, theta);
     return st;
 }
@@ -319,6 +546,11 @@ dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, s
     dpzo_status st = check_update(ctx, zo, j0, n, dt);
     if (st != DPZO_OK || n == 0)
         return st;
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S || zo->cfg.algorithm == DPZO_ALG_PAZO_P)
+        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                          "zo step: %s keeps its public gradients in host memory: its update "
+                          "runs on CPU tensors",
+                          dpzo_algorithm_name(zo->cfg.algorithm));
     return dpzo_cuda_dir_update(ctx, zo->dirs, zo->alpha, zo->cfg.queries, j0, n, dt, theta_dev,
                                 stream);
 }
@@ -371,8 +603,9 @@ dpzo_status dpzo_zo_end(dpzo_ctx *ctx, dpzo_zo *zo)
 
 void dpzo_zo_abort(dpzo_zo *zo)
 {
-    if (zo->phase == ZO_RELEASED)
+    if (zo->phase == ZO_RELEASED || zo->part == 2) /* a release was made: it counts */
         zo->done++;
+    zo->part = 0;
     zo->phase = ZO_IDLE;
 }
 

@@ -24,11 +24,18 @@
  *                                              one pass (dpzo_zo_update_cuda on a GPU)
  *   dpzo_zo_end(ctx, zo)                       the step is done; the ledger moves on
  *
- * Algorithms: dpzero, mezo (non-private), dpzoso (stages: lambda_s, lr_s; prox 0) and
+ * Algorithms: dpzero, mezo (non-private), dpzoso (stages: lambda_s, lr_s; prox 0),
  * pazo-m (the caller computes the public gradient g_pub at theta, on its public batch, and
  * applies it with dpzo_zo_update_public before dpzo_zo_update: theta -= lr alpha g_pub,
- * then the ZO part with (1 - alpha)). The others of `dpzo train` are refused with
- * DPZO_EUNSUPPORTED and a message. */
+ * then the ZO part with (1 - alpha)), pazo-p (after dpzo_zo_begin the caller hands the k
+ * public gradients to dpzo_zo_set_public; the directions are then G c_q, and the step goes
+ * on as above) and pazo-s (dpzo_zo_set_public, then the candidates' losses: for each
+ * pending candidate j < dpzo_zo_candidates() the per-example losses at
+ * theta - lr_t g_j (dpzo_zo_candidate, coefficient -lr_t), dpzo_zo_clip_sum_candidates,
+ * dpzo_zo_release; a second part with the noisy candidate when configured; then
+ * dpzo_zo_update applies the step chosen). pazo-p and pazo-s keep the public gradients
+ * in host memory (CPU tensors). dpzopo, dpsgd and sgd are refused with DPZO_EUNSUPPORTED
+ * and a message. */
 #ifndef DPZO_ZO_STEP_H
 #define DPZO_ZO_STEP_H
 
@@ -85,6 +92,29 @@ double dpzo_zo_lr(const dpzo_zo *zo);
 /* Direction k < Q of the begun step (NULL otherwise): for dpzo_dir_perturb and its CUDA
  * twin (a plain direction: no mult, no vec, usable on both). */
 const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k);
+
+/* pazo-p, pazo-s, after dpzo_zo_begin: the step's k = public.k public gradients at theta
+ * (row j: the mean-loss gradient of the caller's public batch j, over the global index), a
+ * k x dim float array that must stay valid and unchanged until dpzo_zo_end. pazo-p
+ * replaces it IN PLACE by its basis (docs/algorithms.md 5: Gram-Schmidt twice, or
+ * normalisation; dpzo_zo_basis() columns kept) and sets the directions G c_q; pazo-s
+ * sets up its k candidates theta - lr_t g_j. */
+dpzo_status dpzo_zo_set_public(dpzo_ctx *ctx, dpzo_zo *zo, float *G, unsigned k);
+unsigned dpzo_zo_basis(const dpzo_zo *zo);
+/* pazo-s: the candidates pending (k in the first part, 1 in the second, else 0), candidate
+ * j as an explicit direction (evaluate at theta - lr_t u: dpzo_dir_perturb with alpha
+ * -dpzo_zo_lr()), and after the release the one taken (k: the noisy one; -1 before). */
+unsigned dpzo_zo_candidates(const dpzo_zo *zo);
+const dpzo_dir *dpzo_zo_candidate(const dpzo_zo *zo, unsigned j);
+int dpzo_zo_choice(const dpzo_zo *zo);
+/* pazo-s: loss is b rows of m = dpzo_zo_candidates() per-example losses; each row (a
+ * non-finite loss counted as 1e150) clipped in L2 to the part's share of C
+ * (dpzo_privacy_clip_part: k / (k + 1) and 1 / (k + 1), or all of C without the noisy
+ * candidate), summed into qsum (m). */
+dpzo_status dpzo_zo_clip_sum_candidates(dpzo_ctx *ctx, dpzo_zo *zo, const double *loss,
+                                        size_t b, double *qsum);
+/* The number of values the pending release takes and gives: Q, or pazo-s's part. */
+unsigned dpzo_zo_release_size(const dpzo_zo *zo);
 
 /* The batch's part of the release: lp and lm are b rows of Q losses (row i, query k: the
  * loss of example i at theta + lambda u_k and theta - lambda u_k). d_ik = (lp - lm) /

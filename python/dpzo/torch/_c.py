@@ -44,6 +44,13 @@ zo_update_public = _lib.fn("dpzo_zo_update_public", ctypes.c_int,
                            [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp])
 zo_update_public_cuda = _lib.fn("dpzo_zo_update_public_cuda", ctypes.c_int,
                                 [_vp, _vp, _u64, ctypes.c_size_t, ctypes.c_int, _vp, _vp, _vp])
+zo_set_public = _lib.fn("dpzo_zo_set_public", ctypes.c_int, [_vp, _vp, _vp, ctypes.c_uint])
+zo_basis = _lib.fn("dpzo_zo_basis", ctypes.c_uint, [_vp])
+zo_candidates = _lib.fn("dpzo_zo_candidates", ctypes.c_uint, [_vp])
+zo_candidate = _lib.fn("dpzo_zo_candidate", _vp, [_vp, ctypes.c_uint])
+zo_choice = _lib.fn("dpzo_zo_choice", ctypes.c_int, [_vp])
+zo_clip_sum_candidates = _lib.fn("dpzo_zo_clip_sum_candidates", ctypes.c_int,
+                                 [_vp, _vp, _dp, ctypes.c_size_t, _dp])
 zo_abort = _lib.fn("dpzo_zo_abort", None, [_vp])
 zo_end = _lib.fn("dpzo_zo_end", ctypes.c_int, [_vp, _vp])
 zo_steps_done = _lib.fn("dpzo_zo_steps_done", _u64, [_vp])

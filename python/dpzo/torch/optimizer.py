@@ -25,7 +25,7 @@ from . import _c
 
 __all__ = ["ZOOptimizer", "BudgetExceeded", "ALGORITHMS"]
 
-ALGORITHMS = ("dpzero", "mezo", "dpzoso", "pazo-m")
+ALGORITHMS = ("dpzero", "mezo", "dpzoso", "pazo-m", "pazo-p", "pazo-s")
 _STATE_VERSION = 1
 
 
@@ -50,13 +50,14 @@ class ZOOptimizer(torch.optim.Optimizer):
     - ``model``: the ``torch.nn.Module`` whose forward the closure runs.
     - ``params``: the parameters to tune (default: every parameter of ``model`` that
       requires grad), in a fixed order that defines the global index of each element.
-    - ``algorithm``: ``"dpzero"`` (default), ``"mezo"`` (non-private), ``"dpzoso"`` or
-      ``"pazo-m"`` (with ``public_closure``: a callable returning the mean loss of a fresh
-      public batch, differentiable; its gradient at theta is mixed in with weight
-      ``public["alpha"]``).
+    - ``algorithm``: ``"dpzero"`` (default), ``"mezo"`` (non-private), ``"dpzoso"``,
+      ``"pazo-m"``, ``"pazo-p"`` or ``"pazo-s"``. The PAZO methods need ``public_closure``:
+      a callable returning the mean loss of a fresh public batch, differentiable (called
+      once per step for pazo-m, ``public["k"]`` times for pazo-p and pazo-s); pazo-p and
+      pazo-s keep k flat gradients in host memory (CPU tensors).
     - ``profile``: the noise profile (a path; private algorithms), ``clip``: C.
     - ``lr``, ``lr_schedule`` (``constant``, ``linear``, ``cosine``), ``perturbation``
-      (lambda), ``queries`` (Q directions per step), ``direction`` (``gaussian``,
+      (lambda, default 1e-3), ``queries`` (Q directions per step, default 1), ``direction`` (``gaussian``,
       ``sphere``, ``rademacher``), ``radius`` (sphere), ``stages`` (dpzoso, a dict),
       ``public`` (pazo-m: ``{"alpha": ...}``),
       ``seed`` (public: the directions).
@@ -73,7 +74,8 @@ class ZOOptimizer(torch.optim.Optimizer):
     def __init__(self, model: torch.nn.Module, *, lr: float, steps: int,
                  batch_size: float, dataset_size: int, algorithm: str = "dpzero",
                  profile: Optional[str] = None, clip: Optional[float] = None,
-                 perturbation: float = 1e-3, queries: int = 1, seed: int = 0,
+                 perturbation: Optional[float] = None, queries: Optional[int] = None,
+                 seed: int = 0,
                  batching: str = "poisson", lr_schedule: str = "constant",
                  direction: Optional[str] = None, radius: Any = None,
                  stages: Optional[Dict[str, Any]] = None,
@@ -107,12 +109,19 @@ class ZOOptimizer(torch.optim.Optimizer):
             direction=direction, radius=radius, stages=stages, public=public)
         self._algorithm = algorithm
         self._steps = int(steps)
-        self._queries = int(queries)
+        self._queries = int(queries) if queries is not None else 1
         self._batching = batching
-        if (algorithm == "pazo-m") != (public_closure is not None):
+        if algorithm.startswith("pazo-") != (public_closure is not None):
             raise Error("public_closure (the mean loss of a fresh public batch, with autograd) "
-                        "is needed by pazo-m and by no other algorithm")
+                        "is needed by pazo-m, pazo-p and pazo-s and by no other algorithm")
         self._public_closure = public_closure
+        self._G: Optional[torch.Tensor] = None
+        if algorithm in ("pazo-p", "pazo-s"):
+            if any(p.device.type != "cpu" for p in tuned):
+                raise Error(f"{algorithm} keeps its k public gradients in host memory: tune "
+                            "CPU tensors (pazo-m runs on CUDA)")
+            k = int((public or {}).get("k", 3))
+            self._G = torch.empty((k, dim), dtype=torch.float32)
         self._zo = None
         handle = ctypes.c_void_p()
         _lib.call(_c.zo_open, self._config.encode(), None, dim, self._n, ctypes.byref(handle))
@@ -237,7 +246,13 @@ class ZOOptimizer(torch.optim.Optimizer):
         d = _c.zo_direction(ctypes.c_void_p(self._zo), query)
         if not d:
             raise Error("perturbed: no step is begun (or query out of range)")
-        self._active = (d, float(sign) * _c.zo_lambda(ctypes.c_void_p(self._zo)))
+        with self._at(d, float(sign) * _c.zo_lambda(ctypes.c_void_p(self._zo))):
+            yield
+
+    @contextmanager
+    def _at(self, d: int, alpha: float) -> Iterator[None]:
+        """The model computes at theta + alpha u, u the C direction at address d."""
+        self._active = (d, alpha)
         try:
             if self._perturb_mode == "all":
                 for p in self._params:
@@ -286,7 +301,18 @@ class ZOOptimizer(torch.optim.Optimizer):
             raise
 
     def _run_step(self, zo: ctypes.c_void_p, closure: Callable[[], Any]) -> float:
-        grads = self._public_gradients() if self._public_closure is not None else None
+        grads = None
+        if self._algorithm == "pazo-m":
+            grads = self._public_gradients()
+        elif self._G is not None:
+            G = self._G
+            for j in range(G.shape[0]):
+                for p, g in zip(self._params, self._public_gradients()):
+                    o = self._offset[id(p)]
+                    G[j, o:o + p.numel()] = g.reshape(-1)
+            _lib.call(_c.zo_set_public, zo, G.data_ptr(), G.shape[0])
+        if self._algorithm == "pazo-s":
+            return self._candidates_step(zo, closure)
         Q = self._queries
         lp: Optional[torch.Tensor] = None
         lm: Optional[torch.Tensor] = None
@@ -316,6 +342,37 @@ class ZOOptimizer(torch.optim.Optimizer):
         self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(Q)]
         _lib.call(_c.zo_end, zo)
         return float(_c.zo_take_loss(zo))
+
+    def _candidates_step(self, zo: ctypes.c_void_p, closure: Callable[[], Any]) -> float:
+        """pazo-s: the candidates' per-example losses, released in one or two parts (the C
+        step picks the candidate), then the step taken."""
+        dp = ctypes.POINTER(ctypes.c_double)
+        lr = _c.zo_lr(zo)
+        b: Optional[int] = None
+        while True:
+            m = _c.zo_candidates(zo)
+            if m == 0:
+                break
+            cols = []
+            for j in range(m):
+                with self._at(_c.zo_candidate(zo, j), -lr):
+                    cols.append(self._losses(closure, b))
+                b = cols[-1].numel()
+            vals = torch.stack(cols, 1).contiguous()
+            qsum = torch.zeros(m, dtype=torch.float64)
+            _lib.call(_c.zo_clip_sum_candidates, zo, ctypes.cast(vals.data_ptr(), dp), b,
+                      ctypes.cast(qsum.data_ptr(), dp))
+            self._release(zo, qsum)
+        for p in self._params:
+            _c.update(self._zo, self._offset[id(p)], p.data)
+        self._last_g = [math.nan] * self._queries
+        self._last_choice = int(_c.zo_choice(zo))
+        _lib.call(_c.zo_end, zo)
+        return float(_c.zo_take_loss(zo))
+
+    def last_choice(self) -> int:
+        """pazo-s: the candidate the latest step took (k: the noisy one)."""
+        return getattr(self, "_last_choice", -1)
 
     def _public_gradients(self) -> List[torch.Tensor]:
         """pazo-m: the public batch's mean-loss gradient at theta, by autograd, as float32
@@ -352,7 +409,7 @@ class ZOOptimizer(torch.optim.Optimizer):
         root = self._group is None or _rank(self._group) == 0
         if root:
             if self._noise_override is not None:  # tests only: a known noise sequence
-                z = torch.tensor(list(self._noise_override(self.steps_done, self._queries)),
+                z = torch.tensor(list(self._noise_override(self.steps_done, qsum.numel())),
                                  dtype=torch.float64)
                 released = qsum + z
             else:
