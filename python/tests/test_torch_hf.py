@@ -17,7 +17,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")
+pytest.importorskip("accelerate", reason="transformers.Trainer needs accelerate "
+                    "(python/requirements-test.txt)")
 
 import dpzo  # noqa: E402
 import dpzo.torch as dt  # noqa: E402
@@ -252,6 +253,7 @@ def test_empty_poisson_batches(tmp_path):
     (dict(lr_scheduler_type="cosine_with_restarts"), "not a dpzo schedule"),
     (dict(warmup_steps=2), "warm-up"),
     (dict(save_only_model=True), "save_only_model"),
+    (dict(torch_compile=True), "torch_compile"),
 ])
 def test_refusals(tmp_path, change, message):
     with pytest.raises(dpzo.Error, match=message):

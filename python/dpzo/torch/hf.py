@@ -27,7 +27,8 @@ collator, logging, evaluation, checkpoints and ``resume_from_checkpoint``.
   ``train(resume_from_checkpoint=...)``. A checkpoint is as private as the data.
 - Refused, each with a clear error: ``gradient_accumulation_steps`` other than 1, no
   ``max_steps``, warm-up or another scheduler, several processes or GPUs (use
-  ``ZOOptimizer`` with ``torch.distributed`` directly), ``model_init``, ``compute_loss_func``,
+  ``ZOOptimizer`` with ``torch.distributed`` directly), DeepSpeed, FSDP, ``torch_compile``,
+  ``model_init``, ``compute_loss_func``,
   ``save_only_model`` (its checkpoints lack the ledger), an iterable training set, and a
   resume whose checkpoint has no optimizer state. A run whose plan is done stops: a further
   ``train()`` raises :class:`dpzo.torch.BudgetExceeded` before any step.
@@ -251,6 +252,9 @@ class ZOTrainer(transformers.Trainer):
         super().__init__(model=model, args=args, **kwargs)
         a = self.args
         self._check_args(a)
+        if getattr(self, "is_deepspeed_enabled", False) or getattr(self, "is_fsdp_enabled", False):
+            raise Error("ZOTrainer: DeepSpeed and FSDP shard the parameters the zeroth-order "
+                        "step perturbs in place of their owners: not supported")
         if self.train_dataset is None:
             raise Error("ZOTrainer: train_dataset= is required (its size n is part of the "
                         "privacy plan)")
@@ -311,6 +315,9 @@ class ZOTrainer(transformers.Trainer):
             raise Error("ZOTrainer: one process on at most one device (got world_size "
                         f"{_arg(a, 'world_size', 1)}, n_gpu {_arg(a, 'n_gpu', 1)}); for data "
                         "parallel runs use dpzo.torch.ZOOptimizer with torch.distributed")
+        if _arg(a, "torch_compile", False):
+            raise Error("ZOTrainer: torch_compile is not supported (the step swaps each "
+                        "module's tuned tensors for perturbed ones around its forward)")
         if _arg(a, "save_only_model", False):
             raise Error("ZOTrainer: save_only_model would write checkpoints without the "
                         "optimizer's ledger, which a resume needs: set it to False")
