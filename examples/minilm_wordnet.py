@@ -42,7 +42,8 @@ import wordnet_data  # noqa: E402
 MAX_LENGTH = 64          # tokens with [CLS] and [SEP]; truncates 0.085 % of the train glosses
 HIDDEN = 384
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
-METHODS = ("time-forward", "zero-shot", "public-only", "dpsgd", "dpzero", "mezo", "dpzoso", "pazo-m")
+METHODS = ("time-forward", "zero-shot", "public-only", "dpsgd", "dpzero", "mezo", "dpzoso",
+           "pazo-m")
 
 
 # ---- the model ---------------------------------------------------------------------------
@@ -94,7 +95,13 @@ class MiniLMClassifier(torch.nn.Module):
         self.head = torch.nn.Linear(HIDDEN, num_labels)
 
     def embed(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        # Explicit [b, L] position and token-type ids (the values BertModel would use): with its
+        # default [1, L] buffers Opacus would see a batch of 1 in those embedding layers.
+        b, length = input_ids.shape
+        positions = torch.arange(length, device=input_ids.device).expand(b, length)
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                              position_ids=positions,
+                              token_type_ids=torch.zeros_like(input_ids)).last_hidden_state
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
 
@@ -144,8 +151,11 @@ class Encoded(torch.utils.data.Dataset):
         return self.ids[i], self.labels[i]
 
 
+DEVICE = torch.device("cpu")     # where collate puts the batches (main sets it from --device)
+
+
 def collate(items: list) -> dict:
-    """Pad to the longest sequence of the batch (pad id 0, attention mask 0)."""
+    """Pad to the longest sequence of the batch (pad id 0, attention mask 0), on DEVICE."""
     longest = max((len(ids) for ids, _ in items), default=1)
     input_ids = torch.zeros((len(items), longest), dtype=torch.long)
     mask = torch.zeros((len(items), longest), dtype=torch.long)
@@ -153,7 +163,8 @@ def collate(items: list) -> dict:
         input_ids[i, :len(ids)] = ids
         mask[i, :len(ids)] = 1
     labels = torch.tensor([y for _, y in items], dtype=torch.long)
-    return {"input_ids": input_ids, "attention_mask": mask, "labels": labels}
+    return {"input_ids": input_ids.to(DEVICE), "attention_mask": mask.to(DEVICE),
+            "labels": labels.to(DEVICE)}
 
 
 def per_example_loss(model: torch.nn.Module, batch: dict) -> torch.Tensor:
@@ -186,6 +197,11 @@ def eval_loader(ds, batch_size: int = 128):
 
 # ---- methods -----------------------------------------------------------------------------
 
+def test_examples(args, splits) -> list:
+    """The test split, or its first --test-limit examples (smoke runs only)."""
+    return splits.test[:args.test_limit] if args.test_limit else splits.test
+
+
 @torch.no_grad()
 def run_time_forward(args, splits, tokenizer, model) -> dict:
     """Seconds per forward pass (no grad) of a batch of args.batch_size test glosses: padded to
@@ -216,10 +232,10 @@ def run_zero_shot(args, splits, tokenizer, model) -> dict:
     names = splits.label_names
     descr = [wordnet_data.LABEL_DESCRIPTIONS[n] for n in names]
     enc = tokenizer(descr, padding=True, truncation=True, max_length=MAX_LENGTH,
-                    return_tensors="pt")
+                    return_tensors="pt").to(DEVICE)
     labels_emb = F.normalize(model.embed(enc["input_ids"], enc["attention_mask"]), dim=-1)
     right = total = 0
-    for batch in eval_loader(Encoded(tokenizer, splits.test)):
+    for batch in eval_loader(Encoded(tokenizer, test_examples(args, splits))):
         e = F.normalize(model.embed(batch["input_ids"], batch["attention_mask"]), dim=-1)
         pred = (e @ labels_emb.T).argmax(-1)
         right += int((pred == batch["labels"]).sum())
@@ -251,7 +267,8 @@ def run_public_only(args, splits, tokenizer, model) -> dict:
 
 def run_dpsgd(args, splits, tokenizer, model) -> dict:
     """DP-SGD with Opacus: Poisson sampling at q = B/n, per-example clipping at C, the noise
-    multiplier from make_private_with_epsilon (PRV accountant) for args.steps steps."""
+    multiplier from make_private_with_epsilon (args.accountant, PRV by default) for exactly
+    args.steps steps (its epochs = T q)."""
     from opacus import PrivacyEngine
 
     ds = Encoded(tokenizer, splits.train)
@@ -261,8 +278,8 @@ def run_dpsgd(args, splits, tokenizer, model) -> dict:
     loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, collate_fn=collate)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=args.lr if args.lr is not None else 5e-4)
-    engine = PrivacyEngine(accountant="prv", secure_mode=False)
-    gen = torch.Generator().manual_seed(args.seed)
+    engine = PrivacyEngine(accountant=args.accountant, secure_mode=False)
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
     model.train()
     pmodel, popt, ploader = engine.make_private_with_epsilon(
         module=model, optimizer=opt, data_loader=loader, target_epsilon=args.epsilon,
@@ -318,7 +335,7 @@ def run_zo(args, splits, tokenizer, model) -> dict:
         profile = args.profile or os.path.join(args.out_dir, f"profile-{args.method}.json")
         p = dpzo.gaussian_profile(epsilon=args.epsilon, delta=delta,
                                   sampling_rate=args.batch_size / n, steps=args.steps,
-                                  clip=args.clip)
+                                  clip=args.clip, accountant=args.accountant)
         p.save(profile)
         print(f"profile {profile}: noise multiplier {p.noise_multiplier:.6f}, "
               f"epsilon {p.epsilon:.6f} at delta {delta}", flush=True)
@@ -328,6 +345,7 @@ def run_zo(args, splits, tokenizer, model) -> dict:
     if private:
         kw.update(profile=profile, clip=args.clip)
     if args.method == "pazo-m":
+        kw["public"] = {"alpha": args.alpha}
         stream = public_batches(tokenizer, splits, args.batch_size, args.seed + 2)
 
         def public_closure():
@@ -364,6 +382,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=64, help="B (expected B for Poisson)")
     ap.add_argument("--lr", type=float, default=None,
                     help="default 5e-5 public-only (Adam), 5e-4 dpsgd (Adam), 1e-5 ZO")
+    ap.add_argument("--accountant", choices=("prv", "rdp"), default="prv",
+                    help="calibrates the noise (Opacus for dpsgd, dpzo.gaussian_profile for ZO)")
     ap.add_argument("--clip", type=float, default=1.0, help="C: per-example clipping bound")
     ap.add_argument("--perturbation", type=float, default=1e-3, help="ZO lambda")
     ap.add_argument("--queries", type=int, default=1, help="ZO directions per step")
@@ -374,14 +394,21 @@ def main(argv=None) -> int:
                     help="tune the 11.7 M word-embedding table too (default frozen)")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5, help="time-forward: timed passes")
+    ap.add_argument("--alpha", type=float, default=0.5, help="pazo-m: public gradient weight")
+    ap.add_argument("--test-limit", type=int, default=0,
+                    help="evaluate on the first N test examples only (smoke runs; 0: all 5,000)")
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--json", default=None, help="append the result as one JSON line here")
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads)
+    global DEVICE
+    DEVICE = torch.device(args.device)
     t0 = time.time()
     splits = wordnet_data.load_splits(seed=args.split_seed)
     tokenizer, model = load_minilm(len(splits.label_names), seed=args.seed,
                                    train_word_embeddings=args.train_word_embeddings)
+    model.to(DEVICE)
     tuned = sum(p.numel() for p in model.parameters() if p.requires_grad)
     print(f"{args.method}: {len(splits.label_names)} classes, public {len(splits.public)}, "
           f"train {len(splits.train)}, test {len(splits.test)}; {tuned} tuned parameters",
@@ -393,9 +420,12 @@ def main(argv=None) -> int:
         run = {"public-only": run_public_only, "dpsgd": run_dpsgd}.get(args.method, run_zo)
         result = run(args, splits, tokenizer, model)
         trained = result.pop("model", model)
-        result["test_accuracy"] = accuracy(trained, eval_loader(Encoded(tokenizer, splits.test)))
+        result["test_accuracy"] = accuracy(
+            trained, eval_loader(Encoded(tokenizer, test_examples(args, splits))))
     result.update(method=args.method, seed=args.seed, seconds=round(time.time() - t0, 1),
-                  threads=args.threads, batch_size=args.batch_size, lr=args.lr)
+                  threads=args.threads, device=str(DEVICE),
+                  test_size=len(test_examples(args, splits)), batch_size=args.batch_size,
+                  lr=args.lr)
     print(json.dumps(result, default=str), flush=True)
     if args.json:
         with open(args.json, "a") as f:

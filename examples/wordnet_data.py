@@ -20,9 +20,10 @@ Choices (docs/minilm_wordnet.md gives the numbers):
 * Synsets whose definition text occurs more than once among the noun synsets are dropped, so that
   no text can sit in two splits (or twice in one) with possibly different labels.
 * Labels: the ``NUM_CLASSES`` = 10 most frequent noun lexicographer files after the
-  de-duplication (noun.artifact ... noun.cognition, each with at least 2,962 synsets), class balanced:
-  ``PER_CLASS`` = 2,700 synsets of each (200 public, 2,000 private train, 500 test).  The other 16
-  noun files are left out: the smallest (noun.Tops, noun.motive) have about 50 synsets.
+  de-duplication (noun.artifact ... noun.cognition, each with at least 2,962 synsets), class
+  balanced: ``PER_CLASS`` = 2,700 synsets of each (200 public, 2,000 private train, 500 test).
+  The other 16 noun files are left out: the smallest (noun.Tops, noun.motive) have about 50
+  synsets.
 * Split: within a class, synsets are ordered by SHA-256 of ``"<seed>:<offset>"`` (seed
   ``SPLIT_SEED`` = 17, the issue's number) and cut in that order: first the public part, then test,
   then private train.  A hash order, unlike a seeded ``random.shuffle``, does not depend on the
