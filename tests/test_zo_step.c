@@ -6,9 +6,11 @@
  * must give theta bit for bit after every step: dpzero with Q = 1 and 3, mezo, dpzoso
  * across its stage boundaries, pazo-m (the public gradient of the trainer's public batch),
  * pazo-p (the basis of 3 public gradients) and pazo-s with and without its noisy candidate
- * (the two-part adaptive release). And the ledger (dpzo_privacy_epsilon_after of the same
+ * (the two-part adaptive release), dpzopo (its masks from the linearised network's sums,
+ * incremental with rank multipliers, and static). And the ledger (dpzo_privacy_epsilon_after of the same
  * plan), the CSPRNG draws (Q per step), refusal past the plan, resume of the step count,
  * and the configuration's refusals. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -68,6 +70,31 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
             }
             assert_ok(ctx, dpzo_zo_set_public(ctx, zo, G, K));
         }
+        if (dpzo_zo_score_queries(zo) > 0) { /* dpzopo: the stage's linearised sums */
+            const unsigned Pq = dpzo_zo_score_queries(zo);
+            double sp[8], sm[8], logits[3];
+            float *abs_theta = malloc(P * sizeof *abs_theta), ones[6] = {1, 1, 1, 1, 1, 1};
+            for (size_t j = 0; j < P; j++)
+                abs_theta[j] = fabsf(theta[j]);
+            int32_t label = 0;
+            dpzo_dataset one = {1, 6, 0, 0, 3, ones, &label};
+            size_t row = 0;
+            for (unsigned p = 0; p < Pq; p++)
+                for (int sign = 1; sign >= -1; sign -= 2) {
+                    dpzo_perturb pert = {dpzo_zo_score_direction(zo, p),
+                                         dpzo_zo_score_lambda(zo), sign};
+                    assert_int_equal(dpzo_model_logits(m, abs_theta, &pert, &one, &row, 1,
+                                                       logits),
+                                     DPZO_OK);
+                    double sum = 0.0;
+                    for (int k = 0; k < 3; k++)
+                        sum += logits[k];
+                    (sign > 0 ? sp : sm)[p] = sum;
+                }
+            assert_null(dpzo_zo_direction(zo, 0)); /* not before the mask */
+            assert_ok(ctx, dpzo_zo_set_score(ctx, zo, sp, sm, theta));
+            free(abs_theta);
+        }
         if (c->algorithm == DPZO_ALG_PAZO_S) {
             /* part 1: the k candidates, then (noisy_candidate) part 2 */
             for (int part = 1; dpzo_zo_candidates(zo) > 0; part++) {
@@ -120,6 +147,8 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
         assert_ok(ctx, dpzo_zo_end(ctx, zo));
         assert_ok(ctx, dpzo_trainer_run(ctx, tr, t + 1, NULL, NULL));
         assert_memory_equal(theta, dpzo_trainer_theta(tr), P * sizeof *theta);
+        if (c->algorithm == DPZO_ALG_DPZOPO) /* the same mask, the same multipliers */
+            assert_memory_equal(dpzo_zo_mask(zo), tr->mask, P * sizeof(float));
         if (dpzo_algorithm_is_private(c->algorithm))
             assert_true(dpzo_zo_epsilon(zo) ==
                         dpzo_privacy_epsilon_after(dpzo_trainer_privacy(tr), t + 1));
@@ -179,6 +208,22 @@ static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
     c.direction = DPZO_DIR_SPHERE;
     c.radius_kind = DPZO_RADIUS_D_QUARTER;
     set_private(&c, prof, 1.0);
+    same_as_trainer(ctx, &c, 7);
+    /* dpzopo: incremental masks (1, 2, 4 %% ... of a small model: rates 0.2, 0.4, 0.8) with
+     * rank multipliers and a sphere direction, over three stages */
+    c = base_config(DPZO_ALG_DPZOPO, "mlp:4", 7, 30.0, 0.08);
+    c.stages.count = 3;
+    c.prune.strategy = DPZO_PRUNE_INCREMENTAL;
+    c.prune.rate = 0.2;
+    c.prune.rank = 1;
+    c.prune.queries = 2;
+    c.direction = DPZO_DIR_SPHERE;
+    set_private(&c, prof, 1.0);
+    same_as_trainer(ctx, &c, 7);
+    c.prune.strategy = DPZO_PRUNE_STATIC;
+    c.prune.growth = NAN;
+    c.prune.rank = 0;
+    c.direction = DPZO_DIR_GAUSSIAN;
     same_as_trainer(ctx, &c, 7);
     /* pazo-p: 3 public gradients, their basis; one pair nearly parallel is possible */
     c = base_config(DPZO_ALG_PAZO_P, "mlp:4", 7, 20.0, 0.1);

@@ -71,8 +71,38 @@ static int by_key(const void *a, const void *b)
     return x->j < y->j ? -1 : x->j > y->j;
 }
 
-/* score[j] = mean_p c_p v_pj theta_j, c_p the ZO derivative of the linearised output sum. */
-static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double *score)
+dpzo_status dpzo__prune_dir(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned s, unsigned p,
+                            uint64_t P, dpzo_dir *v)
+{
+    return dpzo_dir_init(ctx, v, DPZO_DIR_GAUSSIAN, c->seed ^ DPZO__PRUNE_SEED_TWEAK, s - 1, p,
+                         P, 1.0);
+}
+
+dpzo_status dpzo__prune_score(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned s,
+                              const double *lp, const double *lm, const float *theta, size_t P,
+                              double *score)
+{
+    const dpzo_prune_config *pc = &c->prune;
+    memset(score, 0, P * sizeof *score);
+    for (unsigned p = 0; p < pc->queries; p++) {
+        dpzo_dir v;
+        dpzo_status st = dpzo__prune_dir(ctx, c, s, p, P, &v);
+        if (st != DPZO_OK)
+            return st;
+        double cp = (lp[p] - lm[p]) / (2.0 * pc->lambda) / (double)pc->queries;
+        if (!isfinite(cp))
+            cp = 0.0; /* an overflowing linearised network: this query says nothing */
+        for (size_t j = 0; j < P; j++)
+            score[j] += cp * dpzo_dir_at(&v, j);
+    }
+    for (size_t j = 0; j < P; j++)
+        score[j] *= (double)theta[j];
+    return DPZO_OK;
+}
+
+/* The linearised network's output sums of dpzo's own model at |theta| +- beta v_p. */
+static dpzo_status prune_sums(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double *lp,
+                              double *lm)
 {
     const dpzo_prune_config *pc = &tr->cfg.prune;
     const size_t P = tr->P, K = (size_t)tr->priv.n_classes, D = tr->priv.dim;
@@ -92,12 +122,9 @@ static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, doub
     dpzo_dataset one = {.n = 1, .dim = D, .rows = tr->priv.rows, .cols = tr->priv.cols,
                         .n_classes = tr->priv.n_classes, .x = ones, .y = &label};
     size_t row = 0;
-    memset(score, 0, P * sizeof *score);
     for (unsigned p = 0; p < pc->queries && st == DPZO_OK; p++) {
         dpzo_dir v;
-        st = dpzo_dir_init(ctx, &v, DPZO_DIR_GAUSSIAN, tr->cfg.seed ^ DPZO__PRUNE_SEED_TWEAK,
-                           s - 1, p, P, 1.0);
-        if (st != DPZO_OK)
+        if ((st = dpzo__prune_dir(ctx, &tr->cfg, s, p, P, &v)) != DPZO_OK)
             break;
         dpzo_perturb plus = {&v, pc->lambda, +1}, minus = {&v, pc->lambda, -1};
         st = dpzo_model_logits(tr->model, abs_theta, &plus, &one, &row, 1, logits);
@@ -107,19 +134,12 @@ static dpzo_status prune_score(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, doub
             st = dpzo__model_failed(ctx, st, "pruning score");
             break;
         }
-        double lp = 0.0, lm = 0.0;
+        lp[p] = lm[p] = 0.0;
         for (size_t k = 0; k < K; k++) {
-            lp += logits[k];
-            lm += logits[K + k];
+            lp[p] += logits[k];
+            lm[p] += logits[K + k];
         }
-        double c = (lp - lm) / (2.0 * pc->lambda) / (double)pc->queries;
-        if (!isfinite(c))
-            c = 0.0; /* an overflowing linearised network: this query says nothing */
-        for (size_t j = 0; j < P; j++)
-            score[j] += c * dpzo_dir_at(&v, j);
     }
-    for (size_t j = 0; j < P; j++)
-        score[j] *= (double)tr->theta[j];
 done:
     free(abs_theta);
     free(ones);
@@ -127,43 +147,54 @@ done:
     return st;
 }
 
+dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const double *score,
+                               size_t P, double rate, const float *prev, float *mask,
+                               size_t *n_sel)
+{
+    keyed *order = malloc(P * sizeof *order);
+    if (order == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
+    /* ascending keys: the selected coordinates come first */
+    double sign = pc->select_largest ? -1.0 : 1.0;
+    for (size_t j = 0; j < P; j++) {
+        double key = fabs(score[j]);
+        if (!isfinite(key))
+            key = HUGE_VAL; /* never preferred */
+        order[j].key = prev != NULL && prev[j] != 0.0f ? -HUGE_VAL : sign * key;
+        order[j].j = j;
+    }
+    qsort(order, P, sizeof *order, by_key);
+    size_t n = (size_t)llround(rate * (double)P);
+    n = n < 1 ? 1 : n > P ? P : n;
+    memset(mask, 0, P * sizeof *mask);
+    for (size_t r = 0; r < n; r++) {
+        double m = pc->rank ? pc->rank_upper - (pc->rank_upper - pc->rank_lower) *
+                                                   (double)r / (double)n
+                            : 1.0;
+        mask[order[r].j] = (float)m;
+    }
+    *n_sel = n;
+    free(order);
+    return DPZO_OK;
+}
+
 dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
                              const float *prev, float *mask, size_t *n_sel)
 {
-    const dpzo_prune_config *pc = &tr->cfg.prune;
-    const size_t P = tr->P;
+    const size_t P = tr->P, Qp = tr->cfg.prune.queries;
     double *score = malloc(P * sizeof *score);
-    keyed *order = malloc(P * sizeof *order);
-    if (score == NULL || order == NULL) {
-        free(score);
-        free(order);
-        return dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
-    }
-    dpzo_status st = prune_score(ctx, tr, s, score);
-    if (st == DPZO_OK) {
-        /* ascending keys: the selected coordinates come first */
-        double sign = pc->select_largest ? -1.0 : 1.0;
-        for (size_t j = 0; j < P; j++) {
-            double key = fabs(score[j]);
-            if (!isfinite(key))
-                key = HUGE_VAL; /* never preferred */
-            order[j].key = prev != NULL && prev[j] != 0.0f ? -HUGE_VAL : sign * key;
-            order[j].j = j;
-        }
-        qsort(order, P, sizeof *order, by_key);
-        size_t n = (size_t)llround(rate * (double)P);
-        n = n < 1 ? 1 : n > P ? P : n;
-        memset(mask, 0, P * sizeof *mask);
-        for (size_t r = 0; r < n; r++) {
-            double m = pc->rank ? pc->rank_upper - (pc->rank_upper - pc->rank_lower) *
-                                                       (double)r / (double)n
-                                : 1.0;
-            mask[order[r].j] = (float)m;
-        }
-        *n_sel = n;
-    }
+    double *sums = malloc(2 * Qp * sizeof *sums);
+    dpzo_status st = score != NULL && sums != NULL
+                         ? DPZO_OK
+                         : dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
+    if (st == DPZO_OK)
+        st = prune_sums(ctx, tr, s, sums, sums + Qp);
+    if (st == DPZO_OK)
+        st = dpzo__prune_score(ctx, &tr->cfg, s, sums, sums + Qp, tr->theta, P, score);
+    if (st == DPZO_OK)
+        st = dpzo__prune_select(ctx, &tr->cfg.prune, score, P, rate, prev, mask, n_sel);
     free(score);
-    free(order);
+    free(sums);
     return st;
 }
 

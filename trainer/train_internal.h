@@ -169,6 +169,19 @@ void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out);
  * ZO score, the selection of round(rate d) coordinates (at least 1) and their multipliers,
  * written into mask (P floats; 0 for frozen coordinates). prev: the previous stage's mask
  * (incremental) or NULL. Returns the number of selected coordinates in *n_sel. */
+/* The score's query direction v_p of stage s (Gaussian, keyed by (seed ^ tweak, s - 1, p)). */
+dpzo_status dpzo__prune_dir(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned s, unsigned p,
+                            uint64_t P, dpzo_dir *v);
+/* score_j = theta_j sum_p c_p v_pj, c_p = (lp[p] - lm[p]) / (2 beta) / P_q (0 when not
+ * finite), lp and lm the linearised network's output sums at |theta| +- beta v_p. */
+dpzo_status dpzo__prune_score(dpzo_ctx *ctx, const dpzo_train_config *c, unsigned s,
+                              const double *lp, const double *lm, const float *theta, size_t P,
+                              double *score);
+/* The mask of round(rate P) coordinates (at least one) by |score| (prev: an incremental
+ * stage's previous mask, whose coordinates come first), with its multipliers. */
+dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const double *score,
+                               size_t P, double rate, const float *prev, float *mask,
+                               size_t *n_sel);
 dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
                              const float *prev, float *mask, size_t *n_sel);
 

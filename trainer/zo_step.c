@@ -41,6 +41,13 @@ struct dpzo_zo {
     double f_best;         /* pazo-s: its noisy sum */
     dpzo_dir noisy;        /* pazo-s: the noisy candidate as an explicit direction */
     dpzo_dir step_dir;     /* pazo-s: the step taken */
+    /* dpzopo (docs/algorithms.md 3) */
+    float *mask;           /* dim multipliers of the current stage */
+    size_t mask_count;     /* coordinates it selects */
+    unsigned stage;        /* the stage whose mask is set (0: none) */
+    unsigned pending;      /* the stage whose mask the begun step waits for (0: none) */
+    double pending_rate;
+    dpzo_dir *score_dirs;  /* prune.queries: the score's directions v_p */
     uint64_t noise_draws;
     double loss_sum;
     uint64_t loss_count;
@@ -56,13 +63,13 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     if (st != DPZO_OK)
         return st;
     const dpzo_algorithm a = cfg->algorithm;
-    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD || a == DPZO_ALG_DPZOPO)
+    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
-                          "zo step: algorithm %s is not available with an external model yet "
-                          "(dpzero, mezo, dpzoso, pazo-m, pazo-p and pazo-s are; `dpzo train` "
-                          "runs every algorithm on dpzo's own models)",
-                          dpzo_algorithm_name(a));
-    if (a == DPZO_ALG_DPZOSO && cfg->stages.prox > 0.0)
+                          "zo step: algorithm %s is not available with an external model "
+                          "(the zeroth-order ones are; `dpzo train` runs %s on dpzo's own "
+                          "models)",
+                          dpzo_algorithm_name(a), dpzo_algorithm_name(a));
+    if (dpzo_algorithm_is_stagewise(a) && cfg->stages.prox > 0.0)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "zo step: 'stages.prox' > 0 needs the stage's anchor, which the step "
                           "with an external model does not keep yet; leave it 0");
@@ -99,6 +106,9 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
         else
             bad = (zo->vbuf = malloc((size_t)dim * rows * sizeof *zo->vbuf)) == NULL;
     }
+    if (a == DPZO_ALG_DPZOPO && !bad)
+        bad = (zo->mask = calloc((size_t)dim, sizeof *zo->mask)) == NULL ||
+              (zo->score_dirs = calloc(cfg->prune.queries, sizeof *zo->score_dirs)) == NULL;
     if (bad || zo->dirs == NULL || zo->g == NULL || zo->alpha == NULL || zo->row == NULL ||
         zo->noise == NULL || zo->coef == NULL) {
         dpzo_zo_free(zo);
@@ -149,6 +159,8 @@ void dpzo_zo_free(dpzo_zo *zo)
     free(zo->noise);
     free(zo->coef);
     free(zo->vbuf);
+    free(zo->mask);
+    free(zo->score_dirs);
     free(zo);
 }
 
@@ -187,6 +199,25 @@ static int uses_public_span(const dpzo_zo *zo)
     return zo->cfg.algorithm == DPZO_ALG_PAZO_P || zo->cfg.algorithm == DPZO_ALG_PAZO_S;
 }
 
+/* The step's Q directions keyed by (seed, t, k); dpzopo's masked by the stage's mask (a
+ * sphere's radius for the selected coordinates' count), as trainer/stagewise.c does. */
+static dpzo_status plain_dirs(dpzo_ctx *ctx, dpzo_zo *zo)
+{
+    const dpzo_train_config *c = &zo->cfg;
+    double radius = zo->radius;
+    if (zo->mask != NULL)
+        radius = dpzo__train_radius(c, zo->mask_count > 0 ? zo->mask_count : 1);
+    for (unsigned k = 0; k < c->queries; k++) {
+        dpzo_status st = dpzo_dir_init(ctx, &zo->dirs[k], c->direction, c->seed, zo->done, k,
+                                       zo->dim, radius);
+        if (st == DPZO_OK && zo->mask != NULL)
+            st = dpzo_dir_set_mult(ctx, &zo->dirs[k], zo->mask, radius);
+        if (st != DPZO_OK)
+            return st;
+    }
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
 {
     if (zo->phase != ZO_IDLE)
@@ -206,11 +237,27 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
                           "zo step: refused: the plan's %llu steps are done",
                           (unsigned long long)c->steps);
     }
-    if (c->algorithm == DPZO_ALG_DPZOSO) {
+    zo->pending = 0;
+    if (dpzo_algorithm_is_stagewise(c->algorithm)) {
         dpzo__stage g;
         dpzo__stage_of(c, t, &g);
         zo->lambda = g.lambda;
         zo->lr = g.lr;
+        if (zo->mask != NULL && g.s != zo->stage) {
+            if (g.s == 1 || c->prune.strategy != DPZO_PRUNE_STATIC) {
+                zo->pending = g.s; /* the caller's score first (dpzo_zo_set_score) */
+                zo->pending_rate = g.rate;
+                for (unsigned p = 0; p < c->prune.queries; p++) {
+                    dpzo_status st = dpzo__prune_dir(ctx, c, g.s, p, zo->dim,
+                                                     &zo->score_dirs[p]);
+                    if (st != DPZO_OK)
+                        return st;
+                }
+                zo->phase = ZO_BEGUN;
+                return DPZO_OK;
+            }
+            zo->stage = g.s; /* static: stage 1's mask stays */
+        }
     } else {
         zo->lambda = c->lambda;
         zo->lr = dpzo_lr_at(c->lr_schedule, c->lr, t, c->steps);
@@ -220,14 +267,83 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
     zo->choice = -1;
     for (unsigned k = 0; k < zo->R; k++)
         zo->g[k] = NAN;
-    if (!uses_public_span(zo))
-        for (unsigned k = 0; k < c->queries; k++) {
-            dpzo_status st = dpzo_dir_init(ctx, &zo->dirs[k], c->direction, c->seed, t, k,
-                                           zo->dim, zo->radius);
-            if (st != DPZO_OK)
-                return st;
-        }
+    if (!uses_public_span(zo)) {
+        dpzo_status st = plain_dirs(ctx, zo);
+        if (st != DPZO_OK)
+            return st;
+    }
     zo->phase = ZO_BEGUN;
+    return DPZO_OK;
+}
+
+unsigned dpzo_zo_score_queries(const dpzo_zo *zo)
+{
+    return zo->phase == ZO_BEGUN && zo->pending ? zo->cfg.prune.queries : 0;
+}
+
+const dpzo_dir *dpzo_zo_score_direction(const dpzo_zo *zo, unsigned p)
+{
+    return p < dpzo_zo_score_queries(zo) ? &zo->score_dirs[p] : NULL;
+}
+
+double dpzo_zo_score_lambda(const dpzo_zo *zo) { return zo->cfg.prune.lambda; }
+
+dpzo_status dpzo_zo_set_score(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const double *lm,
+                              const float *theta)
+{
+    if (dpzo_zo_score_queries(zo) == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_score: no mask is pending (dpzopo, "
+                          "at a stage's first step)");
+    if (lp == NULL || lm == NULL || theta == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_score: NULL argument");
+    const size_t P = (size_t)zo->dim;
+    const dpzo_train_config *c = &zo->cfg;
+    int incremental = c->prune.strategy == DPZO_PRUNE_INCREMENTAL && zo->pending > 1;
+    double *score = malloc(P * sizeof *score);
+    float *prev = incremental ? malloc(P * sizeof *prev) : NULL;
+    dpzo_status st = score != NULL && (!incremental || prev != NULL)
+                         ? DPZO_OK
+                         : dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
+    if (prev != NULL)
+        memcpy(prev, zo->mask, P * sizeof *prev);
+    if (st == DPZO_OK)
+        st = dpzo__prune_score(ctx, c, zo->pending, lp, lm, theta, P, score);
+    if (st == DPZO_OK)
+        st = dpzo__prune_select(ctx, &c->prune, score, P, zo->pending_rate, prev, zo->mask,
+                                &zo->mask_count);
+    free(score);
+    free(prev);
+    if (st != DPZO_OK)
+        return st;
+    zo->stage = zo->pending;
+    zo->pending = 0;
+    return plain_dirs(ctx, zo);
+}
+
+const float *dpzo_zo_mask(const dpzo_zo *zo)
+{
+    return zo->mask != NULL && zo->stage > 0 ? zo->mask : NULL;
+}
+
+dpzo_status dpzo_zo_set_mask(dpzo_ctx *ctx, dpzo_zo *zo, const float *mask)
+{
+    if (zo->mask == NULL || zo->phase != ZO_IDLE || zo->done == 0 || mask == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: a dpzopo run's saved mask, "
+                          "after dpzo_zo_set_steps_done and before its next step");
+    size_t count = 0;
+    for (uint64_t j = 0; j < zo->dim; j++) {
+        if (!(mask[j] >= 0.0f && isfinite(mask[j])))
+            return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: multiplier %llu is %g",
+                              (unsigned long long)j, (double)mask[j]);
+        count += mask[j] != 0.0f;
+    }
+    if (count == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: the mask selects nothing");
+    dpzo__stage g;
+    dpzo__stage_of(&zo->cfg, zo->done - 1, &g);
+    memcpy(zo->mask, mask, (size_t)zo->dim * sizeof *mask);
+    zo->mask_count = count;
+    zo->stage = g.s;
     return DPZO_OK;
 }
 
@@ -315,7 +431,7 @@ double dpzo_zo_lr(const dpzo_zo *zo) { return zo->lr; }
 const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k)
 {
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_S ||
-        (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL))
+        (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL) || zo->pending)
         return NULL;
     return zo->phase != ZO_IDLE && k < zo->cfg.queries ? &zo->dirs[k] : NULL;
 }
@@ -341,6 +457,9 @@ static dpzo_status need_directions(dpzo_ctx *ctx, const dpzo_zo *zo, const char 
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-p needs the step's public "
                           "gradients first (dpzo_zo_set_public)", what);
+    if (zo->pending)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: dpzopo needs the stage's pruning "
+                          "score first (dpzo_zo_set_score)", what);
     return DPZO_OK;
 }
 
@@ -546,10 +665,11 @@ dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, s
     dpzo_status st = check_update(ctx, zo, j0, n, dt);
     if (st != DPZO_OK || n == 0)
         return st;
-    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S || zo->cfg.algorithm == DPZO_ALG_PAZO_P)
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S || zo->cfg.algorithm == DPZO_ALG_PAZO_P ||
+        zo->cfg.algorithm == DPZO_ALG_DPZOPO)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
-                          "zo step: %s keeps its public gradients in host memory: its update "
-                          "runs on CPU tensors",
+                          "zo step: %s keeps its public gradients or mask in host memory: its "
+                          "update runs on CPU tensors",
                           dpzo_algorithm_name(zo->cfg.algorithm));
     return dpzo_cuda_dir_update(ctx, zo->dirs, zo->alpha, zo->cfg.queries, j0, n, dt, theta_dev,
                                 stream);

@@ -34,8 +34,12 @@
  * theta - lr_t g_j (dpzo_zo_candidate, coefficient -lr_t), dpzo_zo_clip_sum_candidates,
  * dpzo_zo_release; a second part with the noisy candidate when configured; then
  * dpzo_zo_update applies the step chosen). pazo-p and pazo-s keep the public gradients
- * in host memory (CPU tensors). dpzopo, dpsgd and sgd are refused with DPZO_EUNSUPPORTED
- * and a message. */
+ * in host memory (CPU tensors); dpzopo (DP-ZOSO's stages with a data-free pruning mask:
+ * at the first step of a stage that needs a new mask, dpzo_zo_score_queries() > 0: the
+ * caller evaluates its linearised network (every weight |theta_j|, an all-ones input,
+ * the outputs summed) at |theta| +- beta v_p for each score query p and hands the sums
+ * and theta to dpzo_zo_set_score; the directions are then masked; the mask is in host
+ * memory). dpsgd and sgd are refused with DPZO_EUNSUPPORTED and a message. */
 #ifndef DPZO_ZO_STEP_H
 #define DPZO_ZO_STEP_H
 
@@ -115,6 +119,25 @@ dpzo_status dpzo_zo_clip_sum_candidates(dpzo_ctx *ctx, dpzo_zo *zo, const double
                                         size_t b, double *qsum);
 /* The number of values the pending release takes and gives: Q, or pazo-s's part. */
 unsigned dpzo_zo_release_size(const dpzo_zo *zo);
+
+/* dpzopo: the score's queries pending in the begun step (prune.queries at the first step
+ * of a stage that needs a new mask, else 0), the direction v_p of query p (Gaussian,
+ * keyed by (seed ^ a constant, stage - 1, p)) and beta = prune.lambda: the caller
+ * evaluates its linearised network at |theta| + beta v_p and |theta| - beta v_p (out of
+ * place: dpzo_dir_perturb of |theta| with alpha +-beta). */
+unsigned dpzo_zo_score_queries(const dpzo_zo *zo);
+const dpzo_dir *dpzo_zo_score_direction(const dpzo_zo *zo, unsigned p);
+double dpzo_zo_score_lambda(const dpzo_zo *zo);
+/* The score's sums lp[p], lm[p] (p < prune.queries) and theta (dim floats: the current
+ * parameters in the global order, as float): the score, the stage's mask (docs/algorithms.md
+ * 3) and the masked directions of the begun step. */
+dpzo_status dpzo_zo_set_score(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const double *lm,
+                              const float *theta);
+/* dpzopo: the current stage's mask (dim multipliers; NULL before the first) for a
+ * checkpoint, and its restoration on resume (after dpzo_zo_set_steps_done, before the next
+ * step; finite, >= 0, not all zero). */
+const float *dpzo_zo_mask(const dpzo_zo *zo);
+dpzo_status dpzo_zo_set_mask(dpzo_ctx *ctx, dpzo_zo *zo, const float *mask);
 
 /* The batch's part of the release: lp and lm are b rows of Q losses (row i, query k: the
  * loss of example i at theta + lambda u_k and theta - lambda u_k). d_ik = (lp - lm) /

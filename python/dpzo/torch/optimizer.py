@@ -25,7 +25,7 @@ from . import _c
 
 __all__ = ["ZOOptimizer", "BudgetExceeded", "ALGORITHMS"]
 
-ALGORITHMS = ("dpzero", "mezo", "dpzoso", "pazo-m", "pazo-p", "pazo-s")
+ALGORITHMS = ("dpzero", "mezo", "dpzoso", "dpzopo", "pazo-m", "pazo-p", "pazo-s")
 _STATE_VERSION = 1
 
 
@@ -54,7 +54,11 @@ class ZOOptimizer(torch.optim.Optimizer):
       ``"pazo-m"``, ``"pazo-p"`` or ``"pazo-s"``. The PAZO methods need ``public_closure``:
       a callable returning the mean loss of a fresh public batch, differentiable (called
       once per step for pazo-m, ``public["k"]`` times for pazo-p and pazo-s); pazo-p and
-      pazo-s keep k flat gradients in host memory (CPU tensors).
+      pazo-s keep k flat gradients in host memory (CPU tensors). ``"dpzopo"`` needs
+      ``score_closure``: the linearised network's output sum at the model's current
+      weights (the optimizer sets them to |theta| +- beta v for DP-ZOPO's data-free score),
+      e.g. ``lambda: model(torch.ones(1, 784)).sum()``, and ``prune`` (a dict, docs/
+      trainer.md); its mask is in host memory (CPU tensors).
     - ``profile``: the noise profile (a path; private algorithms), ``clip``: C.
     - ``lr``, ``lr_schedule`` (``constant``, ``linear``, ``cosine``), ``perturbation``
       (lambda, default 1e-3), ``queries`` (Q directions per step, default 1), ``direction`` (``gaussian``,
@@ -81,6 +85,8 @@ class ZOOptimizer(torch.optim.Optimizer):
                  stages: Optional[Dict[str, Any]] = None,
                  public: Optional[Dict[str, Any]] = None,
                  public_closure: Optional[Callable[[], Any]] = None,
+                 prune: Optional[Dict[str, Any]] = None,
+                 score_closure: Optional[Callable[[], Any]] = None,
                  params: Optional[Iterable[torch.nn.Parameter]] = None,
                  perturb: str = "layer", process_group: Any = None) -> None:
         if not isinstance(model, torch.nn.Module):
@@ -106,7 +112,7 @@ class ZOOptimizer(torch.optim.Optimizer):
             clip=clip, lr=lr, steps=steps, batch_size=batch_size, batching=batching,
             lr_schedule=lr_schedule if lr_schedule != "constant" else None,
             **{"lambda": perturbation}, queries=queries, seed=seed,
-            direction=direction, radius=radius, stages=stages, public=public)
+            direction=direction, radius=radius, stages=stages, public=public, prune=prune)
         self._algorithm = algorithm
         self._steps = int(steps)
         self._queries = int(queries) if queries is not None else 1
@@ -116,6 +122,13 @@ class ZOOptimizer(torch.optim.Optimizer):
                         "is needed by pazo-m, pazo-p and pazo-s and by no other algorithm")
         self._public_closure = public_closure
         self._G: Optional[torch.Tensor] = None
+        if (algorithm == "dpzopo") != (score_closure is not None):
+            raise Error("score_closure (the linearised network's output sum at the model's "
+                        "current weights, e.g. lambda: model(torch.ones(1, 784)).sum()) is "
+                        "needed by dpzopo and by no other algorithm")
+        if algorithm == "dpzopo" and any(p.device.type != "cpu" for p in tuned):
+            raise Error("dpzopo keeps its mask in host memory: tune CPU tensors")
+        self._score_closure = score_closure
         if algorithm in ("pazo-p", "pazo-s"):
             if any(p.device.type != "cpu" for p in tuned):
                 raise Error(f"{algorithm} keeps its k public gradients in host memory: tune "
@@ -218,9 +231,10 @@ class ZOOptimizer(torch.optim.Optimizer):
     def _swap_in(self, p: torch.nn.Parameter) -> None:
         if id(p) in self._swapped:  # re-entered (a shared module): already perturbed
             return
-        direction, alpha = self._active  # type: ignore[misc]
+        direction, alpha, absolute = self._active  # type: ignore[misc]
         tmp = torch.empty_like(p.data)
-        _c.perturb_into(direction, self._offset[id(p)], p.data, alpha, tmp)
+        base = p.data.abs() if absolute else p.data
+        _c.perturb_into(direction, self._offset[id(p)], base, alpha, tmp)
         self._swapped[id(p)] = p.data
         p.data = tmp
 
@@ -250,9 +264,10 @@ class ZOOptimizer(torch.optim.Optimizer):
             yield
 
     @contextmanager
-    def _at(self, d: int, alpha: float) -> Iterator[None]:
-        """The model computes at theta + alpha u, u the C direction at address d."""
-        self._active = (d, alpha)
+    def _at(self, d: int, alpha: float, absolute: bool = False) -> Iterator[None]:
+        """The model computes at theta + alpha u (absolute: |theta| + alpha u), u the C
+        direction at address d."""
+        self._active = (d, alpha, absolute)
         try:
             if self._perturb_mode == "all":
                 for p in self._params:
@@ -301,6 +316,8 @@ class ZOOptimizer(torch.optim.Optimizer):
             raise
 
     def _run_step(self, zo: ctypes.c_void_p, closure: Callable[[], Any]) -> float:
+        if _c.zo_score_queries(zo) > 0:
+            self._set_score(zo)
         grads = None
         if self._algorithm == "pazo-m":
             grads = self._public_gradients()
@@ -342,6 +359,33 @@ class ZOOptimizer(torch.optim.Optimizer):
         self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(Q)]
         _lib.call(_c.zo_end, zo)
         return float(_c.zo_take_loss(zo))
+
+    def _set_score(self, zo: ctypes.c_void_p) -> None:
+        """dpzopo, at a stage's first step: the linearised network's output sums at
+        |theta| +- beta v_p (score_closure at those weights), then the C library's score and
+        mask."""
+        dp = ctypes.POINTER(ctypes.c_double)
+        m = _c.zo_score_queries(zo)
+        beta = _c.zo_score_lambda(zo)
+        sums = torch.zeros((2, m), dtype=torch.float64)
+        for p in range(m):
+            d = _c.zo_score_direction(zo, p)
+            for row, sign in ((0, 1.0), (1, -1.0)):
+                with self._at(d, sign * beta, absolute=True):
+                    out = self._score_closure()  # type: ignore[misc]
+                sums[row, p] = float(out)
+        theta = torch.cat([p.detach().reshape(-1).to(torch.float32) for p in self._params])
+        _lib.call(_c.zo_set_score, zo, ctypes.cast(sums[0].data_ptr(), dp),
+                  ctypes.cast(sums[1].data_ptr(), dp), theta.data_ptr())
+
+    def mask(self) -> Optional[torch.Tensor]:
+        """dpzopo: the current stage's mask (one multiplier per tuned element, global
+        order; 0 freezes an element), a copy; None before the first step."""
+        ptr = _c.zo_mask(ctypes.c_void_p(self._zo))
+        if not ptr:
+            return None
+        return torch.frombuffer(ctypes.cast(ptr, ctypes.POINTER(ctypes.c_float * self._dim))
+                                .contents, dtype=torch.float32).clone()
 
     def _candidates_step(self, zo: ctypes.c_void_p, closure: Callable[[], Any]) -> float:
         """pazo-s: the candidates' per-example losses, released in one or two parts (the C
@@ -478,10 +522,13 @@ class ZOOptimizer(torch.optim.Optimizer):
         """The run's state: steps done (the ledger), the sampling seed (secret: it fixes the
         batches; keep the checkpoint as private as the data), the configuration. The
         parameters themselves are the model's (``model.state_dict()``)."""
-        return {"dpzo": {"version": _STATE_VERSION, "config": self._config, "dim": self._dim,
-                         "dataset_size": self._n, "steps_done": self.steps_done,
-                         "sampling_seed": int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo)))},
-                "param_groups": [{"lr": g["lr"]} for g in self.param_groups]}
+        s = {"version": _STATE_VERSION, "config": self._config, "dim": self._dim,
+             "dataset_size": self._n, "steps_done": self.steps_done,
+             "sampling_seed": int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo)))}
+        mask = self.mask()
+        if mask is not None:  # dpzopo: the stage's mask is part of the run's state
+            s["mask"] = mask
+        return {"dpzo": s, "param_groups": [{"lr": g["lr"]} for g in self.param_groups]}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:  # type: ignore[override]
         """Resumes a run saved by :meth:`state_dict` (load the model's parameters too):
@@ -505,6 +552,12 @@ class ZOOptimizer(torch.optim.Optimizer):
         except Error:  # refused (e.g. going back in the ledger): leave this run as it was
             _lib.call(_c.zo_set_sampling_seed, zo, own_seed)
             raise
+        if s.get("mask") is not None:
+            mask = torch.as_tensor(s["mask"], dtype=torch.float32).contiguous()
+            if mask.numel() != self._dim:
+                raise Error(f"load_state_dict: the mask has {mask.numel()} entries, not "
+                            f"{self._dim}")
+            _lib.call(_c.zo_set_mask, zo, mask.data_ptr())
 
 
 class StepBatchSampler(torch.utils.data.Sampler):
