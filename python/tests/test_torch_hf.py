@@ -99,25 +99,39 @@ def test_mezo_runs_the_zo_step_and_logs_the_loss(tmp_path):
     assert all(r["learning_rate"] == 1e-3 for r in steps)
 
 
-@pytest.mark.parametrize("schedule,queries,B", [("constant", 1, 6), ("linear", 2, 16)])
-def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries, B):
+def known_noise(t, q):
+    """Tests only (ZOOptimizer._noise_override): a fixed noise sequence instead of the
+    CSPRNG's, so that a private run can be compared bit for bit."""
+    return [0.05 * math.sin(1.0 + 7 * t + k) for k in range(q)]
+
+
+@pytest.mark.parametrize("algorithm,schedule,queries,B", [
+    ("mezo", "constant", 1, 6), ("mezo", "linear", 2, 16), ("dpzero", "cosine", 2, 6)])
+def test_same_parameters_as_the_optimizer_by_hand(tmp_path, algorithm, schedule, queries, B):
     """ZOTrainer = ZOOptimizer driven by hand with the same seeds, batches and closure,
-    bit for bit (mezo: no noise). With B = 16 of 48 rows the 6 steps are 2 epochs of the
-    Trainer (the sampler starts again from the ledger's step)."""
+    bit for bit (dpzero: with a known noise sequence in both). With B = 16 of 48 rows the 6
+    steps are 2 epochs of the Trainer (the sampler starts again from the ledger's step)."""
     ds = Tokens()
+    kw = dict(perturbation=1e-3, queries=queries)
+    if algorithm == "dpzero":
+        prof_path, _ = make_profile(tmp_path, steps=6, q=B / N, clip=0.5)
+        kw.update(profile=prof_path, clip=0.5)
     m_tr, m_hand = bert(), bert()
     for a, b in zip(m_tr.parameters(), m_hand.parameters()):
         assert torch.equal(a, b)
     tr = ZOTrainer(model=m_tr, args=targs(tmp_path, lr_scheduler_type=schedule, max_steps=6,
                                           per_device_train_batch_size=B),
-                   train_dataset=ds, dpzo_algorithm="mezo", perturbation=1e-3, queries=queries)
+                   train_dataset=ds, dpzo_algorithm=algorithm, **kw)
     fix_sampling_seed(tr.zo_optimizer)
+    if algorithm == "dpzero":
+        tr.zo_optimizer._noise_override = known_noise
     tr.train()
 
-    opt = dt.ZOOptimizer(m_hand, algorithm="mezo", lr=1e-3, steps=6, batch_size=B,
-                         dataset_size=N, perturbation=1e-3, queries=queries, seed=3,
-                         lr_schedule=schedule)
+    opt = dt.ZOOptimizer(m_hand, algorithm=algorithm, lr=1e-3, steps=6, batch_size=B,
+                         dataset_size=N, seed=3, lr_schedule=schedule, **kw)
     fix_sampling_seed(opt)
+    if algorithm == "dpzero":
+        opt._noise_override = known_noise
     assert opt.state_dict()["dpzo"]["config"] == tr.zo_optimizer.state_dict()["dpzo"]["config"]
     m_hand.eval()
     losses = []
@@ -138,9 +152,13 @@ def test_same_parameters_as_the_optimizer_by_hand(tmp_path, schedule, queries, B
     assert logged == [float(torch.tensor(x, dtype=torch.float32)) for x in losses]
     epochs = [r["epoch"] for r in tr.state.log_history if "loss" in r]
     assert epochs == pytest.approx([(t + 1) / round(N / B) for t in range(6)])  # data passes
-    if schedule == "linear":  # Hugging Face's linear schedule is dpzo's: lr (1 - t/T)
-        lrs = [r["learning_rate"] for r in tr.state.log_history if "loss" in r]
-        assert lrs == pytest.approx([1e-3 * (1 - t / 6) for t in range(6)], rel=1e-12)
+    lrs = [r["learning_rate"] for r in tr.state.log_history if "loss" in r]
+    closed = {"constant": lambda t: 1e-3, "linear": lambda t: 1e-3 * (1 - t / 6),
+              "cosine": lambda t: 1e-3 * (1 + math.cos(math.pi * t / 6)) / 2}[schedule]
+    assert lrs == pytest.approx([closed(t) for t in range(6)], rel=1e-12)  # dpzo's schedule
+    if algorithm == "dpzero":
+        eps = [r["epsilon"] for r in tr.state.log_history if "loss" in r]
+        assert eps[-1] == opt.epsilon_spent() == tr.zo_optimizer.epsilon_spent()
 
 
 def test_dpzero_logs_the_ledgers_epsilon(tmp_path):
