@@ -272,6 +272,7 @@ def test_empty_poisson_batches(tmp_path):
     (dict(warmup_steps=2), "warm-up"),
     (dict(save_only_model=True), "save_only_model"),
     (dict(torch_compile=True), "torch_compile"),
+    (dict(auto_find_batch_size=True), "auto_find_batch_size"),
 ])
 def test_refusals(tmp_path, change, message):
     with pytest.raises(dpzo.Error, match=message):

@@ -28,7 +28,7 @@ collator, logging, evaluation, checkpoints and ``resume_from_checkpoint``.
 - Refused, each with a clear error: ``gradient_accumulation_steps`` other than 1, no
   ``max_steps``, warm-up or another scheduler, several processes or GPUs (use
   ``ZOOptimizer`` with ``torch.distributed`` directly), DeepSpeed, FSDP, ``torch_compile``,
-  ``model_init``, ``compute_loss_func``,
+  ``auto_find_batch_size``, ``model_init``, ``compute_loss_func``,
   ``save_only_model`` (its checkpoints lack the ledger), an iterable training set, and a
   resume whose checkpoint has no optimizer state. A run whose plan is done stops: a further
   ``train()`` raises :class:`dpzo.torch.BudgetExceeded` before any step.
@@ -315,6 +315,9 @@ class ZOTrainer(transformers.Trainer):
             raise Error("ZOTrainer: one process on at most one device (got world_size "
                         f"{_arg(a, 'world_size', 1)}, n_gpu {_arg(a, 'n_gpu', 1)}); for data "
                         "parallel runs use dpzo.torch.ZOOptimizer with torch.distributed")
+        if _arg(a, "auto_find_batch_size", False):
+            raise Error("ZOTrainer: auto_find_batch_size would change B, which is part of the "
+                        "privacy plan: set it to False")
         if _arg(a, "torch_compile", False):
             raise Error("ZOTrainer: torch_compile is not supported (the step swaps each "
                         "module's tuned tensors for perturbed ones around its forward)")
