@@ -125,30 +125,35 @@ unsigned dpzo__span_basis(float *G, unsigned k, size_t P, int orthonormalize)
     return kept;
 }
 
-/* u_k = G c_k into vbuf, c_k the configured kind in R^basis (sphere radius sqrt(basis)). */
+dpzo_status dpzo__span_vector(dpzo_ctx *ctx, const dpzo_train_config *c, uint64_t t, unsigned k,
+                              const float *G, unsigned m, size_t P, double *coef, float *out)
+{
+    if (m == 0) {
+        memset(out, 0, P * sizeof *out); /* no public direction: a zero step */
+        return DPZO_OK;
+    }
+    dpzo_dir cd;
+    dpzo_status st = dpzo_dir_init(ctx, &cd, c->direction, c->seed, t, k, m, sqrt((double)m));
+    if (st != DPZO_OK)
+        return st;
+    for (unsigned i = 0; i < m; i++)
+        coef[i] = dpzo_dir_at(&cd, i);
+    for (size_t x = 0; x < P; x++) {
+        double v = 0.0;
+        for (unsigned i = 0; i < m; i++)
+            v += coef[i] * (double)G[(size_t)i * P + x];
+        out[x] = (float)v;
+    }
+    return DPZO_OK;
+}
+
+/* u_k = G c_k into vbuf (dpzo__span_vector). */
 static dpzo_status span_dir(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
                             dpzo_dir *dir)
 {
-    const size_t P = tr->P;
-    const unsigned m = tr->basis;
-    if (m == 0) {
-        memset(tr->vbuf, 0, P * sizeof *tr->vbuf); /* no public direction: a zero step */
-    } else {
-        dpzo_dir c;
-        dpzo_status st = dpzo_dir_init(ctx, &c, tr->cfg.direction, tr->cfg.seed, t, k, m,
-                                       sqrt((double)m));
-        if (st != DPZO_OK)
-            return st;
-        for (unsigned i = 0; i < m; i++)
-            tr->coef[i] = dpzo_dir_at(&c, i);
-        for (size_t x = 0; x < P; x++) {
-            double v = 0.0;
-            for (unsigned i = 0; i < m; i++)
-                v += tr->coef[i] * (double)tr->gpub[(size_t)i * P + x];
-            tr->vbuf[x] = (float)v;
-        }
-    }
-    return dpzo_dir_init_vector(ctx, dir, tr->vbuf, P);
+    dpzo_status st = dpzo__span_vector(ctx, &tr->cfg, t, k, tr->gpub, tr->basis, tr->P,
+                                       tr->coef, tr->vbuf);
+    return st != DPZO_OK ? st : dpzo_dir_init_vector(ctx, dir, tr->vbuf, tr->P);
 }
 
 static dpzo_status pazo_p(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)

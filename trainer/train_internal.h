@@ -200,6 +200,11 @@ size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx)
  * zero, not finite, or (orthonormalising) within 1e-6 of the span of the earlier ones are
  * dropped. The kept columns are packed first; returns their count. */
 unsigned dpzo__span_basis(float *G, unsigned k, size_t P, int orthonormalize);
+/* PAZO-P's direction k of step t: out = G c (P floats), c in R^m the configured kind keyed by
+ * (seed, t, k) (a sphere of radius sqrt(m)), G the m basis columns; zero when m = 0. coef:
+ * m doubles of scratch. */
+dpzo_status dpzo__span_vector(dpzo_ctx *ctx, const dpzo_train_config *c, uint64_t t, unsigned k,
+                              const float *G, unsigned m, size_t P, double *coef, float *out);
 
 /* One step t of the trainer's algorithm on the rows idx[0..b). */
 dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);

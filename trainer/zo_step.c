@@ -377,23 +377,8 @@ dpzo_status dpzo_zo_set_public(dpzo_ctx *ctx, dpzo_zo *zo, float *G, unsigned k)
     const unsigned m = zo->basis;
     for (unsigned q = 0; q < c->queries; q++) {
         float *v = zo->vbuf + (size_t)q * P;
-        if (m == 0) {
-            memset(v, 0, P * sizeof *v); /* no public direction: a zero step */
-        } else {
-            dpzo_dir cd;
-            if ((st = dpzo_dir_init(ctx, &cd, c->direction, c->seed, t, q, m,
-                                    sqrt((double)m))) != DPZO_OK)
-                return st;
-            for (unsigned i = 0; i < m; i++)
-                zo->coef[i] = dpzo_dir_at(&cd, i);
-            for (size_t x = 0; x < P; x++) {
-                double acc = 0.0;
-                for (unsigned i = 0; i < m; i++)
-                    acc += zo->coef[i] * (double)G[(size_t)i * P + x];
-                v[x] = (float)acc;
-            }
-        }
-        if ((st = dpzo_dir_init_vector(ctx, &zo->dirs[q], v, zo->dim)) != DPZO_OK)
+        if ((st = dpzo__span_vector(ctx, c, t, q, G, m, P, zo->coef, v)) != DPZO_OK ||
+            (st = dpzo_dir_init_vector(ctx, &zo->dirs[q], v, zo->dim)) != DPZO_OK)
             return st;
     }
     return DPZO_OK;

@@ -193,6 +193,23 @@ dpzo_status dpzo_cuda_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mu
     return DPZO_OK;
 }
 
+/* k >= 1 valid directions, their coefficients (any non-NULL pointer where none are
+ * needed) and a range [j0, j0 + n) that does not overflow. */
+static dpzo_status check_dirs(dpzo_ctx *ctx, const dpzo_dir *dirs, unsigned k, const void *alpha,
+                              uint64_t j0, size_t n, const char *what)
+{
+    if (dirs == NULL || k == 0 || alpha == NULL)
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: no direction", what);
+    for (unsigned d = 0; d < k; d++) {
+        dpzo_status st = check_dir(ctx, &dirs[d], what);
+        if (st != DPZO_OK)
+            return st;
+    }
+    if (n > 0 && j0 > UINT64_MAX - n)
+        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: j0 + n overflows", what);
+    return DPZO_OK;
+}
+
 /* The launcher's k <= DPZO_CU_MAX_DIRS directions at a time: each pass applies its
  * directions in order, so the passes in order give the same bits as one pass. */
 static dpzo_status apply(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alpha, unsigned k,
@@ -200,17 +217,10 @@ static dpzo_status apply(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alph
 {
     if (out == NULL && n > 0)
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: output is NULL", what);
-    if (dirs == NULL || k == 0 || (axpy && alpha == NULL))
-        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: no direction", what);
-    for (unsigned d = 0; d < k; d++) {
-        dpzo_status st = check_dir(ctx, &dirs[d], what);
-        if (st != DPZO_OK)
-            return st;
-    }
-    if (n == 0)
-        return DPZO_OK;
-    if (j0 > UINT64_MAX - n)
-        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: j0 + n overflows", what);
+    dpzo_status st = check_dirs(ctx, dirs, k, axpy ? (const void *)alpha : (const void *)dirs, j0, n,
+                                what);
+    if (st != DPZO_OK || n == 0)
+        return st;
     for (unsigned d0 = 0; d0 < k; d0 += DPZO_CU_MAX_DIRS) {
         unsigned kk = k - d0 < DPZO_CU_MAX_DIRS ? k - d0 : DPZO_CU_MAX_DIRS;
         dpzo_status st = cu_fail(ctx, what,
@@ -250,17 +260,9 @@ static dpzo_status typed(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alph
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: unknown element type %d", what, (int)dt);
     if (n > 0 && (x == NULL || out == NULL))
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: NULL array", what);
-    if (dirs == NULL || k == 0 || alpha == NULL)
-        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: no direction", what);
-    for (unsigned d = 0; d < k; d++) {
-        dpzo_status st = check_dir(ctx, &dirs[d], what);
-        if (st != DPZO_OK)
-            return st;
-    }
-    if (n == 0)
-        return DPZO_OK;
-    if (j0 > UINT64_MAX - n)
-        return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: j0 + n overflows", what);
+    dpzo_status st = check_dirs(ctx, dirs, k, alpha, j0, n, what);
+    if (st != DPZO_OK || n == 0)
+        return st;
     return cu_fail(ctx, what, dpzo__cu_typed(dirs, alpha, k, (int)dt, j0, n, x, out, stream));
 }
 

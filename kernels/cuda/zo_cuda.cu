@@ -170,6 +170,24 @@ static __device__ __forceinline__ float element(const dpzo_dir &d, uint64_t j, d
     return u;
 }
 
+/* One direction over the four elements jb .. jb + 3 of Philox block m (those with in[e]):
+ * acc[e] = (float)((double)acc[e] + alpha (double)u) when axpy, else acc[e] = u. */
+__device__ __forceinline__ void add_dir4(const dpzo_dir &dir, double alpha, bool axpy,
+                                         uint64_t m, uint64_t jb, const bool in[4], float acc[4])
+{
+    double raw[4] = {0.0, 0.0, 0.0, 0.0};
+    if (dir.vec == NULL)
+        dpzo_hd_raw4(dir.seed, (uint32_t)dir.step, dir.query, dir.kind == DPZO_DIR_RADEMACHER, m,
+                     raw);
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        if (!in[e])
+            continue;
+        float u = element(dir, jb + (uint64_t)e, raw[e]);
+        acc[e] = axpy ? (float)((double)acc[e] + alpha * (double)u) : u;
+    }
+}
+
 __global__ void apply_kernel(const apply_args a, float *out)
 {
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
@@ -183,20 +201,8 @@ __global__ void apply_kernel(const apply_args a, float *out)
             in[e] = j >= a.j0 && j - a.j0 < a.n;
             acc[e] = (a.axpy && in[e]) ? out[j - a.j0] : 0.0f;
         }
-        for (unsigned d = 0; d < a.k; d++) {
-            const dpzo_dir &dir = a.dir[d];
-            double raw[4] = {0.0, 0.0, 0.0, 0.0};
-            if (dir.vec == NULL)
-                dpzo_hd_raw4(dir.seed, (uint32_t)dir.step, dir.query,
-                             dir.kind == DPZO_DIR_RADEMACHER, m, raw);
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                if (!in[e])
-                    continue;
-                float u = element(dir, jb + (uint64_t)e, raw[e]);
-                acc[e] = a.axpy ? (float)((double)acc[e] + a.alpha[d] * (double)u) : u;
-            }
-        }
+        for (unsigned d = 0; d < a.k; d++)
+            add_dir4(a.dir[d], a.axpy ? a.alpha[d] : 0.0, a.axpy, m, jb, in, acc);
 #pragma unroll
         for (int e = 0; e < 4; e++)
             if (in[e])
@@ -281,21 +287,9 @@ __global__ void typed_kernel(const typed_args a, const void *x, void *out)
             acc[e] = in[e] ? load_typed<DT>(x, j - a.j0) : 0.0f;
         }
         if (any) {
-            for (unsigned d = 0; d < a.k; d++) {
-                const dpzo_dir &dir = GLOBAL ? a.gdir[d] : a.dir[d];
-                const double alpha = GLOBAL ? a.galpha[d] : a.alpha[d];
-                double raw[4] = {0.0, 0.0, 0.0, 0.0};
-                if (dir.vec == NULL)
-                    dpzo_hd_raw4(dir.seed, (uint32_t)dir.step, dir.query,
-                                 dir.kind == DPZO_DIR_RADEMACHER, m, raw);
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    if (!ok[e])
-                        continue;
-                    float u = element(dir, jb + (uint64_t)e, raw[e]);
-                    acc[e] = (float)((double)acc[e] + alpha * (double)u);
-                }
-            }
+            for (unsigned d = 0; d < a.k; d++)
+                add_dir4(GLOBAL ? a.gdir[d] : a.dir[d], GLOBAL ? a.galpha[d] : a.alpha[d], true,
+                         m, jb, ok, acc);
         }
 #pragma unroll
         for (int e = 0; e < 4; e++)
