@@ -147,6 +147,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
         assert_ok(ctx, dpzo_zo_end(ctx, zo));
         assert_ok(ctx, dpzo_trainer_run(ctx, tr, t + 1, NULL, NULL));
         assert_memory_equal(theta, dpzo_trainer_theta(tr), P * sizeof *theta);
+        assert_true(dpzo_zo_lr_at(zo, t) == tr->lr_last); /* the trainer's rate of step t */
         if (c->algorithm == DPZO_ALG_DPZOPO) /* the same mask, the same multipliers */
             assert_memory_equal(dpzo_zo_mask(zo), tr->mask, P * sizeof(float));
         if (dpzo_algorithm_is_private(c->algorithm))
@@ -154,6 +155,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
                         dpzo_privacy_epsilon_after(dpzo_trainer_privacy(tr), t + 1));
     }
     assert_int_equal(dpzo_zo_steps_done(zo), steps);
+    assert_true(isnan(dpzo_zo_lr_at(zo, c->steps)));
     dpzo_model_free(m);
     free(theta);
     free(idx);

@@ -238,11 +238,11 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
                           (unsigned long long)c->steps);
     }
     zo->pending = 0;
+    zo->lr = dpzo_zo_lr_at(zo, t);
     if (dpzo_algorithm_is_stagewise(c->algorithm)) {
         dpzo__stage g;
         dpzo__stage_of(c, t, &g);
         zo->lambda = g.lambda;
-        zo->lr = g.lr;
         if (zo->mask != NULL && g.s != zo->stage) {
             if (g.s == 1 || c->prune.strategy != DPZO_PRUNE_STATIC) {
                 zo->pending = g.s; /* the caller's score first (dpzo_zo_set_score) */
@@ -260,7 +260,6 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
         }
     } else {
         zo->lambda = c->lambda;
-        zo->lr = dpzo_lr_at(c->lr_schedule, c->lr, t, c->steps);
     }
     zo->G = NULL;
     zo->part = 0;
@@ -407,6 +406,19 @@ unsigned dpzo_zo_release_size(const dpzo_zo *zo)
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
         return dpzo_zo_candidates(zo);
     return zo->cfg.queries;
+}
+
+double dpzo_zo_lr_at(const dpzo_zo *zo, uint64_t t)
+{
+    const dpzo_train_config *c = &zo->cfg;
+    if (t >= c->steps)
+        return NAN;
+    if (dpzo_algorithm_is_stagewise(c->algorithm)) {
+        dpzo__stage g;
+        dpzo__stage_of(c, t, &g);
+        return g.lr;
+    }
+    return dpzo_lr_at(c->lr_schedule, c->lr, t, c->steps);
 }
 
 unsigned dpzo_zo_queries(const dpzo_zo *zo) { return zo->cfg.queries; }

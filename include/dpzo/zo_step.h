@@ -93,6 +93,9 @@ unsigned dpzo_zo_queries(const dpzo_zo *zo);
 /* The begun step's perturbation lambda_t and learning rate (stage values for dpzoso). */
 double dpzo_zo_lambda(const dpzo_zo *zo);
 double dpzo_zo_lr(const dpzo_zo *zo);
+/* The learning rate of step t (the schedule, or DP-ZOSO's / DP-ZOPO's stage rate), the
+ * value dpzo_zo_lr gives once step t is begun; NaN for t >= the plan's steps. */
+double dpzo_zo_lr_at(const dpzo_zo *zo, uint64_t t);
 /* Direction k < Q of the begun step (NULL otherwise): for dpzo_dir_perturb and its CUDA
  * twin (a plain direction: no mult, no vec, usable on both). */
 const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k);

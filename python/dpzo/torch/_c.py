@@ -30,6 +30,7 @@ zo_begin = _lib.fn("dpzo_zo_begin", ctypes.c_int, [_vp, _vp])
 zo_queries = _lib.fn("dpzo_zo_queries", ctypes.c_uint, [_vp])
 zo_lambda = _lib.fn("dpzo_zo_lambda", ctypes.c_double, [_vp])
 zo_lr = _lib.fn("dpzo_zo_lr", ctypes.c_double, [_vp])
+zo_lr_at = _lib.fn("dpzo_zo_lr_at", ctypes.c_double, [_vp, _u64])
 zo_direction = _lib.fn("dpzo_zo_direction", _vp, [_vp, ctypes.c_uint])
 zo_clip_sum = _lib.fn("dpzo_zo_clip_sum", ctypes.c_int,
                       [_vp, _vp, _dp, _dp, ctypes.c_size_t, _dp])

@@ -512,6 +512,11 @@ class ZOOptimizer(torch.optim.Optimizer):
     def noise_draws(self) -> int:
         return int(_c.zo_noise_draws(ctypes.c_void_p(self._zo)))
 
+    def lr_at(self, t: int) -> float:
+        """The learning rate step t uses (the plan's schedule or DP-ZOSO's stage rate, as the
+        C step computes it when the step begins)."""
+        return float(_c.zo_lr_at(ctypes.c_void_p(self._zo), int(t)))
+
     def last_gradient(self) -> List[float]:
         """The released g_k of the latest step of this object (NaN before its first step)."""
         return list(self._last_g)
@@ -538,7 +543,7 @@ class ZOOptimizer(torch.optim.Optimizer):
         if not isinstance(s, dict) or s.get("version") != _STATE_VERSION:
             raise Error("load_state_dict: not a dpzo.torch optimizer state (version "
                         f"{_STATE_VERSION})")
-        if s.get("config") != self._config:
+        if not _same_config(s.get("config"), self._config):
             raise Error("load_state_dict: the saved run had another configuration: "
                         f"{s.get('config')} (this one: {self._config})")
         if s.get("dim") != self._dim or s.get("dataset_size") != self._n:
@@ -558,6 +563,14 @@ class ZOOptimizer(torch.optim.Optimizer):
                 raise Error(f"load_state_dict: the mask has {mask.numel()} entries, not "
                             f"{self._dim}")
             _lib.call(_c.zo_set_mask, zo, mask.data_ptr())
+
+
+def _same_config(saved: Any, own: str) -> bool:
+    """The same run's configuration: equal as JSON values (8 and 8.0 are one batch size)."""
+    try:
+        return isinstance(saved, str) and json.loads(saved) == json.loads(own)
+    except ValueError:
+        return False
 
 
 class StepBatchSampler(torch.utils.data.Sampler):
