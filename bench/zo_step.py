@@ -8,7 +8,8 @@
 Random-initialised transformers of each size (transformers' BertModel / RobertaModel /
 OPTModel from a config, no hub), a fixed batch of random tokens, a sequence-classification
 style loss (mean-pooled hidden state, a linear head, cross-entropy per example). Three
-timings, each the median of --reps after one warm-up, in one process:
+timings, each the median of --reps after one warm-up, the repetitions interleaved, in one
+process:
 
   forwards  two forward passes under torch.no_grad (the floor of any ZO step);
   dpzo      ZOOptimizer(algorithm="mezo").step: out-of-place perturbation layer by layer,
@@ -114,16 +115,20 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def timed(fn, device: str, reps: int) -> float:
-    fn()
-    sync(device)
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
+def timed(fns, device: str, reps: int):
+    """Median seconds of each function, the repetitions interleaved (f, d, m, f, d, m, ...)
+    so that a shared machine's changing load touches all of them alike; one warm-up each."""
+    out = [[] for _ in fns]
+    for fn in fns:
         fn()
-        sync(device)
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
+    sync(device)
+    for _ in range(reps):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            sync(device)
+            out[i].append(time.perf_counter() - t0)
+    return [statistics.median(x) for x in out]
 
 
 def machine(device: str) -> str:
@@ -191,10 +196,7 @@ def main() -> int:
     res["peak_mib"] = {"forwards": peak(forwards, a.device), "dpzo": peak(dpzo_step, a.device),
                        "mezo": peak(mezo, a.device)}
     res["largest_tensor_mib"] = largest
-    # interleaved, so drift of a shared machine touches all three alike
-    f = timed(forwards, a.device, a.reps)
-    d = timed(dpzo_step, a.device, a.reps)
-    m = timed(mezo, a.device, a.reps)
+    f, d, m = timed([forwards, dpzo_step, mezo], a.device, a.reps)
     res["seconds"] = {"forwards": f, "dpzo": d, "mezo": m}
     res["ratio_to_forwards"] = {"dpzo": d / f, "mezo": m / f}
     print(f"{a.model} ({n_params / 1e6:.1f}M, {a.dtype}), batch {a.batch} x {a.seq}, "

@@ -423,3 +423,34 @@ def test_dpzopo_resume_keeps_the_mask(tmp_path):
     assert np.array_equal(get_theta(model), want)
     # frozen coordinates of the last mask did not move in its stage
     assert frozen.sum() > 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_threaded_pieces_give_the_same_bits(monkeypatch, dtype):
+    """A CPU tensor of 2^21 + 3 elements is perturbed and updated in pieces on torch's threads;
+    the bits equal one call over the whole tensor."""
+    from dpzo.torch import _c
+
+    def run(parallel_min):
+        monkeypatch.setattr(_c, "_PARALLEL_MIN", parallel_min)
+        torch.manual_seed(0)
+        lin = torch.nn.Linear((1 << 21) + 3, 1, bias=False).to(dtype)
+        opt = dt.ZOOptimizer(lin, algorithm="mezo", lr=0.1, steps=1, batch_size=4,
+                             dataset_size=8, queries=2, seed=9)
+        seen = []
+        lin.register_forward_pre_hook(lambda m, a: seen.append(m.weight.detach().clone()))
+        opt.step(lambda: lin(torch.ones(1, (1 << 21) + 3, dtype=dtype)).reshape(-1).float())
+        return seen, lin.weight.detach().clone()
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen1, w1 = run(1 << 40)
+        seen2, w2 = run(1 << 20)
+        assert len(_c._pieces((1 << 21) + 3)) == 2
+    finally:
+        torch.set_num_threads(old)
+    view = torch.int32 if dtype == torch.float32 else torch.int16
+    for a, b in zip(seen1, seen2):
+        assert torch.equal(a.view(view), b.view(view))
+    assert torch.equal(w1.view(view), w2.view(view))

@@ -100,6 +100,38 @@ def stream_of(t: torch.Tensor) -> Any:
     return _vp(torch.cuda.current_stream(t.device).cuda_stream)
 
 
+# CPU tensors of at least this many elements are split over threads: every element is a
+# function of its global index alone, so the pieces give the same bits as one call, and
+# ctypes releases the GIL during each call.
+_PARALLEL_MIN = 1 << 20
+_pool: Any = None
+
+
+def _pieces(n: int) -> list:
+    """[(offset, count)] covering n elements: one piece, or one per torch CPU thread (cut at
+    multiples of 4096 elements, whole Philox blocks)."""
+    workers = torch.get_num_threads()
+    if n < _PARALLEL_MIN or workers < 2:
+        return [(0, n)]
+    step = -(-n // workers)
+    step = -(-step // 4096) * 4096
+    return [(o, min(step, n - o)) for o in range(0, n, step)]
+
+
+def _run(jobs: list) -> None:
+    """Runs the C calls of jobs (callables), in threads when there are several."""
+    global _pool
+    if len(jobs) == 1:
+        jobs[0]()
+        return
+    if _pool is None:
+        import concurrent.futures
+        _pool = concurrent.futures.ThreadPoolExecutor(max_workers=torch.get_num_threads(),
+                                                      thread_name_prefix="dpzo")
+    for f in [_pool.submit(job) for job in jobs]:
+        f.result()
+
+
 def perturb_into(direction: int, j0: int, x: torch.Tensor, alpha: float,
                  out: torch.Tensor) -> None:
     """out = x + alpha u (elements j0 .. of the direction), out of place, by the C kernel."""
@@ -107,12 +139,13 @@ def perturb_into(direction: int, j0: int, x: torch.Tensor, alpha: float,
     if n == 0:
         return
     code = dtype_code(x, "perturb")
+    xa, oa = address(x, "perturb"), address(out, "perturb")
     if x.device.type == "cuda":
-        _lib.call(cuda_dir_perturb, _vp(direction), j0, n, alpha, code,
-                  address(x, "perturb"), address(out, "perturb"), stream_of(x))
-    else:
-        dir_perturb(_vp(direction), j0, n, alpha, code, address(x, "perturb"),
-                    address(out, "perturb"))
+        _lib.call(cuda_dir_perturb, _vp(direction), j0, n, alpha, code, xa, oa, stream_of(x))
+        return
+    size = x.element_size()
+    _run([lambda o=o, c=c: dir_perturb(_vp(direction), j0 + o, c, alpha, code, xa + o * size,
+                                       oa + o * size) for o, c in _pieces(n)])
 
 
 def update(zo: int, j0: int, theta: torch.Tensor) -> None:
@@ -121,11 +154,13 @@ def update(zo: int, j0: int, theta: torch.Tensor) -> None:
     if n == 0:
         return
     code = dtype_code(theta, "update")
+    ta = address(theta, "update")
     if theta.device.type == "cuda":
-        _lib.call(zo_update_cuda, _vp(zo), j0, n, code, address(theta, "update"),
-                  stream_of(theta))
-    else:
-        _lib.call(zo_update, _vp(zo), j0, n, code, address(theta, "update"))
+        _lib.call(zo_update_cuda, _vp(zo), j0, n, code, ta, stream_of(theta))
+        return
+    size = theta.element_size()
+    _run([lambda o=o, c=c: _lib.call(zo_update, _vp(zo), j0 + o, c, code, ta + o * size)
+          for o, c in _pieces(n)])
 
 
 def update_public(zo: int, j0: int, theta: torch.Tensor, grad: torch.Tensor) -> None:
