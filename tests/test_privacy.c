@@ -11,6 +11,7 @@
 #include "dpzo/convert.h"
 #include "dpzo/event.h"
 #include "dpzo/lmo.h"
+#include "dpzo/pld.h"
 #include "dpzo/trainer.h"
 
 static char path_g[512], path_w[512], path_l[512], path_bad[512];
@@ -128,6 +129,62 @@ static void test_ledger_gaussian(void **state)
     /* half the steps spend about 0.80 of the budget (2.405 of 3.000) */
     assert_true(dpzo_privacy_epsilon_after(pv, 500) < 0.85 * dpzo_privacy_budget(pv));
     dpzo_privacy_free(pv);
+}
+
+/* A PLD profile's noise is below what RDP needs for the budget: its ledger takes the
+ * certified PLD upper end too, at every third table point (1000 steps in 48 points:
+ * t_3 = 63, t_6 = 125, ...), and each point between takes the next such value. */
+static void test_ledger_tight(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/privacy-pld.json", DPZO_TEST_TMP);
+    dpzo_profile_gaussian_spec g = {0};
+    g.epsilon = 3.0;
+    g.delta = 1e-5;
+    g.accountant = "pld";
+    g.sampling_rate = 0.01;
+    g.steps = 1000;
+    g.created = "2026-11-21T00:00:00Z";
+    dpzo_profile p;
+    assert_ok(ctx, dpzo_profile_gaussian(ctx, &g, &p));
+    assert_ok(ctx, dpzo_profile_write_file(ctx, &p, path));
+    dpzo_privacy_plan pl = plan_default();
+    dpzo_privacy *pv;
+    assert_ok(ctx, dpzo_privacy_open(ctx, path, &pl, &pv));
+    double rdp[2], up[2], low[2];
+    const uint64_t ts[2] = {63, 21};
+    for (int k = 0; k < 2; k++) {
+        dpzo_event *e = dpzo_event_self_composed(
+            ctx, dpzo_event_poisson_sampled(ctx, 0.01, dpzo_event_gaussian(ctx, p.noise_multiplier)),
+            ts[k]);
+        dpzo_dp_result r;
+        dpzo_rdp_options ro = dpzo_rdp_options_default();
+        assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, &ro, &r));
+        dpzo_pld_result pr;
+        assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, NULL, &pr));
+        dpzo_event_free(e);
+        rdp[k] = r.epsilon;
+        up[k] = pr.epsilon_upper;
+        low[k] = pr.epsilon_lower;
+    }
+    /* at a PLD point: the smaller proven bound, which here is PLD's */
+    assert_true(up[0] < rdp[0]);
+    assert_true(dpzo_privacy_epsilon_after(pv, 63) == fmin(rdp[0], up[0]));
+    /* before it: an upper bound (at least PLD's own lower end), below RDP's own bound */
+    double e21 = dpzo_privacy_epsilon_after(pv, 21);
+    assert_true(e21 >= low[1] && e21 <= up[0] && e21 < rdp[1]);
+    /* a first step spends well under the budget */
+    assert_true(dpzo_privacy_epsilon_after(pv, 1) < 0.8 * dpzo_privacy_budget(pv));
+    double prev = 0.0;
+    for (uint64_t t = 1; t <= 1000; t++) {
+        double e = dpzo_privacy_epsilon_after(pv, t);
+        assert_true(e >= prev && e <= dpzo_privacy_budget(pv));
+        prev = e;
+    }
+    dpzo_privacy_free(pv);
+    dpzo_profile_free(&p);
+    remove(path);
 }
 
 static void expect_open_fails(dpzo_ctx *ctx, const char *path, const dpzo_privacy_plan *pl,
@@ -273,6 +330,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ledger_gaussian),
+        cmocka_unit_test(test_ledger_tight),
         cmocka_unit_test(test_plan_checks),
         cmocka_unit_test(test_ledger_lmo),
         cmocka_unit_test(test_clip_and_noise_gaussian),

@@ -6,7 +6,9 @@
  * The ledger table. eps(t), the epsilon of the first t steps, is computed at LEDGER_POINTS
  * step counts t_k = ceil(k T / K) (T the planned steps) with the RDP accountant of the
  * profile's noise (certified: dpzo_event_epsilon for the Gaussian, dpzo_lmo_epsilon for
- * LMO), each capped by the profile's epsilon for all its steps (the guarantee dpzo has just
+ * LMO) and, for a Gaussian profile accounted by PLD or PRV, the smaller of that and the
+ * certified PLD upper end (dpzo_pld_epsilon: otherwise a tight profile's ledger would show
+ * the whole budget from its first steps), each capped by the profile's epsilon for all its steps (the guarantee dpzo has just
  * re-proven; spending is monotone in the number of steps). dpzo_privacy_epsilon_after(t)
  * returns the entry of the smallest t_k >= t: an upper bound on what t steps spent, in O(1).
  * The entries are made nondecreasing. */
@@ -17,10 +19,12 @@
 #include "dpzo/convert.h"
 #include "dpzo/event.h"
 #include "dpzo/lmo.h"
+#include "dpzo/pld.h"
 #include "dpzo/trainer.h"
 #include "internal.h"
 
 #define LEDGER_POINTS 48
+#define PLD_EVERY 3 /* the tight accountant at every third ledger point */
 
 struct dpzo_privacy {
     dpzo_profile prof;
@@ -97,9 +101,14 @@ static dpzo_status check_plan(dpzo_ctx *ctx, const dpzo_profile *p, const dpzo_p
     return DPZO_OK;
 }
 
-/* The RDP accountant's proven epsilon of t steps of this run. */
-static dpzo_status eps_of_steps(dpzo_ctx *ctx, const dpzo_privacy *pv, uint64_t t, double *eps)
+/* The RDP accountant's proven epsilon of t steps of this run; with tight != NULL, for a
+ * Gaussian profile accounted by PLD or PRV, also the certified PLD upper end (+inf when
+ * not computed). */
+static dpzo_status eps_of_steps(dpzo_ctx *ctx, const dpzo_privacy *pv, uint64_t t, double *eps,
+                                double *tight)
 {
+    if (tight != NULL)
+        *tight = INFINITY;
     const dpzo_profile *p = &pv->prof;
     if (p->kind == DPZO_NOISE_LMO) {
         dpzo_lmo_account_options o = dpzo_profile_lmo_options(p);
@@ -123,9 +132,16 @@ static dpzo_status eps_of_steps(dpzo_ctx *ctx, const dpzo_privacy *pv, uint64_t 
     dpzo_dp_result r;
     dpzo_rdp_options ro = dpzo_rdp_options_default();
     dpzo_status st = dpzo_event_epsilon(ctx, e, p->delta, &ro, &r);
-    dpzo_event_free(e);
     if (st == DPZO_OK)
         *eps = r.epsilon;
+    if (st == DPZO_OK && tight != NULL && strcmp(p->accountant, "rdp") != 0) {
+        /* a tight profile's noise is below what RDP needs for its budget: RDP alone would
+         * meet the cap at the first steps. The certified PLD upper end is also proven. */
+        dpzo_pld_result pr;
+        if (dpzo_pld_epsilon(ctx, e, p->delta, NULL, &pr) == DPZO_OK)
+            *tight = pr.epsilon_upper;
+    }
+    dpzo_event_free(e);
     return st;
 }
 
@@ -133,7 +149,7 @@ static dpzo_status build_ledger(dpzo_ctx *ctx, dpzo_privacy *pv)
 {
     uint64_t T = pv->plan.steps;
     size_t K = T < LEDGER_POINTS ? (size_t)T : LEDGER_POINTS;
-    double prev = 0.0;
+    double tight[LEDGER_POINTS];
     pv->n_k = 0;
     for (size_t k = 1; k <= K; k++) {
         uint64_t t = (uint64_t)ceil((double)k * (double)T / (double)K);
@@ -142,16 +158,27 @@ static dpzo_status build_ledger(dpzo_ctx *ctx, dpzo_privacy *pv)
         if (pv->n_k > 0 && t == pv->t_k[pv->n_k - 1])
             continue;
         double e;
-        dpzo_status st = eps_of_steps(ctx, pv, t, &e);
+        /* the tight accountant at every PLD_EVERY-th point and the last (it costs ~0.2 s a
+         * point); the points between take the next one's value below */
+        int tight_here = k % PLD_EVERY == 0 || k == K;
+        dpzo_status st = eps_of_steps(ctx, pv, t, &e, tight_here ? &tight[pv->n_k] : NULL);
         if (st)
             return st;
-        e = fmin(e, pv->budget); /* the re-proven guarantee for all the profile's steps */
-        e = fmax(e, prev);
+        if (!tight_here)
+            tight[pv->n_k] = INFINITY;
         pv->t_k[pv->n_k] = t;
-        pv->eps_k[pv->n_k] = e;
+        pv->eps_k[pv->n_k] = fmin(e, pv->budget); /* the re-proven guarantee for all steps */
         pv->n_k++;
-        prev = e;
     }
+    /* spending is monotone in t: eps(t_k) <= eps(t_j) for j >= k, so the smallest proven
+     * bound at or after k bounds k; then the entries are made nondecreasing */
+    double later = INFINITY, prev = 0.0;
+    for (size_t k = pv->n_k; k-- > 0;) {
+        later = fmin(later, tight[k]);
+        pv->eps_k[k] = fmin(pv->eps_k[k], later);
+    }
+    for (size_t k = 0; k < pv->n_k; k++)
+        prev = pv->eps_k[k] = fmax(pv->eps_k[k], prev);
     return DPZO_OK;
 }
 
