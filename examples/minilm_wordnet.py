@@ -43,7 +43,8 @@ MAX_LENGTH = 64          # tokens with [CLS] and [SEP]; truncates 0.085 % of the
 HIDDEN = 384
 MODEL_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 METHODS = ("time-forward", "zero-shot", "public-only", "dpsgd", "dpzero", "mezo", "dpzoso",
-           "pazo-m")
+           "pazo-m", "pazo-p", "pazo-s")
+PAZO = ("pazo-m", "pazo-p", "pazo-s")
 
 
 # ---- the model ---------------------------------------------------------------------------
@@ -167,10 +168,18 @@ def collate(items: list) -> dict:
             "labels": labels.to(DEVICE)}
 
 
+def logits_of(model: torch.nn.Module, batch: dict) -> torch.Tensor:
+    """The model's logits for a batch: token batches (input_ids, attention_mask) go through the
+    whole MiniLMClassifier, feature batches (x: cached sentence embeddings, --tune head)
+    through the head alone."""
+    if "x" in batch:
+        return model(batch["x"])
+    return model(batch["input_ids"], batch["attention_mask"])
+
+
 def per_example_loss(model: torch.nn.Module, batch: dict) -> torch.Tensor:
     """Cross-entropy of each example of the batch: a tensor of shape [b]."""
-    logits = model(batch["input_ids"], batch["attention_mask"])
-    return F.cross_entropy(logits, batch["labels"], reduction="none")
+    return F.cross_entropy(logits_of(model, batch), batch["labels"], reduction="none")
 
 
 @torch.no_grad()
@@ -180,7 +189,7 @@ def accuracy(model: torch.nn.Module, loader) -> float:
     model.eval()
     right = total = 0
     for batch in loader:
-        logits = model(batch["input_ids"], batch["attention_mask"])
+        logits = logits_of(model, batch)
         right += int((logits.argmax(-1) == batch["labels"]).sum())
         total += int(batch["labels"].numel())
     model.train(was)
@@ -195,6 +204,112 @@ def eval_loader(ds, batch_size: int = 128):
                                        shuffle=False, collate_fn=collate)
 
 
+# ---- frozen-encoder features (--tune head) -----------------------------------------------
+
+class Features(torch.utils.data.Dataset):
+    """Cached sentence embeddings (float32 [n, 384]) and labels: --tune head's data."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+
+    def __len__(self) -> int:
+        return int(self.y.numel())
+
+    def __getitem__(self, i: int):
+        return self.x[i], int(self.y[i])
+
+
+def collate_features(items: list) -> dict:
+    """Stack a batch of (embedding, label) pairs, on DEVICE (an empty batch: 0 rows)."""
+    if not items:
+        x, labels = torch.zeros((0, HIDDEN)), torch.zeros((0,), dtype=torch.long)
+    else:
+        x = torch.stack([e for e, _ in items])
+        labels = torch.tensor([y for _, y in items], dtype=torch.long)
+    return {"x": x.to(DEVICE), "labels": labels.to(DEVICE)}
+
+
+@torch.no_grad()
+def embed_examples(model: MiniLMClassifier, tokenizer, examples: list,
+                   batch_size: int = 128) -> torch.Tensor:
+    """Mean-pooled embeddings [len(examples), 384] (float32, CPU) in the order of examples,
+    computed in batches of similar length."""
+    ds = Encoded(tokenizer, examples)
+    order = sorted(range(len(ds)), key=lambda i: len(ds.ids[i]))
+    out = torch.empty((len(ds), HIDDEN), dtype=torch.float32)
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        batch = collate([ds[i] for i in idx])
+        out[idx] = model.embed(batch["input_ids"], batch["attention_mask"]).float().cpu()
+    return out
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_features(args, splits) -> dict:
+    """The frozen encoder's mean-pooled embeddings of public, train, test (after the --*-limit
+    options) and of the label descriptions, computed once and cached in --cache-dir
+    (default ~/.cache/dpzo/minilm-features) under a key of the split fingerprint, the model's
+    SHA-256, MAX_LENGTH and the limits.  Returns {split: (x, y)}, "labels": [10, 384],
+    "extract_seconds" (of the run that filled the cache) and "cache_hit"."""
+    folder = model_dir()
+    key_src = {"splits": wordnet_data.fingerprint(splits), "split_seed": args.split_seed,
+               "model": file_sha256(folder / "model.safetensors")[:16],
+               "max_length": MAX_LENGTH, "pooling": "mean",
+               "limits": [args.public_limit, args.train_limit, args.test_limit]}
+    import hashlib
+    key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:16]
+    cache_dir = Path(args.cache_dir or Path.home() / ".cache" / "dpzo" / "minilm-features")
+    path = cache_dir / f"features-{key}.pt"
+    if path.is_file():
+        data = torch.load(path)
+        if data.get("key") == key_src:
+            data["cache_hit"] = True
+            print(f"features: cache {path} (extracted in {data['extract_seconds']:.1f} s)",
+                  flush=True)
+            return data
+    tokenizer, model = load_minilm(len(splits.label_names), seed=0)
+    model.to(DEVICE)
+    t0 = time.time()
+    data = {"key": key_src}
+    for name in ("public", "train", "test"):
+        examples = getattr(splits, name)
+        data[name] = (embed_examples(model, tokenizer, examples),
+                      torch.tensor([y for _, y in examples], dtype=torch.long))
+    descr = [wordnet_data.LABEL_DESCRIPTIONS[n] for n in splits.label_names]
+    data["labels"] = embed_examples(model, tokenizer, [(d, 0) for d in descr])
+    data["extract_seconds"] = time.time() - t0
+    data["threads"] = torch.get_num_threads()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save(data, tmp)
+    os.replace(tmp, path)          # atomic: a concurrent run reads the whole file or none
+    n = sum(int(data[s][1].numel()) for s in ("public", "train", "test"))
+    print(f"features: extracted {n} embeddings in {data['extract_seconds']:.1f} s -> {path}",
+          flush=True)
+    data["cache_hit"] = False
+    return data
+
+
+def make_head(num_labels: int, seed: int) -> torch.nn.Linear:
+    """nn.Linear(384, num_labels) drawn right after torch.manual_seed(seed): the same initial
+    head as MiniLMClassifier's for that seed."""
+    torch.manual_seed(seed)
+    return torch.nn.Linear(HIDDEN, num_labels)
+
+
+@torch.no_grad()
+def feature_accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    return float((model(x.to(DEVICE)).argmax(-1).cpu() == y).float().mean()) if len(y) else 0.0
+
+
 # ---- methods -----------------------------------------------------------------------------
 
 def test_examples(args, splits) -> list:
@@ -203,10 +318,11 @@ def test_examples(args, splits) -> list:
 
 
 @torch.no_grad()
-def run_time_forward(args, splits, tokenizer, model) -> dict:
+def run_time_forward(args, data) -> dict:
     """Seconds per forward pass (no grad) of a batch of args.batch_size test glosses: padded to
     the batch's longest (as the runs do) and padded to MAX_LENGTH; min and median of
     args.repeats (the min is the better estimate on a shared machine)."""
+    model, tokenizer, splits = data.model, data.tokenizer, data.splits
     batch_items = [Encoded(tokenizer, splits.test)[i] for i in range(args.batch_size)]
     dyn = collate(batch_items)
     full = {k: v.clone() for k, v in dyn.items()}
@@ -227,15 +343,22 @@ def run_time_forward(args, splits, tokenizer, model) -> dict:
 
 
 @torch.no_grad()
-def run_zero_shot(args, splits, tokenizer, model) -> dict:
-    """Nearest label description by cosine similarity of mean-pooled embeddings."""
-    names = splits.label_names
+def run_zero_shot(args, data) -> dict:
+    """Nearest label description by cosine similarity of mean-pooled embeddings (with --tune
+    head, of the cached embeddings)."""
+    names = data.splits.label_names
     descr = [wordnet_data.LABEL_DESCRIPTIONS[n] for n in names]
+    if data.features is not None:
+        labels_emb = F.normalize(data.features["labels"], dim=-1)
+        x, y = data.features["test"]
+        pred = (F.normalize(x, dim=-1) @ labels_emb.T).argmax(-1)
+        return {"test_accuracy": float((pred == y).float().mean()), "descriptions": descr}
+    model, tokenizer = data.model, data.tokenizer
     enc = tokenizer(descr, padding=True, truncation=True, max_length=MAX_LENGTH,
                     return_tensors="pt").to(DEVICE)
     labels_emb = F.normalize(model.embed(enc["input_ids"], enc["attention_mask"]), dim=-1)
     right = total = 0
-    for batch in eval_loader(Encoded(tokenizer, test_examples(args, splits))):
+    for batch in eval_loader(data.test):
         e = F.normalize(model.embed(batch["input_ids"], batch["attention_mask"]), dim=-1)
         pred = (e @ labels_emb.T).argmax(-1)
         right += int((pred == batch["labels"]).sum())
@@ -243,41 +366,64 @@ def run_zero_shot(args, splits, tokenizer, model) -> dict:
     return {"test_accuracy": right / total, "descriptions": descr}
 
 
-def run_public_only(args, splits, tokenizer, model) -> dict:
-    """Non-private Adam on the public split only (args.epochs passes, shuffled with args.seed)."""
-    ds = Encoded(tokenizer, splits.public)
-    gen = torch.Generator().manual_seed(args.seed)
-    loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, shuffle=True,
-                                         generator=gen, collate_fn=collate)
+def default_lr(args) -> float:
+    if args.lr is not None:
+        return args.lr
+    table = DEFAULT_LR_HEAD if args.tune == "head" else DEFAULT_LR_FULL
+    return table.get(args.method, table["zo"])
+
+
+# Learning rates when --lr is not given.  Full fine-tuning: untuned first choices.  --tune head:
+# the best of the grid of docs/results.md ("MiniLM on WordNet glosses") at epsilon 3, seed 0,
+# chosen by the accuracy on 500 held-out public glosses (--val-size 500), never on test.
+DEFAULT_LR_FULL = {"public-only": 5e-5, "dpsgd": 5e-4, "zo": 1e-5}
+DEFAULT_LR_HEAD = {"public-only": 1e-2, "dpsgd": 1e-2, "zo": 1e-2}
+
+
+def batches(ds, collate_fn, batch_size: int, seed: int):
+    """An endless stream of batches of ds (reshuffled each pass, seeded)."""
+    gen = torch.Generator().manual_seed(seed)
+    while True:
+        for batch in torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=True,
+                                                 generator=gen, collate_fn=collate_fn):
+            yield batch
+
+
+def run_public_only(args, data) -> dict:
+    """Non-private Adam on the public split only, shuffled with args.seed: args.epochs passes
+    (full fine-tuning) or args.steps steps (--tune head, the private methods' budget)."""
+    model = data.model
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=args.lr if args.lr is not None else 5e-5)
+    opt = torch.optim.Adam(params, lr=default_lr(args))
     model.train()
-    step = 0
-    for epoch in range(args.epochs):
-        for batch in loader:
-            opt.zero_grad(set_to_none=True)
-            loss = per_example_loss(model, batch).mean()
-            loss.backward()
-            opt.step()
-            step += 1
-            if step % args.log_every == 0:
-                print(f"epoch {epoch} step {step} loss {loss.item():.4f}", flush=True)
-    return {"steps": step, "epsilon": 0.0, "note": "public data only: no privacy cost"}
+    per_epoch = math.ceil(len(data.public) / args.batch_size)
+    total = args.steps if args.tune == "head" else args.epochs * per_epoch
+    stream = batches(data.public, data.collate, args.batch_size, args.seed)
+    for step in range(1, total + 1):
+        batch = next(stream)
+        opt.zero_grad(set_to_none=True)
+        loss = per_example_loss(model, batch).mean()
+        loss.backward()
+        opt.step()
+        if step % args.log_every == 0:
+            print(f"epoch {(step - 1) // per_epoch} step {step} loss {loss.item():.4f}",
+                  flush=True)
+    return {"steps": total, "epsilon": 0.0, "note": "public data only: no privacy cost"}
 
 
-def run_dpsgd(args, splits, tokenizer, model) -> dict:
+def run_dpsgd(args, data) -> dict:
     """DP-SGD with Opacus: Poisson sampling at q = B/n, per-example clipping at C, the noise
     multiplier from make_private_with_epsilon (args.accountant, PRV by default) for exactly
     args.steps steps (its epochs = T q)."""
     from opacus import PrivacyEngine
 
-    ds = Encoded(tokenizer, splits.train)
+    model, ds = data.model, data.train
     n = len(ds)
     q = args.batch_size / n
     delta = args.delta if args.delta is not None else 1e-5
-    loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, collate_fn=collate)
+    loader = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, collate_fn=data.collate)
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=args.lr if args.lr is not None else 5e-4)
+    opt = torch.optim.Adam(params, lr=default_lr(args))
     engine = PrivacyEngine(accountant=args.accountant, secure_mode=False)
     gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
     model.train()
@@ -289,12 +435,15 @@ def run_dpsgd(args, splits, tokenizer, model) -> dict:
     ploader.batch_sampler.generator = torch.Generator().manual_seed(args.seed + 1)
     step = 0
     t0 = time.time()
+    loss = torch.tensor(math.nan)
     while step < args.steps:
         for batch in ploader:
             if step >= args.steps:
                 break
             popt.zero_grad(set_to_none=True)
-            if batch["labels"].numel() == 0:     # probability e^-B: Opacus steps on noise alone
+            # An empty Poisson batch (probability about e^-B) comes from Opacus's own collate
+            # as a list of empty tensors: the step is noise alone.
+            if not isinstance(batch, dict) or batch["labels"].numel() == 0:
                 popt.step()
             else:
                 loss = per_example_loss(pmodel, batch).mean()
@@ -303,50 +452,47 @@ def run_dpsgd(args, splits, tokenizer, model) -> dict:
             step += 1
             if step % args.log_every == 0:
                 print(f"step {step} loss {loss.item():.4f} eps {engine.get_epsilon(delta):.3f} "
-                      f"{(time.time() - t0) / step:.2f} s/step", flush=True)
+                      f"{(time.time() - t0) / step:.3f} s/step", flush=True)
     return {"steps": step, "epsilon": engine.get_epsilon(delta), "delta": delta,
             "noise_multiplier": popt.noise_multiplier, "clip": args.clip, "sampling_rate": q,
             "model": pmodel._module}
 
 
-def public_batches(tokenizer, splits, batch_size: int, seed: int):
-    """An endless stream of public batches (reshuffled each pass, seeded)."""
-    ds = Encoded(tokenizer, splits.public)
-    gen = torch.Generator().manual_seed(seed)
-    while True:
-        for batch in torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=True,
-                                                 generator=gen, collate_fn=collate):
-            yield batch
-
-
-def run_zo(args, splits, tokenizer, model) -> dict:
-    """The zeroth-order methods through dpzo.torch.ZOOptimizer (written against its planned
-    API; kept in this one function so that a change of that API is fixed here).  The profile is
-    a Gaussian profile for Poisson sampling at q = B/n, T steps, (epsilon, delta) and clip C."""
+def run_zo(args, data) -> dict:
+    """The zeroth-order methods through dpzo.torch.ZOOptimizer (kept in this one function so
+    that a change of the plugin's API is fixed here).  The profile is a Gaussian profile for
+    Poisson sampling at q = B/n, T steps, (epsilon, delta) and clip C; the PAZO methods'
+    public_closure is the mean loss of the next public batch (B examples, reshuffled each
+    pass; pazo-p and pazo-s call it k times a step)."""
     import dpzo
     import dpzo.torch as dt
 
-    ds = Encoded(tokenizer, splits.train)
+    model, ds = data.model, data.train
     n = len(ds)
     delta = args.delta if args.delta is not None else 1e-5
     private = args.method != "mezo"
     profile = None
+    p = None
     if private:
-        profile = args.profile or os.path.join(args.out_dir, f"profile-{args.method}.json")
+        profile = args.profile or os.path.join(
+            args.out_dir, f"profile-{args.method}-{os.getpid()}.json")
         p = dpzo.gaussian_profile(epsilon=args.epsilon, delta=delta,
                                   sampling_rate=args.batch_size / n, steps=args.steps,
                                   clip=args.clip, accountant=args.accountant)
         p.save(profile)
         print(f"profile {profile}: noise multiplier {p.noise_multiplier:.6f}, "
               f"epsilon {p.epsilon:.6f} at delta {delta}", flush=True)
-    kw = dict(algorithm=args.method, lr=args.lr if args.lr is not None else 1e-5,
-              perturbation=args.perturbation, queries=args.queries, batch_size=args.batch_size,
-              dataset_size=n, steps=args.steps, seed=args.seed)
+    kw = dict(algorithm=args.method, lr=default_lr(args), perturbation=args.perturbation,
+              queries=args.queries, batch_size=args.batch_size, dataset_size=n,
+              steps=args.steps, seed=args.seed)
     if private:
         kw.update(profile=profile, clip=args.clip)
-    if args.method == "pazo-m":
-        kw["public"] = {"alpha": args.alpha}
-        stream = public_batches(tokenizer, splits, args.batch_size, args.seed + 2)
+    if args.method in PAZO:
+        public = {"alpha": args.alpha} if args.method == "pazo-m" else {}
+        if args.k is not None and args.method != "pazo-m":
+            public["k"] = args.k
+        kw["public"] = public or None
+        stream = batches(data.public, data.collate, args.batch_size, args.seed + 2)
 
         def public_closure():
             return per_example_loss(model, next(stream)).mean()
@@ -354,7 +500,7 @@ def run_zo(args, splits, tokenizer, model) -> dict:
     model.eval()
     opt = dt.ZOOptimizer(model, **kw)
     loader = torch.utils.data.DataLoader(ds, batch_sampler=opt.batch_sampler(),
-                                         collate_fn=collate)
+                                         collate_fn=data.collate)
     t0 = time.time()
     step = 0
     with torch.no_grad():
@@ -363,40 +509,69 @@ def run_zo(args, splits, tokenizer, model) -> dict:
             step += 1
             if step % args.log_every == 0:
                 print(f"step {step} loss {loss:.4f} eps {opt.epsilon_spent():.3f} "
-                      f"{(time.time() - t0) / step:.2f} s/step", flush=True)
-    return {"steps": step, "epsilon": opt.epsilon_spent() if private else math.inf,
-            "delta": delta, "profile": profile}
+                      f"{(time.time() - t0) / step:.3f} s/step", flush=True)
+    out = {"steps": step, "epsilon": opt.epsilon_spent() if private else math.inf,
+           "delta": delta, "profile": profile, "clip": args.clip if private else None}
+    if p is not None:
+        out["noise_multiplier"] = p.noise_multiplier
+    return out
 
 
 # ---- main --------------------------------------------------------------------------------
 
+class Data:
+    """What a method runs on: the model it tunes and the train/public/test datasets with
+    their collate function (tokens for full fine-tuning, cached embeddings for --tune head)."""
+    model = tokenizer = splits = features = train = public = test = val = collate = None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--method", choices=METHODS, required=True)
+    ap.add_argument("--tune", choices=("full", "head"), default="full",
+                    help="full: fine-tune the encoder and head (default); head: freeze the "
+                    "encoder, cache its sentence embeddings once, train the linear head only "
+                    "(DP linear probing)")
     ap.add_argument("--seed", type=int, default=0, help="model head, batches, noise (default 0)")
     ap.add_argument("--split-seed", type=int, default=wordnet_data.SPLIT_SEED)
     ap.add_argument("--epsilon", type=float, default=3.0)
     ap.add_argument("--delta", type=float, default=None, help="default 1e-5 (< 1/n = 5e-5)")
-    ap.add_argument("--steps", type=int, default=1000, help="private methods: T")
-    ap.add_argument("--epochs", type=int, default=3, help="public-only: passes over public")
+    ap.add_argument("--steps", type=int, default=1000,
+                    help="private methods: T (and public-only with --tune head)")
+    ap.add_argument("--epochs", type=int, default=3,
+                    help="public-only, full fine-tuning: passes over public")
     ap.add_argument("--batch-size", type=int, default=64, help="B (expected B for Poisson)")
     ap.add_argument("--lr", type=float, default=None,
-                    help="default 5e-5 public-only (Adam), 5e-4 dpsgd (Adam), 1e-5 ZO")
+                    help="full: 5e-5 public-only (Adam), 5e-4 dpsgd (Adam), 1e-5 ZO; head: "
+                    "DEFAULT_LR_HEAD (the tuned values)")
     ap.add_argument("--accountant", choices=("prv", "rdp"), default="prv",
                     help="calibrates the noise (Opacus for dpsgd, dpzo.gaussian_profile for ZO)")
     ap.add_argument("--clip", type=float, default=1.0, help="C: per-example clipping bound")
-    ap.add_argument("--perturbation", type=float, default=1e-3, help="ZO lambda")
-    ap.add_argument("--queries", type=int, default=1, help="ZO directions per step")
+    ap.add_argument("--perturbation", type=float, default=None,
+                    help="ZO lambda (default: the library's, 1e-3; not for pazo-s)")
+    ap.add_argument("--queries", type=int, default=None,
+                    help="ZO directions per step (default: the library's, 1)")
+    ap.add_argument("--alpha", type=float, default=0.5, help="pazo-m: public gradient weight")
+    ap.add_argument("--k", type=int, default=None,
+                    help="pazo-p, pazo-s: public gradients per step (default: the library's, 3)")
     ap.add_argument("--profile", default=None, help="ZO: write the profile here")
     ap.add_argument("--out-dir", default=".", help="where profiles and --json go")
+    ap.add_argument("--cache-dir", default=None,
+                    help="--tune head: feature cache (default ~/.cache/dpzo/minilm-features)")
     ap.add_argument("--threads", type=int, default=2, help="torch.set_num_threads")
     ap.add_argument("--train-word-embeddings", action="store_true",
                     help="tune the 11.7 M word-embedding table too (default frozen)")
     ap.add_argument("--log-every", type=int, default=50)
     ap.add_argument("--repeats", type=int, default=5, help="time-forward: timed passes")
-    ap.add_argument("--alpha", type=float, default=0.5, help="pazo-m: public gradient weight")
     ap.add_argument("--test-limit", type=int, default=0,
                     help="evaluate on the first N test examples only (smoke runs; 0: all 5,000)")
+    ap.add_argument("--train-limit", type=int, default=0,
+                    help="use the first N private train examples only (smoke runs; 0: all)")
+    ap.add_argument("--public-limit", type=int, default=0,
+                    help="use the first N public examples only (smoke runs; 0: all)")
+    ap.add_argument("--val-size", type=int, default=0,
+                    help="hold the last N public examples out of training and report their "
+                    "accuracy as val_accuracy (for choosing hyperparameters without test)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--json", default=None, help="append the result as one JSON line here")
     args = ap.parse_args(argv)
@@ -406,26 +581,70 @@ def main(argv=None) -> int:
     DEVICE = torch.device(args.device)
     t0 = time.time()
     splits = wordnet_data.load_splits(seed=args.split_seed)
-    tokenizer, model = load_minilm(len(splits.label_names), seed=args.seed,
-                                   train_word_embeddings=args.train_word_embeddings)
-    model.to(DEVICE)
-    tuned = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    print(f"{args.method}: {len(splits.label_names)} classes, public {len(splits.public)}, "
-          f"train {len(splits.train)}, test {len(splits.test)}; {tuned} tuned parameters",
+    fp = wordnet_data.fingerprint(splits)
+    splits = splits._replace(
+        public=splits.public[:args.public_limit or None],
+        train=splits.train[:args.train_limit or None],
+        test=test_examples(args, splits))
+    data = Data()
+    data.splits = splits
+    num_labels = len(splits.label_names)
+    result = {}
+    if args.tune == "head":
+        if args.method == "time-forward":
+            ap.error("--method time-forward times the encoder: use --tune full")
+        data.features = load_features(args, splits)
+        result.update(extract_seconds=round(data.features["extract_seconds"], 1),
+                      cache_hit=data.features["cache_hit"])
+        data.model = make_head(num_labels, args.seed).to(DEVICE)
+        data.collate = collate_features
+        pub_x, pub_y = data.features["public"]
+        if args.val_size:
+            data.val = Features(pub_x[-args.val_size:], pub_y[-args.val_size:])
+            pub_x, pub_y = pub_x[:-args.val_size], pub_y[:-args.val_size]
+        data.public = Features(pub_x, pub_y)
+        data.train = Features(*data.features["train"])
+        data.test = Features(*data.features["test"])
+    else:
+        data.tokenizer, data.model = load_minilm(
+            num_labels, seed=args.seed, train_word_embeddings=args.train_word_embeddings)
+        data.model.to(DEVICE)
+        data.collate = collate
+        public = splits.public
+        if args.val_size:
+            data.val = Encoded(data.tokenizer, public[-args.val_size:])
+            public = public[:-args.val_size]
+        data.public = Encoded(data.tokenizer, public)
+        data.train = Encoded(data.tokenizer, splits.train)
+        data.test = Encoded(data.tokenizer, splits.test)
+    tuned = sum(p.numel() for p in data.model.parameters() if p.requires_grad)
+    print(f"{args.method} ({args.tune}): {num_labels} classes, public {len(data.public)}, "
+          f"train {len(data.train)}, test {len(data.test)}; {tuned} tuned parameters",
           flush=True)
+    t_train = time.time()
     if args.method in ("zero-shot", "time-forward"):
         run = run_zero_shot if args.method == "zero-shot" else run_time_forward
-        result = run(args, splits, tokenizer, model)
+        result.update(run(args, data))
     else:
         run = {"public-only": run_public_only, "dpsgd": run_dpsgd}.get(args.method, run_zo)
-        result = run(args, splits, tokenizer, model)
-        trained = result.pop("model", model)
-        result["test_accuracy"] = accuracy(
-            trained, eval_loader(Encoded(tokenizer, test_examples(args, splits))))
-    result.update(method=args.method, seed=args.seed, seconds=round(time.time() - t0, 1),
-                  threads=args.threads, device=str(DEVICE),
-                  test_size=len(test_examples(args, splits)), batch_size=args.batch_size,
-                  lr=args.lr)
+        result.update(run(args, data))
+        trained = result.pop("model", data.model)
+        result["train_seconds"] = round(time.time() - t_train, 2)
+        for name in ("test", "val"):
+            ds = getattr(data, name)
+            if ds is None:
+                continue
+            if args.tune == "head":
+                acc = feature_accuracy(trained, ds.x, ds.y)
+            else:
+                acc = accuracy(trained, eval_loader(ds))
+            result[f"{name}_accuracy"] = acc
+    result.update(method=args.method, tune=args.tune, seed=args.seed, epsilon_target=args.epsilon,
+                  seconds=round(time.time() - t0, 1), threads=args.threads, device=str(DEVICE),
+                  splits=fp, train_size=len(data.train), public_size=len(data.public),
+                  test_size=len(data.test), batch_size=args.batch_size, lr=default_lr(args)
+                  if args.method not in ("zero-shot", "time-forward") else None,
+                  tuned_parameters=tuned)
     print(json.dumps(result, default=str), flush=True)
     if args.json:
         with open(args.json, "a") as f:

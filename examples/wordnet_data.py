@@ -191,6 +191,13 @@ def load_splits(seed: int = SPLIT_SEED, num_classes: int = NUM_CLASSES,
     return Splits(result["public"], result["train"], result["test"], label_names, offsets)
 
 
+def fingerprint(splits: Splits) -> str:
+    """First 16 hex digits of the SHA-256 of the splits' synset offsets (public, train, test, in
+    each split's order, comma-separated): cf243a64798aea67 for the default splits."""
+    text = ",".join(str(o) for name in ("public", "train", "test") for o in splits.offsets[name])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def class_counts(examples: list, num_classes: int) -> list:
     """How many examples of each label."""
     counts = [0] * num_classes

