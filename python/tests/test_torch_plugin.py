@@ -454,3 +454,31 @@ def test_threaded_pieces_give_the_same_bits(monkeypatch, dtype):
     for a, b in zip(seen1, seen2):
         assert torch.equal(a.view(view), b.view(view))
     assert torch.equal(w1.view(view), w2.view(view))
+
+
+def test_resume_finds_the_profile_by_its_checksum(tmp_path, monkeypatch):
+    """The state names the profile by its checksum: a run resumed from another folder with a
+    copy of the same profile is accepted; another profile is refused."""
+    prof = dpzo.profiles.gaussian_profile(epsilon=3, delta=1e-5, sampling_rate=0.25, steps=4,
+                                          clip=0.5)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    prof.save(tmp_path / "a" / "p.json")
+    prof.save(tmp_path / "b" / "p.json")
+    other = dpzo.profiles.gaussian_profile(epsilon=2, delta=1e-5, sampling_rate=0.25, steps=4,
+                                           clip=0.5)
+    other.save(tmp_path / "other.json")
+
+    def make(path):
+        return dt.ZOOptimizer(mlp(), algorithm="dpzero", profile=str(path), clip=0.5, lr=0.1,
+                              steps=4, batch_size=30, dataset_size=120, seed=1)
+
+    state = make(tmp_path / "a" / "p.json").state_dict()
+    assert len(state["dpzo"]["profile_sha256"]) == 64
+    state["dpzo"]["steps_done"] = 2
+    monkeypatch.chdir(tmp_path / "b")
+    opt = make("p.json")
+    opt.load_state_dict(state)
+    assert opt.steps_done == 2
+    with pytest.raises(dpzo.Error, match="another configuration"):
+        make(tmp_path / "other.json").load_state_dict(state)

@@ -529,11 +529,17 @@ class ZOOptimizer(torch.optim.Optimizer):
         parameters themselves are the model's (``model.state_dict()``)."""
         s = {"version": _STATE_VERSION, "config": self._config, "dim": self._dim,
              "dataset_size": self._n, "steps_done": self.steps_done,
-             "sampling_seed": int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo)))}
+             "sampling_seed": int(_c.zo_sampling_seed(ctypes.c_void_p(self._zo))),
+             "profile_sha256": self._profile_sha256()}
         mask = self.mask()
         if mask is not None:  # dpzopo: the stage's mask is part of the run's state
             s["mask"] = mask
         return {"dpzo": s, "param_groups": [{"lr": g["lr"]} for g in self.param_groups]}
+
+    def _profile_sha256(self) -> Optional[str]:
+        """The checksum of the profile the C step opened (None: non-private)."""
+        prof = _c.zo_profile(ctypes.c_void_p(self._zo))
+        return prof.contents.sha256.decode() if prof else None
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:  # type: ignore[override]
         """Resumes a run saved by :meth:`state_dict` (load the model's parameters too):
@@ -543,7 +549,8 @@ class ZOOptimizer(torch.optim.Optimizer):
         if not isinstance(s, dict) or s.get("version") != _STATE_VERSION:
             raise Error("load_state_dict: not a dpzo.torch optimizer state (version "
                         f"{_STATE_VERSION})")
-        if not _same_config(s.get("config"), self._config):
+        if not _same_config(s.get("config"), self._config) or \
+                s.get("profile_sha256") != self._profile_sha256():
             raise Error("load_state_dict: the saved run had another configuration: "
                         f"{s.get('config')} (this one: {self._config})")
         if s.get("dim") != self._dim or s.get("dataset_size") != self._n:
@@ -566,11 +573,17 @@ class ZOOptimizer(torch.optim.Optimizer):
 
 
 def _same_config(saved: Any, own: str) -> bool:
-    """The same run's configuration: equal as JSON values (8 and 8.0 are one batch size)."""
+    """The same run's configuration: equal as JSON values (8 and 8.0 are one batch size),
+    the profile compared by its checksum (the state's profile_sha256), not by its path."""
     try:
-        return isinstance(saved, str) and json.loads(saved) == json.loads(own)
-    except ValueError:
+        a, b = json.loads(saved), json.loads(own)
+    except (TypeError, ValueError):
         return False
+    if not isinstance(a, dict):
+        return False
+    a.pop("profile", None)
+    b.pop("profile", None)
+    return a == b
 
 
 class StepBatchSampler(torch.utils.data.Sampler):
