@@ -13,9 +13,11 @@
 #
 # Environment: OUT (results folder), BUILD (build folder, default /tmp/dpzo-gpu-build),
 # ARCHS (CMAKE_CUDA_ARCHITECTURES, default "80;90"), BENCH_D (parameters for the benchmark,
-# default 2^28), SANITIZE=0 to skip compute-sanitizer. Exit status: that of the GPU tests.
-# $OUT receives at most 6 files (the device tool brings back 8): gpu-run.log,
-# resource-usage.txt, ctest-gpu.txt, sanitizer.txt, bench-cuda.txt, bench-cuda.tsv.
+# default 2^28), SANITIZE=0 to skip compute-sanitizer, PLUGIN=1 to add the PyTorch plugin's
+# CUDA tests and step benchmark (section 7; BENCH_TIMEOUT per model, default 120 s). Exit
+# status: that of the GPU tests. $OUT receives at most 8 files (the device tool brings back
+# 8): gpu-run.log, resource-usage.txt, ctest-gpu.txt, sanitizer.txt, bench-cuda.txt,
+# bench-cuda.tsv, and with PLUGIN=1 plugin-tests.txt and bench-plugin.jsonl.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -118,6 +120,37 @@ fi
 # 6. the bandwidth benchmark
 say "dpzo-bench-cuda $BENCH_D"
 "$BUILD/bin/dpzo-bench-cuda" "$BENCH_D" "$OUT/bench-cuda.tsv" 2>&1 | tee "$OUT/bench-cuda.txt"
+
+# 7. the PyTorch plugin (PLUGIN=1; docs/plugin.md): its CUDA tests against the CPU, bit for
+# bit, then the step against MeZO's and the two forwards for the issue's models (bench/
+# zo_step.py). Needs the machine's PyTorch (and transformers for the benchmark); pytest when
+# present. Two more files in $OUT: plugin-tests.txt and bench-plugin.jsonl.
+if [ "${PLUGIN:-0}" = 1 ]; then
+    say "plugin: build the shared library, the CLI and dpzo-zo-reference"
+    if run cmake --build "$BUILD" -j "$(nproc)" --target dpzo_shared dpzo dpzo-zo-reference; then
+        export PYTHONPATH=$ROOT/python DPZO_LIBRARY=$BUILD/lib/libdpzo.so DPZO_CLI=$BUILD/bin/dpzo
+        if python3 -c 'import pytest' 2>/dev/null; then
+            say "plugin tests (pytest)"
+            python3 -m pytest -q -p no:cacheprovider python/tests/test_torch_cuda.py \
+                python/tests/test_torch_plugin.py >"$OUT/plugin-tests.txt" 2>&1
+            tail -3 "$OUT/plugin-tests.txt" | tee -a "$LOG"
+        else
+            say "no pytest on this machine: the plugin's CUDA tests did not run" |
+                tee "$OUT/plugin-tests.txt"
+        fi
+        say "bench/zo_step.py (the issue's sizes)"
+        for spec in "minilm float32 64 128" "roberta-base float32 64 128" \
+                    "roberta-large float32 64 128" "roberta-large bfloat16 64 128" \
+                    "opt-1.3b bfloat16 16 256"; do
+            set -- $spec
+            timeout "${BENCH_TIMEOUT:-120}" python3 bench/zo_step.py --device cuda --model "$1" \
+                --dtype "$2" --batch "$3" --seq "$4" --reps 5 --json "$OUT/bench-plugin.jsonl" \
+                2>&1 | tee -a "$LOG" | tail -5
+        done
+    else
+        say "plugin build FAILED (see $LOG)"
+    fi
+fi
 
 say "done: GPU tests exit $status; results in $OUT"
 exit "$status"
