@@ -209,11 +209,38 @@ static dpzo_status release_part(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, siz
  * candidate is not preferred: 1e150 before clipping (its square, summed over at most 65
  * values, stays finite, and the clip then scales the example's vector to its share). A
  * fixed substitute: the example's contribution still has norm at most its share of C. */
-static void huge_if_not_finite(double *v, unsigned n)
+void dpzo__pazo_s_clip_row(const dpzo_privacy *p, const dpzo_public_config *u, double *v,
+                           unsigned m, int part)
 {
-    for (unsigned j = 0; j < n; j++)
+    const unsigned k = u->k;
+    const double share = part == 2            ? 1.0 / (double)(k + 1)
+                         : u->noisy_candidate ? (double)k / (double)(k + 1)
+                                              : 1.0;
+    for (unsigned j = 0; j < m; j++)
         if (!isfinite(v[j]))
             v[j] = 1e150;
+    dpzo_privacy_clip_part(p, v, m, share);
+}
+
+unsigned dpzo__pazo_s_best(const double *released, unsigned k)
+{
+    unsigned best = 0;
+    for (unsigned j = 1; j < k; j++)
+        if (released[j] < released[best])
+            best = j;
+    return best;
+}
+
+dpzo_status dpzo__pazo_s_noisy(dpzo_ctx *ctx, const dpzo_train_config *c, uint64_t t,
+                               const float *best, size_t P, float *out)
+{
+    /* g' = g_best + s z, z keyed by (seed, t, k): a public, reproducible exploration */
+    dpzo_dir z;
+    memcpy(out, best, P * sizeof *out);
+    dpzo_status st = dpzo_dir_init(ctx, &z, DPZO_DIR_GAUSSIAN, c->seed, t, c->pub.k, P, 1.0);
+    if (st == DPZO_OK)
+        dpzo_dir_axpy(&z, 0, P, c->pub.candidate_scale, out);
+    return st;
 }
 
 static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr)
@@ -221,7 +248,6 @@ static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
     const dpzo_public_config *u = &tr->cfg.pub;
     const unsigned k = u->k, Q = dpzo_train_queries_per_step(&tr->cfg);
     const size_t P = tr->P;
-    const double share = u->noisy_candidate ? (double)k / (double)(k + 1) : 1.0;
     dpzo_status st = DPZO_OK;
     for (unsigned j = 0; j < k && st == DPZO_OK; j++) {
         float *g = tr->gpub + (size_t)j * P;
@@ -237,33 +263,21 @@ static dpzo_status pazo_s(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
     if (st != DPZO_OK)
         return st;
     tr->loss_count += b;
-    for (size_t i = 0; i < b; i++) {
-        huge_if_not_finite(tr->vals + i * Q, k);
-        dpzo_privacy_clip_part(tr->privacy, tr->vals + i * Q, k, share);
-    }
+    for (size_t i = 0; i < b; i++)
+        dpzo__pazo_s_clip_row(tr->privacy, u, tr->vals + i * Q, k, 1);
     if ((st = release_part(ctx, tr, t, b, 0, k)) != DPZO_OK)
         return st;
-    unsigned best = 0;
-    for (unsigned j = 1; j < k; j++)
-        if (tr->qsum[j] < tr->qsum[best])
-            best = j;
+    unsigned best = dpzo__pazo_s_best(tr->qsum, k);
     const float *step = tr->gpub + (size_t)best * P;
     tr->last_choice = (int)best;
     if (u->noisy_candidate) {
-        /* g' = g_best + s z, z keyed by (seed, t, k): a public, reproducible exploration */
-        dpzo_dir z;
-        memcpy(tr->vbuf, step, P * sizeof *tr->vbuf);
-        st = dpzo_dir_init(ctx, &z, DPZO_DIR_GAUSSIAN, tr->cfg.seed, t, k, P, 1.0);
-        if (st != DPZO_OK)
-            return st;
-        dpzo_dir_axpy(&z, 0, P, u->candidate_scale, tr->vbuf);
-        if ((st = candidate_losses(ctx, tr, tr->vbuf, lr, b)) != DPZO_OK)
+        if ((st = dpzo__pazo_s_noisy(ctx, &tr->cfg, t, step, P, tr->vbuf)) != DPZO_OK ||
+            (st = candidate_losses(ctx, tr, tr->vbuf, lr, b)) != DPZO_OK)
             return st;
         for (size_t i = 0; i < b; i++) {
             double *v = tr->vals + i * Q + k;
             *v = tr->lp[i];
-            huge_if_not_finite(v, 1);
-            dpzo_privacy_clip_part(tr->privacy, v, 1, 1.0 / (double)(k + 1));
+            dpzo__pazo_s_clip_row(tr->privacy, u, v, 1, 2);
         }
         if ((st = release_part(ctx, tr, t, b, k, 1)) != DPZO_OK)
             return st;

@@ -200,6 +200,17 @@ size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx)
  * zero, not finite, or (orthonormalising) within 1e-6 of the span of the earlier ones are
  * dropped. The kept columns are packed first; returns their count. */
 unsigned dpzo__span_basis(float *G, unsigned k, size_t P, int orthonormalize);
+/* PAZO-S (docs/algorithms.md 6): one example's m candidate losses of part 1 (the k public
+ * candidates) or part 2 (the noisy one): a non-finite loss counts as 1e150 (not preferred;
+ * a fixed value, so the sensitivity holds), then the L2 clip to the part's share of C
+ * (k / (k + 1) and 1 / (k + 1), all of C without the noisy candidate). */
+void dpzo__pazo_s_clip_row(const dpzo_privacy *p, const dpzo_public_config *u, double *v,
+                           unsigned m, int part);
+/* The candidate with the smallest released sum (the first of equals). */
+unsigned dpzo__pazo_s_best(const double *released, unsigned k);
+/* The noisy candidate g' = best + s z (P floats into out), z keyed by (seed, t, k). */
+dpzo_status dpzo__pazo_s_noisy(dpzo_ctx *ctx, const dpzo_train_config *c, uint64_t t,
+                               const float *best, size_t P, float *out);
 /* PAZO-P's direction k of step t: out = G c (P floats), c in R^m the configured kind keyed by
  * (seed, t, k) (a sphere of radius sqrt(m)), G the m basis columns; zero when m = 0. coef:
  * m doubles of scratch. */

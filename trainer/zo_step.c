@@ -493,21 +493,11 @@ dpzo_status dpzo_zo_clip_sum_candidates(dpzo_ctx *ctx, dpzo_zo *zo, const double
                           "pending (pazo-s after dpzo_zo_set_public)");
     if (b > 0 && loss == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: clip_sum_candidates: NULL losses");
-    const unsigned k = zo->cfg.pub.k;
-    const int noisy = zo->cfg.pub.noisy_candidate;
-    /* the parts' shares of C^2: k / (k + 1) and 1 / (k + 1) (all of it without the noisy
-     * candidate); trainer/pazo.c's clipping */
-    const double share = zo->part == 2 ? 1.0 / (double)(k + 1)
-                         : noisy       ? (double)k / (double)(k + 1)
-                                       : 1.0;
     for (unsigned j = 0; j < m; j++)
         qsum[j] = 0.0;
     for (size_t i = 0; i < b; i++) {
-        for (unsigned j = 0; j < m; j++) {
-            double v = loss[i * m + j];
-            zo->row[j] = isfinite(v) ? v : 1e150; /* an overflowed loss: not preferred */
-        }
-        dpzo_privacy_clip_part(zo->privacy, zo->row, m, share);
+        memcpy(zo->row, loss + i * m, m * sizeof *zo->row);
+        dpzo__pazo_s_clip_row(zo->privacy, &zo->cfg.pub, zo->row, m, (int)zo->part);
         for (unsigned j = 0; j < m; j++)
             qsum[j] += zo->row[j];
         if (zo->part == 1) /* f(theta - lr g_0) ~ f(theta): the loss shown */
@@ -537,22 +527,15 @@ static dpzo_status set_released(dpzo_ctx *ctx, dpzo_zo *zo, const double *releas
     const unsigned k = c->pub.k;
     dpzo_status st = DPZO_OK;
     if (zo->part == 1) {
-        unsigned best = 0;
-        for (unsigned j = 1; j < k; j++)
-            if (released[j] < released[best])
-                best = j;
+        unsigned best = dpzo__pazo_s_best(released, k);
         zo->best = best;
         zo->f_best = released[best];
         zo->choice = (int)best;
         if (c->pub.noisy_candidate) {
-            /* g' = g_best + s z, z keyed by (seed, t, k): a public, reproducible exploration */
-            dpzo_dir z;
-            memcpy(zo->vbuf, zo->G + (size_t)best * P, P * sizeof *zo->vbuf);
-            if ((st = dpzo_dir_init(ctx, &z, DPZO_DIR_GAUSSIAN, c->seed, zo->done, k, zo->dim,
-                                    1.0)) != DPZO_OK ||
+            if ((st = dpzo__pazo_s_noisy(ctx, c, zo->done, zo->G + (size_t)best * P, P,
+                                         zo->vbuf)) != DPZO_OK ||
                 (st = dpzo_dir_init_vector(ctx, &zo->noisy, zo->vbuf, zo->dim)) != DPZO_OK)
                 return st;
-            dpzo_dir_axpy(&z, 0, P, c->pub.candidate_scale, zo->vbuf);
             zo->part = 2;
             return DPZO_OK;
         }
