@@ -70,6 +70,9 @@ for f in "${debs[@]}"; do
 done
 LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# Debian's libgmp-dev puts gmp.h in the multiarch folder, which mpfr.h includes as <gmp.h>
+# (measured at 81bcb55 on an H100: without this the build stops there)
+export CPATH=$PREFIX/usr/include/x86_64-linux-gnu:$PREFIX/usr/include${CPATH:+:$CPATH}
 
 # 3. configure and build (warnings not fatal: the host compiler there may be newer)
 say "build in $BUILD (CUDA architectures $ARCHS)"
