@@ -80,7 +80,9 @@ size_t dpzo_zo_batch(dpzo_zo *zo, uint64_t t, size_t *idx);
 /* The largest batch dpzo_zo_batch can return (n for Poisson, B for fixed batches). */
 size_t dpzo_zo_batch_capacity(const dpzo_zo *zo);
 /* The sampling seed (secret: it determines the batches; state_dict keeps it beside theta)
- * and its replacement on resume. */
+ * and its replacement on resume or from the drawing rank. A seed anyone else knows makes
+ * the batches public, which voids the amplification by subsampling the ledger counts on:
+ * only ever set a seed this run drew (getrandom at dpzo_zo_create). */
 uint64_t dpzo_zo_sampling_seed(const dpzo_zo *zo);
 dpzo_status dpzo_zo_set_sampling_seed(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t seed);
 
@@ -153,7 +155,10 @@ dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const
  * parallel); private runs add one noise draw per query from the CSPRNG (counted).
  * released (Q, may be NULL) receives qsum + noise: what other ranks adopt. */
 dpzo_status dpzo_zo_release(dpzo_ctx *ctx, dpzo_zo *zo, const double *qsum, double *released);
-/* Takes the released values of the rank that drew the noise (data parallel). */
+/* Takes the released values of the rank that drew the noise (data parallel), for the
+ * same step (the pending part for pazo-s). The ledger's epsilon holds only when these
+ * are another step object's dpzo_zo_release output for this step: values without that
+ * rank's CSPRNG noise are not private, and the library cannot tell. */
 dpzo_status dpzo_zo_adopt(dpzo_ctx *ctx, dpzo_zo *zo, const double *released);
 /* The released value of query k divided by B: g_k (NaN before the release). */
 double dpzo_zo_gradient(const dpzo_zo *zo, unsigned k);
