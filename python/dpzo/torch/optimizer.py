@@ -151,6 +151,7 @@ class ZOOptimizer(torch.optim.Optimizer):
         self._group = self._process_group(process_group)
         self._noise_override: Optional[Callable[[int, int], Sequence[float]]] = None
         self._last_g: List[float] = [math.nan] * self._queries
+        self._last_choice = -1
         if self._group is not None:
             self._share_sampling_seed()
 
@@ -351,12 +352,18 @@ class ZOOptimizer(torch.optim.Optimizer):
         _lib.call(_c.zo_clip_sum, zo, ctypes.cast(lp.data_ptr(), dp),
                   ctypes.cast(lm.data_ptr(), dp), b, ctypes.cast(qsum.data_ptr(), dp))
         self._release(zo, qsum)
+        return self._finish(zo, grads)
+
+    def _finish(self, zo: ctypes.c_void_p, grads: Optional[List[torch.Tensor]]) -> float:
+        """The update pass over every tuned tensor (pazo-m: its public part first), then the
+        step's end; returns the step's loss."""
         for i, p in enumerate(self._params):
             if grads is not None:
                 _c.update_public(self._zo, self._offset[id(p)], p.data, grads[i])
             _c.update(self._zo, self._offset[id(p)], p.data)
-        # kept here: dpzo_zo_gradient answers NaN once the step has ended
-        self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(Q)]
+        # kept here: dpzo_zo_gradient and dpzo_zo_choice describe the begun step only
+        self._last_g = [float(_c.zo_gradient(zo, k)) for k in range(self._queries)]
+        self._last_choice = int(_c.zo_choice(zo))
         _lib.call(_c.zo_end, zo)
         return float(_c.zo_take_loss(zo))
 
@@ -407,16 +414,11 @@ class ZOOptimizer(torch.optim.Optimizer):
             _lib.call(_c.zo_clip_sum_candidates, zo, ctypes.cast(vals.data_ptr(), dp), b,
                       ctypes.cast(qsum.data_ptr(), dp))
             self._release(zo, qsum)
-        for p in self._params:
-            _c.update(self._zo, self._offset[id(p)], p.data)
-        self._last_g = [math.nan] * self._queries
-        self._last_choice = int(_c.zo_choice(zo))
-        _lib.call(_c.zo_end, zo)
-        return float(_c.zo_take_loss(zo))
+        return self._finish(zo, None)
 
     def last_choice(self) -> int:
         """pazo-s: the candidate the latest step took (k: the noisy one)."""
-        return getattr(self, "_last_choice", -1)
+        return self._last_choice
 
     def _public_gradients(self) -> List[torch.Tensor]:
         """pazo-m: the public batch's mean-loss gradient at theta, by autograd, as float32
