@@ -327,32 +327,10 @@ const char *dpzo_dtype_name(dpzo_dtype dt)
 
 /* The typed kernels work a chunk of at most TCHUNK elements at a time (the chunk of the
  * batched generator, so a chunk starting at an aligned j takes DPZO_RAW_CHUNK Philox
- * blocks): the chunk's values as floats in v[], each direction's float elements in u[],
- * each step a loop of its own over the chunk (vectorised, in L1). */
+ * blocks): the chunk's values as floats in v[], each direction's float elements in u[]
+ * (dpzo_dir_fill of the chunk, all of it below dim), each step a loop of its own over the
+ * chunk (vectorised, in L1). */
 #define TCHUNK (4 * DPZO_RAW_CHUNK)
-
-/* u[k] = element j + k as float (dpzo_dir_fill's), k < ne, all j + k < dim and ne <=
- * TCHUNK - (j & 3): one Philox block per four elements. */
-DPZO_KERNEL_CLONES static void chunk_elements(const dpzo_dir *dir, uint64_t j, size_t ne,
-                                              float *restrict u)
-{
-    if (dir->vec != NULL) {
-        memcpy(u, dir->vec + j, ne * sizeof *u);
-        return;
-    }
-    double v[TCHUNK];
-    size_t skip = (size_t)(j & 3);
-    dpzo__dir_raw_blocks(dir, j >> 2, (skip + ne + 3) / 4, v);
-    const double scale = dir->scale;
-    const double *restrict x = v + skip;
-    for (size_t k = 0; k < ne; k++)
-        u[k] = (float)(scale * x[k]);
-    if (dir->mult != NULL) { /* the float product, as apply_special */
-        const float *restrict m = dir->mult + j;
-        for (size_t k = 0; k < ne; k++)
-            u[k] *= m[k];
-    }
-}
 
 /* v[k] = (float)(src[k]) for the type dt, k < ne (exact). */
 DPZO_KERNEL_CLONES static void chunk_load(dpzo_dtype dt, const void *src, size_t ne,
@@ -442,7 +420,7 @@ void dpzo_dir_perturb(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, 
         uint64_t j = j0 + i;
         size_t ne = TCHUNK - (size_t)(j & 3);
         ne = ne < nv - i ? ne : nv - i;
-        chunk_elements(dir, j, ne, u);
+        dpzo_dir_fill(dir, j, ne, u);
         chunk_perturb(dt, ne, alpha, u, (const char *)x + i * es, (char *)out + i * es);
         i += ne;
     }
@@ -470,7 +448,7 @@ void dpzo_dir_update(const dpzo_dir *dirs, const double *alpha, unsigned k, uint
         char *t = (char *)theta + i * es;
         chunk_load(dt, t, ne, v);
         for (unsigned m = 0; m < k; m++) {
-            chunk_elements(&dirs[m], j, ne, u);
+            dpzo_dir_fill(&dirs[m], j, ne, u);
             chunk_axpy(ne, alpha[m], u, v);
         }
         chunk_store(dt, v, ne, t);
