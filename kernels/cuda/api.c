@@ -193,12 +193,12 @@ dpzo_status dpzo_cuda_dir_set_mult(dpzo_ctx *ctx, dpzo_dir *dir, const float *mu
     return DPZO_OK;
 }
 
-/* k >= 1 valid directions, their coefficients (any non-NULL pointer where none are
- * needed) and a range [j0, j0 + n) that does not overflow. */
-static dpzo_status check_dirs(dpzo_ctx *ctx, const dpzo_dir *dirs, unsigned k, const void *alpha,
-                              uint64_t j0, size_t n, const char *what)
+/* k >= 1 valid directions, their coefficients when needed (need_alpha) and a range
+ * [j0, j0 + n) that does not overflow. */
+static dpzo_status check_dirs(dpzo_ctx *ctx, const dpzo_dir *dirs, unsigned k, int need_alpha,
+                              const double *alpha, uint64_t j0, size_t n, const char *what)
 {
-    if (dirs == NULL || k == 0 || alpha == NULL)
+    if (dirs == NULL || k == 0 || (need_alpha && alpha == NULL))
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: no direction", what);
     for (unsigned d = 0; d < k; d++) {
         dpzo_status st = check_dir(ctx, &dirs[d], what);
@@ -217,8 +217,7 @@ static dpzo_status apply(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alph
 {
     if (out == NULL && n > 0)
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: output is NULL", what);
-    dpzo_status st = check_dirs(ctx, dirs, k, axpy ? (const void *)alpha : (const void *)dirs, j0, n,
-                                what);
+    dpzo_status st = check_dirs(ctx, dirs, k, axpy, alpha, j0, n, what);
     if (st != DPZO_OK || n == 0)
         return st;
     for (unsigned d0 = 0; d0 < k; d0 += DPZO_CU_MAX_DIRS) {
@@ -260,7 +259,7 @@ static dpzo_status typed(dpzo_ctx *ctx, const dpzo_dir *dirs, const double *alph
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: unknown element type %d", what, (int)dt);
     if (n > 0 && (x == NULL || out == NULL))
         return dpzo__fail(ctx, DPZO_EINVAL, "cuda: %s: NULL array", what);
-    dpzo_status st = check_dirs(ctx, dirs, k, alpha, j0, n, what);
+    dpzo_status st = check_dirs(ctx, dirs, k, 1, alpha, j0, n, what);
     if (st != DPZO_OK || n == 0)
         return st;
     return cu_fail(ctx, what, dpzo__cu_typed(dirs, alpha, k, (int)dt, j0, n, x, out, stream));
