@@ -92,7 +92,7 @@ def test_gpu_restores_bf16_exactly():
     before = [p.detach().clone() for p in model.parameters()]
     opt = dt.ZOOptimizer(model, algorithm="mezo", lr=0.05, steps=1, batch_size=8,
                          dataset_size=32, seed=2)
-    _c.zo_begin(_c._lib.ctx(), ctypes.c_void_p(opt._zo))
+    _c._lib.call(_c.zo_begin, ctypes.c_void_p(opt._zo))
     for sign in (1, -1):
         with opt.perturbed(0, sign):
             model(torch.zeros(2, 3, dtype=torch.long, device="cuda"))

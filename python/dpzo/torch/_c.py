@@ -13,6 +13,7 @@ import torch
 
 from .. import _lib
 from ..errors import Error
+from ..profiles import _CProfile  # the dpzo_profile struct (layout-checked in the tests)
 
 _vp = ctypes.c_void_p
 _u64 = ctypes.c_uint64
@@ -58,7 +59,6 @@ zo_score_lambda = _lib.fn("dpzo_zo_score_lambda", ctypes.c_double, [_vp])
 zo_set_score = _lib.fn("dpzo_zo_set_score", ctypes.c_int, [_vp, _vp, _dp, _dp, _vp])
 zo_mask = _lib.fn("dpzo_zo_mask", ctypes.POINTER(ctypes.c_float), [_vp])
 zo_set_mask = _lib.fn("dpzo_zo_set_mask", ctypes.c_int, [_vp, _vp, _vp])
-from ..profiles import _CProfile  # noqa: E402  (the dpzo_profile struct, layout-checked)
 zo_profile = _lib.fn("dpzo_zo_profile", ctypes.POINTER(_CProfile), [_vp])
 zo_abort = _lib.fn("dpzo_zo_abort", None, [_vp])
 zo_end = _lib.fn("dpzo_zo_end", ctypes.c_int, [_vp, _vp])
