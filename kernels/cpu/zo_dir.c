@@ -399,13 +399,16 @@ DPZO_KERNEL_CLONES static void chunk_perturb(dpzo_dtype dt, size_t ne, double al
     }
 }
 
-/* Elements [from, n) of a typed array set to T(NaN) (past a direction's dim). */
+/* Elements [from, n) of a typed array set to T(NaN) (past a direction's dim): the pattern
+ * converted once, then copied. */
 static void store_nan(dpzo_dtype dt, size_t from, size_t n, void *dst)
 {
     const float nan_f = NAN;
+    unsigned char pat[sizeof nan_f];
+    chunk_store(dt, &nan_f, 1, pat);
     size_t es = dpzo_dtype_size(dt);
     for (size_t i = from; i < n; i++)
-        chunk_store(dt, &nan_f, 1, (char *)dst + i * es);
+        memcpy((char *)dst + i * es, pat, es);
 }
 
 void dpzo_dir_perturb(const dpzo_dir *dir, uint64_t j0, size_t n, double alpha, dpzo_dtype dt,
