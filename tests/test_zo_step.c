@@ -186,6 +186,17 @@ static void test_dpzero_same_as_trainer(void **state)
     dpzo_ctx_free(ctx);
 }
 
+/* A PAZO run of 7 steps on mlp:4: 40 public rows (batches of 8), 80 private ones at an
+ * expected 20 a step (the profile's q = 0.25), clip 1. */
+static dpzo_train_config public_config(dpzo_algorithm alg, double lr, const char *profile)
+{
+    dpzo_train_config c = base_config(alg, "mlp:4", 7, 20.0, lr);
+    c.public_size = 40;
+    c.pub.batch_size = 8;
+    set_private(&c, profile, 1.0);
+    return c;
+}
+
 static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
 {
     (void)state;
@@ -202,17 +213,14 @@ static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
     set_private(&c, prof, 1.0);
     same_as_trainer(ctx, &c, 7);
     /* pazo-m: 40 public rows held out, 80 private ones (q = 20 / 80 as the profile's) */
-    c = base_config(DPZO_ALG_PAZO_M, "mlp:4", 7, 20.0, 0.1);
-    c.public_size = 40;
-    c.pub.batch_size = 8;
+    c = public_config(DPZO_ALG_PAZO_M, 0.1, prof);
     c.pub.alpha = 0.3;
     c.queries = 2;
     c.direction = DPZO_DIR_SPHERE;
     c.radius_kind = DPZO_RADIUS_D_QUARTER;
-    set_private(&c, prof, 1.0);
     same_as_trainer(ctx, &c, 7);
-    /* dpzopo: incremental masks (1, 2, 4 %% ... of a small model: rates 0.2, 0.4, 0.8) with
-     * rank multipliers and a sphere direction, over three stages */
+    /* dpzopo: incremental masks (rates 0.2, 0.4, 0.8 of the parameters over three stages)
+     * with rank multipliers and a sphere direction, then a static mask */
     c = base_config(DPZO_ALG_DPZOPO, "mlp:4", 7, 30.0, 0.08);
     c.stages.count = 3;
     c.prune.strategy = DPZO_PRUNE_INCREMENTAL;
@@ -227,24 +235,18 @@ static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
     c.prune.rank = 0;
     c.direction = DPZO_DIR_GAUSSIAN;
     same_as_trainer(ctx, &c, 7);
-    /* pazo-p: 3 public gradients, their basis; one pair nearly parallel is possible */
-    c = base_config(DPZO_ALG_PAZO_P, "mlp:4", 7, 20.0, 0.1);
-    c.public_size = 40;
-    c.pub.batch_size = 8;
+    /* pazo-p: the basis of 3 public gradients */
+    c = public_config(DPZO_ALG_PAZO_P, 0.1, prof);
     c.pub.k = 3;
     c.queries = 2;
     c.direction = DPZO_DIR_SPHERE;
-    set_private(&c, prof, 1.0);
     same_as_trainer(ctx, &c, 7);
     /* pazo-s: 3 candidates and the noisy one (an adaptive two-part release), and without */
     for (int noisy = 1; noisy >= 0; noisy--) {
-        c = base_config(DPZO_ALG_PAZO_S, "mlp:4", 7, 20.0, 0.5);
-        c.public_size = 40;
-        c.pub.batch_size = 8;
+        c = public_config(DPZO_ALG_PAZO_S, 0.5, prof);
         c.pub.k = 3;
         c.pub.noisy_candidate = noisy;
         c.pub.candidate_scale = 0.05;
-        set_private(&c, prof, 1.0);
         same_as_trainer(ctx, &c, 7);
     }
     dpzo_ctx_free(ctx);
