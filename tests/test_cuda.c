@@ -518,6 +518,11 @@ static void test_typed(void **state)
                      DPZO_EINVAL);
     assert_int_equal(dpzo_cuda_dir_perturb(ctx, &d, 0, 8, 1.0, DPZO_F32, NULL, dev, NULL),
                      DPZO_EINVAL);
+    assert_int_equal(dpzo_cuda_dir_update(ctx, &d, NULL, 1, 0, 8, DPZO_F32, dev, NULL),
+                     DPZO_EINVAL);
+    assert_int_equal(
+        dpzo_cuda_dir_perturb(ctx, &d, UINT64_MAX - 3, 8, 1.0, DPZO_BF16, dev, dev, NULL),
+        DPZO_EINVAL); /* j0 + n overflows */
     assert_ok(ctx, dpzo_cuda_dir_update(ctx, &d, &one, 1, 0, 0, DPZO_BF16, NULL, NULL));
     dpzo_cuda_free(dev);
 }
