@@ -197,7 +197,7 @@ static dpzo_train_config public_config(dpzo_algorithm alg, double lr, const char
     return c;
 }
 
-static void test_mezo_dpzoso_pazo_m_same_as_trainer(void **state)
+static void test_other_algorithms_same_as_trainer(void **state)
 {
     (void)state;
     dpzo_ctx *ctx = dpzo_ctx_new();
@@ -379,7 +379,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dpzero_same_as_trainer),
-        cmocka_unit_test(test_mezo_dpzoso_pazo_m_same_as_trainer),
+        cmocka_unit_test(test_other_algorithms_same_as_trainer),
         cmocka_unit_test(test_ledger_refusal_resume),
         cmocka_unit_test(test_config_refusals),
     };
