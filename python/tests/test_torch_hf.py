@@ -156,6 +156,7 @@ def test_same_parameters_as_the_optimizer_by_hand(tmp_path, algorithm, schedule,
     closed = {"constant": lambda t: 1e-3, "linear": lambda t: 1e-3 * (1 - t / 6),
               "cosine": lambda t: 1e-3 * (1 + math.cos(math.pi * t / 6)) / 2}[schedule]
     assert lrs == pytest.approx([closed(t) for t in range(6)], rel=1e-12)  # dpzo's schedule
+    assert lrs == pytest.approx([opt.lr_at(t) for t in range(6)], rel=1e-15)  # the C step's
     if algorithm == "dpzero":
         eps = [r["epsilon"] for r in tr.state.log_history if "loss" in r]
         assert eps[-1] == opt.epsilon_spent() == tr.zo_optimizer.epsilon_spent()

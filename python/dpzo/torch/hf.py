@@ -10,8 +10,8 @@ collator, logging, evaluation, checkpoints and ``resume_from_checkpoint``.
   ``clip``, ``perturbation``, ``queries``, ``seed``, ...) and the arguments' ``learning_rate``,
   ``max_steps`` (the plan's T), ``per_device_train_batch_size`` (the expected batch size B of
   Poisson sampling) and ``lr_scheduler_type`` (``constant``, ``linear`` or ``cosine``, without
-  warm-up: the same closed forms as Hugging Face's, so the logged learning rate is the one
-  the step used), with n = ``len(train_dataset)``.
+  warm-up: dpzo's schedule of that name; the Trainer's scheduler reads ``lr_at(t)``, so the
+  logged learning rate is the one the step used), with n = ``len(train_dataset)``.
 - The training batches are the optimizer's own (``ZOOptimizer.batch_sampler()``: Poisson by
   default, a pure function of the secret sampling seed and the step), so the Trainer's
   sampler, shuffling and data skipping are not used. A Poisson batch may be empty: the step
@@ -281,7 +281,6 @@ class ZOTrainer(transformers.Trainer):
         zo["seed"] = int(a.seed if seed is None else seed)
         if schedule != "constant":
             zo["lr_schedule"] = schedule
-        self._queries = int(zo.get("queries", 1))
         self.zo_optimizer: ZOOptimizer = _TrainerOptimizer(
             self.model, algorithm=dpzo_algorithm, lr=a.learning_rate, steps=int(a.max_steps),
             batch_size=a.per_device_train_batch_size,
@@ -350,6 +349,20 @@ class ZOTrainer(transformers.Trainer):
             params["prefetch_factor"] = self.args.dataloader_prefetch_factor
         return self.accelerator.prepare(DataLoader(dataset, **params))
 
+    def create_scheduler(self, num_training_steps: int,
+                         optimizer: Optional[torch.optim.Optimizer] = None) -> Any:
+        """The Trainer's scheduler follows the library's: at step t the logged learning rate
+        is ``zo_optimizer.lr_at(t)``, the one the C step uses (0 after the plan's last step)."""
+        if self.lr_scheduler is None:
+            opt = self.zo_optimizer
+            base = float(self.args.learning_rate)
+
+            def factor(t: int) -> float:
+                return opt.lr_at(t) / base if t < opt.steps and base != 0 else 0.0
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+            self._created_lr_scheduler = True
+        return self.lr_scheduler
+
     # ---- the step ------------------------------------------------------------------------------
 
     def training_step(self, model: torch.nn.Module, inputs: Dict[str, Any],
@@ -386,7 +399,7 @@ class ZOTrainer(transformers.Trainer):
     def floating_point_ops(self, inputs: Dict[str, Any]) -> int:
         # The Trainer counts 6 flops a parameter a token (forward and backward); a
         # zeroth-order step runs 2 Q forward passes (2 flops each).
-        return super().floating_point_ops(inputs) * 4 * self._queries // 6
+        return super().floating_point_ops(inputs) * 4 * self.zo_optimizer._queries // 6
 
     # ---- logs ------------------------------------------------------------------------------------
 
