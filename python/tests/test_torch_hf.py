@@ -302,9 +302,17 @@ def test_per_example_loss_matches_the_models_own_loss():
     cls = bert().eval()
     gpt = transformers.GPT2LMHeadModel(transformers.GPT2Config(
         vocab_size=100, n_positions=16, n_embd=16, n_layer=1, n_head=2)).eval()
+    cfg = bert().config
+    reg = transformers.BertForSequenceClassification(
+        transformers.BertConfig(**{**cfg.to_dict(), "num_labels": 1})).eval()
+    tok = transformers.BertForTokenClassification(cfg).eval()
+    tok_labels = batch["input_ids"] % 2
+    tok_labels[2, 4:] = -100
     with torch.no_grad():
         for model, inputs in ((cls, batch), (gpt, {"input_ids": batch["input_ids"],
-                                                   "labels": batch["input_ids"].clone()})):
+                                                   "labels": batch["input_ids"].clone()}),
+                              (reg, {**batch, "labels": batch["labels"].float() * 2 - 0.5}),
+                              (tok, {**batch, "labels": tok_labels})):
             if model is gpt:
                 inputs["labels"][1, 3:] = -100  # ignored tokens: a mean over the others
             got = per_example_loss(model, inputs)

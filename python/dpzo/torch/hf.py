@@ -117,8 +117,8 @@ def per_example_loss(model: torch.nn.Module, inputs: Dict[str, Any]) -> torch.Te
     if logits.dim() == 2:
         problem = getattr(config, "problem_type", None)
         if problem == "regression" or (problem is None and logits.shape[-1] == 1):
-            return (logits.float().squeeze(-1) - labels.float().reshape(logits.shape[0], -1)
-                    .squeeze(-1)).pow(2).reshape(logits.shape[0], -1).sum(dim=1)
+            b = logits.shape[0]
+            return (logits.float().reshape(b, -1) - labels.float().reshape(b, -1)).pow(2).sum(1)
         if problem == "multi_label_classification":
             return torch.nn.functional.binary_cross_entropy_with_logits(
                 logits.float(), labels.float(), reduction="none").sum(dim=1)
