@@ -340,14 +340,14 @@ def run_time_forward(args, data) -> dict:
     """Seconds per forward pass (no grad) of a batch of args.batch_size test glosses: padded to
     the batch's longest (as the runs do) and padded to MAX_LENGTH; min and median of
     args.repeats (the min is the better estimate on a shared machine)."""
-    model, tokenizer, splits = data.model, data.tokenizer, data.splits
-    batch_items = [Encoded(tokenizer, splits.test)[i] for i in range(args.batch_size)]
+    model = data.model
+    batch_items = [data.test[i] for i in range(min(args.batch_size, len(data.test)))]
     dyn = collate(batch_items)
     full = {k: v.clone() for k, v in dyn.items()}
     pad = MAX_LENGTH - dyn["input_ids"].shape[1]
     full["input_ids"] = F.pad(dyn["input_ids"], (0, pad))
     full["attention_mask"] = F.pad(dyn["attention_mask"], (0, pad))
-    out = {"batch_longest": int(dyn["input_ids"].shape[1])}
+    out = {"batch_rows": len(batch_items), "batch_longest": int(dyn["input_ids"].shape[1])}
     for name, batch in (("padded_to_longest", dyn), (f"padded_to_{MAX_LENGTH}", full)):
         model(batch["input_ids"], batch["attention_mask"])          # warm-up
         times = []
