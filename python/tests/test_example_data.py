@@ -226,7 +226,14 @@ def test_example_head_dpzero_and_pazo_m(tmp_path):
     first = _run_example(["--method", "dpzero", *common], tmp_path)
     second = _run_example(["--method", "pazo-m", *common], tmp_path)
     assert first["cache_hit"] is False and second["cache_hit"] is True
-    assert list((tmp_path / "features").glob("features-*.pt"))
+    cached = list((tmp_path / "features").glob("features-*.pt"))
+    assert len(cached) == 1
+    # a damaged cache file is extracted again (and rewritten whole), not a crash
+    cached[0].write_bytes(b"not a torch file")
+    third = _run_example(["--method", "public-only", *common], tmp_path)
+    assert third["cache_hit"] is False and third["steps"] == 5
+    assert [p.name for p in (tmp_path / "features").iterdir()] == [cached[0].name]
+    assert _run_example(["--method", "public-only", *common], tmp_path)["cache_hit"] is True
     for result, method in ((first, "dpzero"), (second, "pazo-m")):
         assert result["method"] == method and result["tune"] == "head"
         assert result["steps"] == 5
