@@ -189,7 +189,7 @@ def test_resume_continues_the_ledger(tmp_path, algorithm):
         prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
         kw.update(profile=prof_path, clip=1.0)
     args = targs(tmp_path, max_steps=T, per_device_train_batch_size=B, save_strategy="steps",
-                 save_steps=2)
+                 save_steps=2, lr_scheduler_type="linear")
     whole = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), **kw)
     fix_sampling_seed(whole.zo_optimizer)
     whole.train()
@@ -207,6 +207,10 @@ def test_resume_continues_the_ledger(tmp_path, algorithm):
     logged = [r for r in resumed.state.log_history if "loss" in r]
     assert [r["step"] for r in logged][-2:] == [5, 6]
     assert [r["epoch"] for r in logged][-2:] == [5 / 3, 6 / 3]  # passes over the data, t B / n
+    # the resumed scheduler goes on with the library's rates (steps 5, 6 run at t = 4, 5)
+    assert [r["learning_rate"] for r in logged][-2:] == pytest.approx(
+        [resumed.zo_optimizer.lr_at(4), resumed.zo_optimizer.lr_at(5)], rel=1e-15)
+    assert resumed.zo_optimizer.lr_at(5) == pytest.approx(1e-3 / 6, rel=1e-12)
     loss_whole = {r["step"]: r["loss"] for r in whole.state.log_history if "loss" in r}
     if algorithm == "mezo":  # no noise: the interrupted run is the whole run, bit for bit
         for a, b in zip(whole.model.parameters(), resumed_model.parameters()):
