@@ -516,7 +516,7 @@ class ZOOptimizer(torch.optim.Optimizer):
 
     def lr_at(self, t: int) -> float:
         """The learning rate step t uses (the plan's schedule or DP-ZOSO's stage rate, as the
-        C step computes it when the step begins)."""
+        C step computes it when the step begins); NaN for t >= steps (no such step)."""
         return float(_c.zo_lr_at(ctypes.c_void_p(self._zo), int(t)))
 
     def last_gradient(self) -> List[float]:
