@@ -43,7 +43,7 @@ set_target_properties(dpzo_shared PROPERTIES
   SOVERSION ${DPZO_SOVERSION}
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib
   LINK_DEPENDS ${PROJECT_BINARY_DIR}/dpzo.map)
-target_link_libraries(dpzo_shared PRIVATE Threads::Threads GSL::gsl ${MPFR_LIBRARY} ${GMP_LIBRARY}
+target_link_libraries(dpzo_shared PRIVATE Threads::Threads GSL::gsl ${MPFR_LIBRARY} ${GMP_LIBRARY} dpzo_openblas
                                           ${CJSON_LIBRARY} ZLIB::ZLIB ${MATH_LIBRARY})
 if(DPZO_HAVE_CUDA)
   # The shared CUDA runtime only (CMake's default for CUDA code would also link the static

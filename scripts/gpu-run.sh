@@ -23,7 +23,9 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 DEPS_DIR=$ROOT/.gpu-deps
 DEB_PACKAGES=(libgsl-dev libgsl27 libgslcblas0 libmpfr-dev libmpfr6 libgmp-dev libgmp10
-              libgmpxx4ldbl libcjson-dev libcjson1 libcmocka-dev libcmocka0 zlib1g-dev zlib1g)
+              libgmpxx4ldbl libcjson-dev libcjson1 libcmocka-dev libcmocka0 zlib1g-dev zlib1g
+              libopenblas-dev libopenblas-pthread-dev libopenblas0-pthread libopenblas0
+              libgfortran5)
 
 if [ "${1:-}" = "--fetch" ]; then
     mkdir -p "$DEPS_DIR"
@@ -69,7 +71,7 @@ for f in "${debs[@]}"; do
     fi
 done
 LIBDIR=$PREFIX/usr/lib/x86_64-linux-gnu
-export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$LIBDIR:$LIBDIR/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # Debian's libgmp-dev puts gmp.h in the multiarch folder, which mpfr.h includes as <gmp.h>
 # (measured at 81bcb55 on an H100: without this the build stops there)
 export CPATH=$PREFIX/usr/include/x86_64-linux-gnu:$PREFIX/usr/include${CPATH:+:$CPATH}
