@@ -76,6 +76,7 @@ typedef struct {
 
 struct dpzo_model {
     int is_cnn;
+    unsigned threads;   /* dpzo_model_set_threads (>= 1) */
     size_t input_dim, rows, cols;
     size_t n_classes;
     size_t n_params;
@@ -336,6 +337,7 @@ dpzo_status dpzo_model_create(dpzo_ctx *ctx, const char *spec, size_t input_dim,
     if (m == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "model '%s': out of memory", spec);
     m->is_cnn = is_cnn;
+    m->threads = 1;
     m->input_dim = input_dim;
     m->rows = rows;
     m->cols = cols;
@@ -446,6 +448,14 @@ void dpzo_model_free(dpzo_model *m)
     free(m->lin_out2);
     free(m);
 }
+
+void dpzo_model_set_threads(dpzo_model *m, unsigned threads)
+{
+    if (m != NULL)
+        m->threads = threads > 0 ? threads : 1;
+}
+
+unsigned dpzo_model_threads(const dpzo_model *m) { return m != NULL ? m->threads : 1; }
 
 size_t dpzo_model_n_params(const dpzo_model *m) { return m != NULL ? m->n_params : 0; }
 

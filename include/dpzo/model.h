@@ -96,6 +96,10 @@ dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_pert
 dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_dataset *ds,
                             const size_t *idx, size_t batch, float *grad, float *per_example,
                             double *mean_loss);
+/* Threads the model's evaluations use (0: the machine's online cores; default 1). The
+ * rows of a batch are split among them; every result is the same whatever the count. */
+void dpzo_model_set_threads(dpzo_model *m, unsigned threads);
+unsigned dpzo_model_threads(const dpzo_model *m);
 /* Accuracy (argmax of the logits) and mean loss over all rows of ds. */
 dpzo_status dpzo_model_accuracy(dpzo_model *m, const float *theta, const dpzo_dataset *ds,
                                 double *accuracy, double *mean_loss);

@@ -203,6 +203,8 @@ typedef struct {
     dpzo_prune_config prune;               /* dpzopo */
     dpzo_public_config pub;                /* pazo-m, pazo-p, pazo-s */
     dpzo_pretrain_config pretrain;         /* any algorithm with public rows */
+    unsigned threads;                      /* the model's threads (0: the machine's cores);
+                                              results do not depend on it */
 } dpzo_train_config;
 
 /* Defaults: batching poisson, lr_schedule constant, lambda 1e-3, direction gaussian,
