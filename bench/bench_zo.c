@@ -1,31 +1,52 @@
 /* bench/bench_zo.c: the cost of a zeroth-order step against the two forward passes it
- * contains, steps per second, and memory against inference.
+ * contains and against the BLAS time of its own matrix products, steps per second, and
+ * memory against inference.
  *
- *   dpzo-bench-zo [--model SPEC] [--batch B] [--steps N] [--queries Q]
+ *   dpzo-bench-zo [--model SPEC]... [--algorithm mezo|dpzero] [--batch B] [--steps N]
+ *                 [--queries Q] [--threads T] [--rounds R] [--min-time S] [--profile FILE]
  *
- * On Fashion-MNIST (Debian's dataset-fashion-mnist). For each model:
- *   fwd2   the time of two plain forward passes (dpzo_model_losses at theta, no
- *          perturbation) over a random batch of B rows (a fresh one each time, as a
- *          training step sees): what a ZO step cannot avoid;
- *   pm     the time of the step's fused evaluation of both perturbed passes
- *          (dpzo_model_losses_pm, a Gaussian direction) on the same batches, timed after
- *          the training so that it is in neither memory figure: the step's forward work;
- *   step   the mean time of a real MeZO step of the trainer (dpzo_trainer_run, shuffled
- *          batches of exactly B, Q queries, Gaussian directions regenerated on the fly and
- *          the fused update), timed between consecutive step reports (the evaluation steps
- *          are excluded);
- *   ratio  step / (Q fwd2): the goal is at most 1.2;
- *   memory peak resident size (getrusage) after inference (the batch forward passes and a
- *          test-set evaluation, then the model freed) and after the training steps, in the
- *          same process: the difference is what ZO training adds over inference.
- * Prints one JSON object per model on stdout (bench/report_zo.py makes the table). */
+ * On Fashion-MNIST (Debian's dataset-fashion-mnist). For each model, after a warm-up, R
+ * rounds; each round times, one after the other (so that load from other jobs hits all of
+ * them alike):
+ *   step   real steps of the trainer (dpzo_trainer_run: batches of exactly B, Q queries,
+ *          Gaussian directions regenerated on the fly, the fused update; dpzero also
+ *          clips, draws the noise and keeps the ledger), each step timed between
+ *          consecutive step reports (evaluation steps excluded), N / R steps a round;
+ *   fwd2   two plain forward passes (dpzo_model_losses at theta, no perturbation) over a
+ *          fresh random batch of B rows (as a training step sees): what a ZO step cannot
+ *          avoid;
+ *   pm     the step's fused evaluation of both perturbed passes (dpzo_model_losses_pm, a
+ *          Gaussian direction) on such batches: the step's forward work;
+ *   sgemm  (MLPs only) the step's matrix products alone with OpenBLAS's cblas_sgemm, in
+ *          this process and on the same threads: for each sign, X[B x in] W^T[in x out] for
+ *          every layer (mlp:128: X[256x784] W1^T and H[256x128] W2^T, twice: 104 MFLOP);
+ *          the bound a BLAS-based step can approach.
+ * fwd2, pm and sgemm repeat until --min-time seconds (default 0.2) have passed in the
+ * round. Every repetition and every step is one sample; the JSON gives the minimum and the
+ * median over all rounds' samples (the plain names fwd2_s, pm_s, step_s are medians).
+ *   ratio          step / (Q fwd2), medians (the goal is at most 1.2); ratio_min: minima;
+ *   step_over_sgemm  step / sgemm, medians and minima (issue 18's goal: at most 1.5);
+ *   memory         peak resident size (VmHWM) after inference (the batch forward passes
+ *                  and a test-set evaluation, then the model freed) and after the trainer's
+ *                  first steps, before the timing rounds: the difference is what ZO
+ *                  training adds over inference.
+ * --threads T sets the trainer's `threads`, dpzo_model_set_threads of the timed models and
+ * OpenBLAS's threads for sgemm (0: the machine's cores; default 1). --algorithm dpzero
+ * (default mezo) needs a noise profile accounted without replacement for this B, the data
+ * set's size and the run's steps: without --profile one is made in a temporary file
+ * (dpzo_profile_gaussian: epsilon 3, delta 1e-5, C = 20, sensitivity 2C).
+ * Prints one JSON object per model on stdout (bench/report_zo.py and
+ * bench/report_cpu_step.py make the tables). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
+#include <cblas.h>
 #include "dpzo/model.h"
+#include "dpzo/profile.h"
 #include "dpzo/trainer.h"
 
 static double now_s(void)
@@ -35,154 +56,471 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The peak resident size: Linux's VmHWM (of this program's memory: getrusage's ru_maxrss
+ * would carry a larger parent's peak over fork and exec, as under bench/torch_step.py),
+ * else getrusage. */
 static double maxrss_mib(void)
 {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        double kib = -1.0;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "VmHWM:", 6)) {
+                kib = strtod(line + 6, NULL);
+                break;
+            }
+        fclose(f);
+        if (kib >= 0.0)
+            return kib / 1024.0;
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* ---- samples: min and median ------------------------------------------------------- */
+
 typedef struct {
-    double last, sum;
-    uint64_t n, steps;
+    double *v;
+    size_t n, cap;
+} samples;
+
+static int add_sample(samples *s, double x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return 1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* sorts the samples; NaN when there are none */
+static double s_min(samples *s)
+{
+    if (s->n == 0)
+        return NAN;
+    qsort(s->v, s->n, sizeof *s->v, cmp_double);
+    return s->v[0];
+}
+
+static double s_median(samples *s)
+{
+    if (s->n == 0)
+        return NAN;
+    qsort(s->v, s->n, sizeof *s->v, cmp_double);
+    return s->n % 2 ? s->v[s->n / 2] : 0.5 * (s->v[s->n / 2 - 1] + s->v[s->n / 2]);
+}
+
+/* ---- options -------------------------------------------------------------------------- */
+
+typedef struct {
+    dpzo_algorithm algorithm;
+    size_t batch;
+    uint64_t steps;
+    unsigned queries, threads, rounds;
+    double min_time;
+    const char *profile; /* dpzero: NULL = make one */
+} options;
+
+#define DPZERO_CLIP 20.0
+#define WARM_STEPS 2
+
+/* ---- the trainer's steps -------------------------------------------------------------- */
+
+typedef struct {
+    double last;
+    samples *out;
+    int fail;
 } timing;
 
 static int on_step(void *user, const dpzo_train_report *r)
 {
     timing *t = user;
     double now = now_s();
-    /* a step is timed from the previous report; evaluation steps (0, T) are skipped */
-    if (r->step > 1 && !r->evaluated && t->last > 0.0) {
-        t->sum += now - t->last;
-        t->n++;
-    }
+    /* a step is timed from the previous report (or from the start of the round's
+     * dpzo_trainer_run call); evaluation steps are skipped */
+    if (t->out && r->step > 0 && !r->evaluated && t->last > 0.0)
+        t->fail |= add_sample(t->out, now - t->last);
     t->last = now;
     return 0;
 }
 
-static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
-                     const dpzo_dataset *test, size_t batch, uint64_t steps, unsigned queries)
+/* ---- sgemm: the MLP step's matrix products with OpenBLAS ------------------------------ */
+
+typedef struct {
+    size_t n_layers, batch;
+    size_t dims[17];   /* dims[0] input, dims[n_layers] classes */
+    float *x;          /* batch x dims[0] */
+    float *w[2][16];   /* per sign and layer: dims[l+1] x dims[l] (the Linear layout) */
+    float *h[2][16];   /* per sign and layer: batch x dims[l+1] */
+    double flop;
+} gemm_anchor;
+
+/* "mlp:H1-H2-..." -> the layer widths; 0 when the spec is not an MLP */
+static int gemm_setup(gemm_anchor *g, const char *spec, const dpzo_dataset *ds, size_t batch)
 {
-    dpzo_model *m;
-    if (dpzo_model_create(ctx, spec, train->dim, train->rows, train->cols, train->n_classes, &m))
-        return 1;
-    size_t d = dpzo_model_n_params(m);
-    float *theta = malloc(d * sizeof *theta);
-    size_t *idx = malloc(batch * sizeof *idx);
-    double *loss = malloc(batch * sizeof *loss);
-    if (!theta || !idx || !loss)
-        return 1;
-    dpzo_model_init(m, 1, theta);
-    /* two forward passes over a fresh random batch (as a training step sees one: rows
-     * gathered from all over the data set), repeated until 1 s has passed */
-    const uint64_t lcg0 = 12345;
-    uint64_t lcg = lcg0;
-    double t0 = now_s(), t1;
-    size_t reps = 0;
-    do {
-        for (size_t i = 0; i < batch; i++) {
-            lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-            idx[i] = (size_t)((lcg >> 33) % train->n);
+    memset(g, 0, sizeof *g);
+    if (strncmp(spec, "mlp:", 4) != 0)
+        return 0;
+    size_t n = 0;
+    g->dims[n++] = ds->dim;
+    const char *p = spec + 4;
+    while (*p) {
+        char *end;
+        unsigned long h = strtoul(p, &end, 10);
+        if (end == p || h == 0 || n >= 16)
+            return 0;
+        g->dims[n++] = h;
+        p = *end == '-' ? end + 1 : end;
+    }
+    g->dims[n] = (size_t)ds->n_classes;
+    g->n_layers = n;
+    g->batch = batch;
+    g->x = malloc(batch * ds->dim * sizeof *g->x);
+    if (!g->x)
+        return -1;
+    uint64_t lcg = 99;
+    for (size_t i = 0; i < batch; i++) {
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        memcpy(g->x + i * ds->dim, ds->x + ((lcg >> 33) % ds->n) * ds->dim,
+               ds->dim * sizeof *g->x);
+    }
+    for (int s = 0; s < 2; s++)
+        for (size_t l = 0; l < n; l++) {
+            size_t in = g->dims[l], out = g->dims[l + 1];
+            g->w[s][l] = malloc(in * out * sizeof(float));
+            g->h[s][l] = malloc(batch * out * sizeof(float));
+            if (!g->w[s][l] || !g->h[s][l])
+                return -1;
+            for (size_t j = 0; j < in * out; j++) {
+                lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+                g->w[s][l][j] = ((float)(lcg >> 40) / 16777216.0f - 0.5f) * 0.1f;
+            }
+            if (s == 0)
+                g->flop += 2.0 * 2.0 * (double)batch * (double)in * (double)out;
         }
-        dpzo_model_losses(m, theta, NULL, train, idx, batch, loss);
-        dpzo_model_losses(m, theta, NULL, train, idx, batch, loss);
-        reps++;
-        t1 = now_s();
-    } while (t1 - t0 < 1.0 || reps < 3);
-    double fwd2 = (t1 - t0) / (double)reps;
-    /* inference as a deployment does it: also the test-set evaluation the trainer runs;
-     * then the model is freed so that the trainer's own model reuses its memory and the
-     * peak difference is what training adds */
+    return 1;
+}
+
+static void gemm_run(const gemm_anchor *g)
+{
+    for (int s = 0; s < 2; s++) {
+        const float *in = g->x;
+        for (size_t l = 0; l < g->n_layers; l++) {
+            int k = (int)g->dims[l], nout = (int)g->dims[l + 1];
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)g->batch, nout, k, 1.0f,
+                        in, k, g->w[s][l], k, 0.0f, g->h[s][l], nout);
+            in = g->h[s][l];
+        }
+    }
+}
+
+static void gemm_free(gemm_anchor *g)
+{
+    free(g->x);
+    for (int s = 0; s < 2; s++)
+        for (size_t l = 0; l < g->n_layers; l++) {
+            free(g->w[s][l]);
+            free(g->h[s][l]);
+        }
+}
+
+/* ---- a noise profile for dpzero ------------------------------------------------------- */
+
+static int make_profile(dpzo_ctx *ctx, const options *o, uint64_t n, uint64_t steps,
+                        char *path, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, size, "%s/dpzo-bench-zo-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("dpzo-bench-zo: mkstemp");
+        return 1;
+    }
+    close(fd);
+    dpzo_profile_gaussian_spec spec = {
+        .epsilon = 3.0, .delta = 1e-5, .accountant = "rdp",
+        .sensitivity = 2.0 * DPZERO_CLIP, /* replace-one adjacency: 2C */
+        .sampling = "wor", .batch_size = o->batch, .dataset_size = n, .steps = steps,
+        .command = "dpzo-bench-zo"};
+    dpzo_profile p;
+    if (dpzo_profile_gaussian(ctx, &spec, &p)) {
+        unlink(path);
+        return 1;
+    }
+    int bad = dpzo_profile_write_file(ctx, &p, path) != DPZO_OK;
+    dpzo_profile_free(&p);
+    if (bad)
+        unlink(path);
+    return bad;
+}
+
+/* ---- one model ------------------------------------------------------------------------ */
+
+static void random_batch(uint64_t *lcg, size_t *idx, size_t batch, size_t n)
+{
+    for (size_t i = 0; i < batch; i++) {
+        *lcg = *lcg * 6364136223846793005ull + 1442695040888963407ull;
+        idx[i] = (size_t)((*lcg >> 33) % n);
+    }
+}
+
+static unsigned blas_threads(unsigned threads)
+{
+    if (threads > 0)
+        return threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
+                     const dpzo_dataset *test, const options *o)
+{
+    const size_t batch = o->batch;
+    const unsigned rounds = o->rounds ? o->rounds : 1;
+    const uint64_t per_round = (o->steps + rounds - 1) / rounds;
+    int rc = 1;
+    dpzo_model *m = NULL;
+    dpzo_trainer *tr = NULL;
+    gemm_anchor g;
+    memset(&g, 0, sizeof g);
+    samples s_step = {0}, s_fwd2 = {0}, s_pm = {0}, s_gemm = {0};
+    char prof[1024] = "";
+    float *theta = NULL;
+    size_t *idx = NULL;
+    double *loss = NULL, *loss2 = NULL;
+    if (dpzo_model_create(ctx, spec, train->dim, train->rows, train->cols, train->n_classes, &m))
+        goto fail;
+    dpzo_model_set_threads(m, o->threads);
+    unsigned model_threads = dpzo_model_threads(m);
+    size_t d = dpzo_model_n_params(m);
+    theta = malloc(d * sizeof *theta);
+    idx = malloc(batch * sizeof *idx);
+    loss = malloc(batch * sizeof *loss);
+    loss2 = malloc(batch * sizeof *loss2);
+    if (!theta || !idx || !loss || !loss2)
+        goto fail_mem;
+    dpzo_model_init(m, 1, theta);
+
+    /* inference as a deployment does it (warm-up forward passes and the test-set evaluation
+     * the trainer runs); then the model is freed so that the trainer's own model reuses its
+     * memory and the peak difference is what training adds */
+    uint64_t lcg = 12345;
+    for (int k = 0; k < 3; k++) {
+        random_batch(&lcg, idx, batch, train->n);
+        if (dpzo_model_losses(m, theta, NULL, train, idx, batch, loss))
+            goto fail;
+    }
     double acc, tl;
-    dpzo_model_accuracy(m, theta, test, &acc, &tl);
+    if (dpzo_model_accuracy(m, theta, test, &acc, &tl))
+        goto fail;
     dpzo_model_free(m);
     m = NULL;
     double rss_inference = maxrss_mib();
-    /* real MeZO steps */
+
+    /* the trainer: T leaves one step beyond what is timed, so that the final evaluation
+     * (at step T) never runs */
+    uint64_t T = WARM_STEPS + (uint64_t)rounds * per_round + 1;
     dpzo_train_config c;
     dpzo_train_config_init(&c);
-    c.algorithm = DPZO_ALG_MEZO;
+    c.algorithm = o->algorithm;
     snprintf(c.model, sizeof c.model, "%s", spec);
-    c.steps = steps;
+    c.steps = T;
     c.batch_size = (double)batch;
     c.batching = DPZO_BATCH_SHUFFLE;
     c.lr = 1e-4;
-    c.queries = queries;
+    c.queries = o->queries;
     c.seed = 1;
-    dpzo_trainer *tr;
-    if (dpzo_trainer_create(ctx, &c, train, test, &tr)) {
-        fprintf(stderr, "dpzo-bench-zo: %s\n", dpzo_ctx_errmsg(ctx));
-        return 1;
-    }
-    timing t = {0};
-    if (dpzo_trainer_run(ctx, tr, 0, on_step, &t)) {
-        fprintf(stderr, "dpzo-bench-zo: %s\n", dpzo_ctx_errmsg(ctx));
-        return 1;
-    }
-    double step = t.n ? t.sum / (double)t.n : NAN;
-    double rss_train = maxrss_mib();
-    dpzo_trainer_free(tr);
-    /* the fused +/- evaluation on the same batches as fwd2 */
-    if (dpzo_model_create(ctx, spec, train->dim, train->rows, train->cols, train->n_classes, &m))
-        return 1;
-    double *loss2 = malloc(batch * sizeof *loss2);
-    if (!loss2)
-        return 1;
-    lcg = lcg0;
-    size_t pm_reps = 0;
-    t0 = now_s();
-    do {
-        for (size_t i = 0; i < batch; i++) {
-            lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
-            idx[i] = (size_t)((lcg >> 33) % train->n);
+    c.threads = o->threads;
+    if (o->algorithm == DPZO_ALG_DPZERO) {
+        c.clip = DPZERO_CLIP;
+        if (o->profile)
+            snprintf(c.profile, sizeof c.profile, "%s", o->profile);
+        else {
+            if (make_profile(ctx, o, train->n, T, prof, sizeof prof))
+                goto fail;
+            snprintf(c.profile, sizeof c.profile, "%s", prof);
         }
-        dpzo_dir dir;
-        if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, pm_reps, 0, d, 1.0) ||
-            dpzo_model_losses_pm(m, theta, &dir, 1e-3, train, idx, batch, loss, loss2))
-            return 1;
-        pm_reps++;
-        t1 = now_s();
-    } while (t1 - t0 < 1.0 || pm_reps < 3);
-    double pm = (t1 - t0) / (double)pm_reps;
-    dpzo_model_free(m);
-    free(loss2);
-    printf("{\"model\": \"%s\", \"n_params\": %zu, \"batch\": %zu, \"queries\": %u, "
-           "\"fwd2_s\": %.6g, \"pm_s\": %.6g, \"step_s\": %.6g, \"ratio\": %.4f, "
-           "\"steps_per_s\": %.4g, "
-           "\"timed_steps\": %llu, \"rss_inference_mib\": %.1f, \"rss_train_mib\": %.1f, "
+    }
+    if (dpzo_trainer_create(ctx, &c, train, test, &tr))
+        goto fail;
+    timing t = {0};
+    uint64_t done = WARM_STEPS;
+    if (dpzo_trainer_run(ctx, tr, done, on_step, &t)) /* step 0's evaluation, warm-up */
+        goto fail;
+    double rss_train = maxrss_mib();
+
+    /* the timed models and the BLAS anchor */
+    if (dpzo_model_create(ctx, spec, train->dim, train->rows, train->cols, train->n_classes, &m))
+        goto fail;
+    dpzo_model_set_threads(m, o->threads);
+    int have_gemm = gemm_setup(&g, spec, train, batch);
+    if (have_gemm < 0)
+        goto fail_mem;
+    const int nt = (int)blas_threads(o->threads);
+    openblas_set_num_threads(nt);
+    if (have_gemm)
+        gemm_run(&g); /* warm-up */
+    uint64_t pm_rep = 0;
+    for (unsigned r = 0; r < rounds; r++) {
+        /* steps */
+        t.out = &s_step;
+        t.last = now_s();
+        done += per_round;
+        if (dpzo_trainer_run(ctx, tr, done, on_step, &t))
+            goto fail;
+        t.out = NULL;
+        if (t.fail)
+            goto fail_mem;
+        /* two plain forward passes */
+        double t0 = now_s(), t1;
+        do {
+            random_batch(&lcg, idx, batch, train->n);
+            double a = now_s();
+            if (dpzo_model_losses(m, theta, NULL, train, idx, batch, loss) ||
+                dpzo_model_losses(m, theta, NULL, train, idx, batch, loss))
+                goto fail;
+            t1 = now_s();
+            if (add_sample(&s_fwd2, t1 - a))
+                goto fail_mem;
+        } while (t1 - t0 < o->min_time);
+        /* the fused +/- evaluation */
+        t0 = now_s();
+        do {
+            random_batch(&lcg, idx, batch, train->n);
+            double a = now_s();
+            dpzo_dir dir;
+            if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, pm_rep++, 0, d, 1.0) ||
+                dpzo_model_losses_pm(m, theta, &dir, 1e-3, train, idx, batch, loss, loss2))
+                goto fail;
+            t1 = now_s();
+            if (add_sample(&s_pm, t1 - a))
+                goto fail_mem;
+        } while (t1 - t0 < o->min_time);
+        /* the products alone (the model may have set OpenBLAS's threads itself) */
+        if (have_gemm) {
+            openblas_set_num_threads(nt);
+            t0 = now_s();
+            do {
+                double a = now_s();
+                gemm_run(&g);
+                t1 = now_s();
+                if (add_sample(&s_gemm, t1 - a))
+                    goto fail_mem;
+            } while (t1 - t0 < o->min_time);
+        }
+    }
+
+    double step = s_median(&s_step), step_min = s_min(&s_step);
+    double fwd2 = s_median(&s_fwd2), fwd2_min = s_min(&s_fwd2);
+    double pm = s_median(&s_pm), pm_min = s_min(&s_pm);
+    double gm = s_median(&s_gemm), gm_min = s_min(&s_gemm);
+    printf("{\"model\": \"%s\", \"algorithm\": \"%s\", \"n_params\": %zu, \"batch\": %zu, "
+           "\"queries\": %u, \"threads\": %u, \"model_threads\": %u, \"blas_threads\": %d, "
+           "\"rounds\": %u, ",
+           spec, dpzo_algorithm_name(o->algorithm), d, batch, o->queries, o->threads,
+           model_threads, openblas_get_num_threads(), rounds);
+    printf("\"fwd2_s\": %.6g, \"fwd2_min_s\": %.6g, \"fwd2_n\": %zu, "
+           "\"pm_s\": %.6g, \"pm_min_s\": %.6g, \"pm_n\": %zu, "
+           "\"step_s\": %.6g, \"step_min_s\": %.6g, \"timed_steps\": %zu, "
+           "\"ratio\": %.4f, \"ratio_min\": %.4f, \"steps_per_s\": %.4g, ",
+           fwd2, fwd2_min, s_fwd2.n, pm, pm_min, s_pm.n, step, step_min, s_step.n,
+           step / (o->queries * fwd2), step_min / (o->queries * fwd2_min), 1.0 / step);
+    if (have_gemm)
+        printf("\"sgemm_s\": %.6g, \"sgemm_median_s\": %.6g, \"sgemm_n\": %zu, "
+               "\"sgemm_mflop\": %.2f, \"sgemm_gflops\": %.2f, \"step_over_sgemm\": %.4f, "
+               "\"step_over_sgemm_min\": %.4f, ",
+               gm_min, gm, s_gemm.n, g.flop * 1e-6, g.flop * 1e-9 / gm_min, step / gm,
+               step_min / gm_min);
+    else
+        printf("\"sgemm_s\": null, ");
+    printf("\"openblas\": \"%s\", \"openblas_core\": \"%s\", "
+           "\"rss_inference_mib\": %.1f, \"rss_train_mib\": %.1f, "
            "\"batch_activations_mib\": %.2f}\n",
-           spec, d, batch, queries, fwd2, pm, step, step / (queries * fwd2), 1.0 / step,
-           (unsigned long long)t.n, rss_inference, rss_train,
+           openblas_get_config(), openblas_get_corename(), rss_inference, rss_train,
            /* the widest layer's activations for one batch: a yardstick for the goal */
            (double)batch * (double)(spec[0] == 'c' ? 28 * 28 * 16 : 784) * 4.0 / 1048576.0);
     fflush(stdout);
+    rc = 0;
+    goto done;
+fail_mem:
+    fprintf(stderr, "dpzo-bench-zo: out of memory\n");
+    goto done;
+fail:
+    fprintf(stderr, "dpzo-bench-zo: %s: %s\n", spec, dpzo_ctx_errmsg(ctx));
+done:
+    if (prof[0])
+        unlink(prof);
+    dpzo_trainer_free(tr);
+    dpzo_model_free(m);
+    gemm_free(&g);
+    free(s_step.v);
+    free(s_fwd2.v);
+    free(s_pm.v);
+    free(s_gemm.v);
     free(theta);
     free(idx);
     free(loss);
-    return 0;
+    free(loss2);
+    return rc;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: dpzo-bench-zo [--model SPEC]... [--algorithm mezo|dpzero] "
+                    "[--batch B] [--steps N] [--queries Q] [--threads T] [--rounds R] "
+                    "[--min-time S] [--profile FILE]\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
 {
     const char *models[8];
-    size_t n_models = 0, batch = 256;
-    uint64_t steps = 40;
-    unsigned queries = 1;
+    size_t n_models = 0;
+    options o = {.algorithm = DPZO_ALG_MEZO, .batch = 256, .steps = 40, .queries = 1,
+                 .threads = 1, .rounds = 5, .min_time = 0.2, .profile = NULL};
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--model") && i + 1 < argc && n_models < 8)
-            models[n_models++] = argv[++i];
-        else if (!strcmp(argv[i], "--batch") && i + 1 < argc)
-            batch = (size_t)strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc)
-            steps = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--queries") && i + 1 < argc)
-            queries = (unsigned)strtoul(argv[++i], NULL, 10);
-        else {
-            fprintf(stderr, "usage: dpzo-bench-zo [--model SPEC]... [--batch B] [--steps N] "
-                            "[--queries Q]\n");
-            return 2;
-        }
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            return usage();
+        i++;
+        if (!strcmp(a, "--model") && n_models < 8)
+            models[n_models++] = v;
+        else if (!strcmp(a, "--algorithm") && !strcmp(v, "mezo"))
+            o.algorithm = DPZO_ALG_MEZO;
+        else if (!strcmp(a, "--algorithm") && !strcmp(v, "dpzero"))
+            o.algorithm = DPZO_ALG_DPZERO;
+        else if (!strcmp(a, "--batch"))
+            o.batch = (size_t)strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--steps"))
+            o.steps = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--queries"))
+            o.queries = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--threads"))
+            o.threads = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--rounds"))
+            o.rounds = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--min-time"))
+            o.min_time = strtod(v, NULL);
+        else if (!strcmp(a, "--profile"))
+            o.profile = v;
+        else
+            return usage();
     }
+    if (o.batch == 0 || o.steps == 0 || o.queries == 0 || o.rounds == 0 || !(o.min_time >= 0))
+        return usage();
     if (n_models == 0) {
         models[n_models++] = "mlp:128";
         models[n_models++] = "cnn:8-16";
@@ -198,7 +536,7 @@ int main(int argc, char **argv)
     }
     int rc = 0;
     for (size_t k = 0; k < n_models && rc == 0; k++)
-        rc = run_model(ctx, models[k], &train, &test, batch, steps, queries);
+        rc = run_model(ctx, models[k], &train, &test, &o);
     dpzo_dataset_free(&train);
     dpzo_dataset_free(&test);
     dpzo_ctx_free(ctx);
