@@ -14,7 +14,7 @@
 
 static const char *help_train =
     "usage: dpzo train --config FILE.json [--steps N] [--until S] [--resume CKPT]\n"
-    "                  [--metrics FILE] [--checkpoint FILE] [--json]\n"
+    "                  [--metrics FILE] [--checkpoint FILE] [--threads N] [--json]\n"
     "\n"
     "Trains a model on Fashion-MNIST with DPZero (differentially private zeroth-order\n"
     "training), MeZO (the same without privacy), DP-SGD or SGD, or the papers' algorithms\n"
@@ -38,6 +38,9 @@ static const char *help_train =
     "                     instead of the configuration's \"metrics\"\n"
     "  --checkpoint FILE  write checkpoints to FILE instead of the configuration's\n"
     "                     \"checkpoint\"\n"
+    "  --threads N        the model's threads instead of the configuration's \"threads\"\n"
+    "                     (0, the default: all the machine's cores); the results are the\n"
+    "                     same bits whatever N\n"
     "  --json             print the summary as one JSON object (test_accuracy, test_loss,\n"
     "                     epsilon_spent (\"inf\" when not private), delta, steps, ...)\n"
     "On a terminal a progress line shows the step, steps/s, loss, epsilon and ETA. Ctrl-C\n"
@@ -311,6 +314,14 @@ static int load_config(dpzo_ctx *ctx, const parsed_args *a, dpzo_train_config *c
         rc = set_path(c->metrics, args_get(a, "metrics"), "metrics");
     if (!rc && args_has(a, "checkpoint"))
         rc = set_path(c->checkpoint, args_get(a, "checkpoint"), "checkpoint");
+    if (!rc && args_has(a, "threads")) {
+        uint64_t n = 0;
+        rc = parse_count("threads", args_get(a, "threads"), &n);
+        if (!rc && n > 256)
+            rc = cli_usage_error("--threads must be 0 (all cores) to 256, got %llu",
+                                 (unsigned long long)n);
+        c->threads = (unsigned)n;
+    }
     if (rc)
         return rc;
     if (args_has(a, "until") && (*until < 1 || *until > c->steps))
@@ -361,7 +372,7 @@ static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json)
 int cmd_train(int argc, char **argv)
 {
     static const opt_spec specs[] = {{"config", 1},     {"steps", 1},      {"until", 1},
-                                     {"resume", 1},     {"metrics", 1},    {"checkpoint", 1},
+                                     {"resume", 1},     {"metrics", 1},    {"checkpoint", 1}, {"threads", 1},
                                      {"json", 0},       {"help", 0},       {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))

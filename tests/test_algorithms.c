@@ -542,8 +542,9 @@ static double candidate_sum(dpzo_trainer *tr, const float *theta, const float *g
     return s;
 }
 
-/* With no noise and no clipping, each step takes the candidate of smallest loss, and theta
- * moves to theta - lr g bit for bit. */
+/* With no noise and no clipping, each step takes the candidate of smallest loss (the sums
+ * within the float model's tolerance of the test's double ones), and theta moves to
+ * theta - lr g bit for bit. */
 static void test_pazo_s_selection(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -583,8 +584,10 @@ static void test_pazo_s_selection(void **state)
             }
             assert_ok(ctx, dpzo_trainer_run(ctx, tr, t + 1, NULL, NULL));
             assert_int_equal(tr->last_choice, (int)want);
+            /* the model's float logits against the test's double loss: within the model's
+             * stated 1e-5 (1 + |z|) per logit; about 1e-8 of these sums is seen */
             for (unsigned j = 0; j < k + (unsigned)noisy; j++)
-                assert_rel(tr->last_clean[j], f[j], 1e-9);
+                assert_rel(tr->last_clean[j], f[j], 1e-6);
             wins[want]++;
             for (size_t x = 0; x < P; x++) {
                 float w = (float)((double)theta0[x] - 0.5 * (double)G[want][x]);
@@ -615,14 +618,15 @@ static void test_pazo_s_clip_shares(void **state)
     assert_true(tr->last_clean[3] <= b * C / 2.0 * (1 + 1e-12));
     assert_true(tr->last_clean[3] >= 0.999 * b * C / 2.0);
     dpzo_trainer_free(tr);
-    /* candidates so far away (lr 1e39) that most losses overflow to inf or NaN: such a loss
-     * counts as a huge one, so the candidate whose losses stay finite (here the second)
-     * gets the small clipped sum and is chosen; were overflows zeros, it would lose */
+    /* candidates so far away (lr 1e39) that many losses overflow to inf or NaN (the float
+     * logits overflow past 3.4e38): such a loss counts as a huge one, clipped to the share,
+     * so the candidate with the fewest overflowing rows (here the second) gets the smallest
+     * clipped sum and is chosen */
     tr = pazo_trainer(ctx, DPZO_ALG_PAZO_S, &sets.tr, &sets.te, C, 1, &ns);
     tr->cfg.lr = 1e39;
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
     assert_int_equal(tr->last_choice, 1);
-    assert_true(tr->last_clean[1] < 1e-6);
+    assert_true(tr->last_clean[1] < tr->last_clean[0] && tr->last_clean[1] < tr->last_clean[2]);
     assert_true(tr->last_clean[0] > 10.0 && tr->last_clean[2] > 1.0);
     pub = 0.0;
     for (unsigned j = 0; j < 3; j++)

@@ -113,6 +113,7 @@ double dpzo__prune_growth(const dpzo_prune_config *p)
 
 #define STEPS_MAX 4294967295ull /* the direction's counter holds 32 bits of the step */
 #define QUERIES_MAX 4096u
+#define THREADS_MAX 256 /* as trainer/model.c's MAX_THREADS */
 
 static int positive(double x) { return x > 0.0 && isfinite(x); }
 
@@ -362,13 +363,13 @@ enum {
     K_ALGORITHM, K_MODEL, K_DATA, K_PROFILE, K_STEPS, K_BATCH_SIZE, K_BATCHING, K_LR,
     K_LR_SCHEDULE, K_LAMBDA, K_DIRECTION, K_RADIUS, K_QUERIES, K_CLIP, K_SEED, K_EVAL_EVERY,
     K_METRICS, K_CHECKPOINT, K_CHECKPOINT_EVERY, K_STAGES, K_PRUNE, K_PUBLIC, K_PRETRAIN,
-    K_COUNT
+    K_THREADS, K_COUNT
 };
 static const char *const keys[K_COUNT] = {
     "algorithm", "model",  "data",     "profile", "steps",     "batch_size", "batching",
     "lr",        "lr_schedule", "lambda", "direction", "radius", "queries", "clip",
     "seed",      "eval_every", "metrics", "checkpoint", "checkpoint_every", "stages",
-    "prune",     "public",     "pretrain"};
+    "prune",     "public",     "pretrain", "threads"};
 static const char *const stage_keys[] = {"count", "first_steps", "lambda_last", "lr_decay",
                                          "prox"};
 static const char *const prune_keys[] = {"strategy",   "rate",       "growth",
@@ -588,6 +589,14 @@ static dpzo_status parse_key(dpzo_ctx *ctx, int k, const cJSON *v, const char *b
     case K_CLIP: return get_real(ctx, v, key, &c->clip);
     case K_SEED: return get_seed(ctx, v, &c->seed);
     case K_EVAL_EVERY: return get_count(ctx, v, key, &c->eval_every);
+    case K_THREADS:
+        st = get_count(ctx, v, key, &count);
+        if (st == DPZO_OK && count > THREADS_MAX)
+            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'threads' must be 0 (the machine's "
+                                                "cores) to %d, got %llu",
+                              THREADS_MAX, (unsigned long long)count);
+        c->threads = (unsigned)count;
+        return st;
     case K_METRICS: return get_path(ctx, v, key, base_dir, c->metrics);
     case K_CHECKPOINT: return get_path(ctx, v, key, base_dir, c->checkpoint);
     case K_STAGES:
@@ -669,7 +678,7 @@ static void method_defaults(dpzo_train_config *c, unsigned seen)
 static int trainer_only(int k)
 {
     return k == K_MODEL || k == K_DATA || k == K_EVAL_EVERY || k == K_METRICS ||
-           k == K_CHECKPOINT || k == K_CHECKPOINT_EVERY || k == K_PRETRAIN;
+           k == K_CHECKPOINT || k == K_CHECKPOINT_EVERY || k == K_PRETRAIN || k == K_THREADS;
 }
 
 static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, const char *base_dir,

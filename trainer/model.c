@@ -11,61 +11,72 @@
  * W[out][in]; conv W[out][in][ky][kx]; the CNN's linear layer reads the pooled map
  * flattened as (channel, row, col)). dpzo_model_describe prints names, shapes and offsets.
  *
- * Arithmetic (the same on every build: no FMA contraction, see trainer/CMakeLists.txt, and
- * every output element is its own scalar chain, so the vector width does not matter):
- *   - activations are float; each pre-activation is accumulated in double, starting from
- *     the bias, adding (double)x_i * (double)w_i in increasing i (conv: input channel, ky,
- *     kx); a linear layer skips zero inputs (they would add +-0: only the sign of a zero
- *     sum or an infinite weight could tell). ReLU outputs are rounded to float; the logits
- *     stay double.
+ * Arithmetic: float32 throughout, the matrix products by OpenBLAS (cblas_sgemm):
+ *   - a linear layer on a block of rows is one product X W^T; a 3x3 convolution is one
+ *     product W col, col the block's im2col matrix (cin 9 x rows h w), as in the backward
+ *     pass (dW = D X, dX = D W; dW = dOut col^T, dcol = W^T dOut then col2im). The bias is
+ *     added to the product's float result, then ReLU (NaN and -0 become +0). Logits are
+ *     float, widened to double for the loss.
  *   - loss = logsumexp(z) - z_y in double, logsumexp(z) = max z + log(sum exp(z_k - max z)).
  *   - max-pool takes the first maximum in the order (0,0), (0,1), (1,0), (1,1).
- *   - gradients are accumulated in double and rounded to float at the end; a conv weight's
- *     gradient sums over positions in 8 interleaved partial sums (dot_lanes).
+ *   - summed gradients: each block's float product, added into a double sum block after
+ *     block in row order, then divided by the batch size and rounded to float.
+ *   Tolerance (docs/trainer.md, section "Arithmetic"; tests/test_model.c checks it): each
+ *   pre-activation of n products (the bias one more) is within gamma_{n+1} sum |w_i x_i|
+ *   (+ |b|) of the exact sum of the float operands, gamma_k = k u / (1 - k u), u = 2^-24,
+ *   whatever order or FMA use the BLAS picks; errors in a layer's inputs add
+ *   sum |w_i| |dx_i|, and ReLU, max-pool and the float rounding of each output (u |z|) carry
+ *   them forward. The bits may differ between BLAS builds and CPUs, never between runs on
+ *   one machine:
+ *   - rows are processed in blocks of a fixed size (ROW_BLK), and each row's results depend
+ *     only on its block, so they do not depend on the number of threads, and OpenBLAS is
+ *     used single-threaded (openblas_set_num_threads(1) at model creation: the model's
+ *     threads run blocks side by side).
  *
  * Perturbed evaluation (dpzo_perturb) materialises one layer at a time into model-owned
  * scratch: w_j = (float)((double)theta[j] + sign * lambda * (double)u_j), u_j the float
  * element from dpzo_dir_fill. theta is never written. The fused evaluation of both signs
  * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
- * theta - lambda u from it by the same formula; it runs both signs layer by layer on the
- * same chunk (a layer that reads the input reads it once for both), so its losses are those
- * of the two dpzo_model_losses calls, bit for bit.
+ * theta - lambda u from it by the same formula, stacked, so that a layer reading the input
+ * (shared by both signs) computes both signs as ONE product of twice the outputs. Its losses
+ * are within the tolerance above of the two dpzo_model_losses calls' (bit for bit with most
+ * BLAS kernels; not promised). Only one layer's perturbed weights exist at a time.
  *
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),
- * so memory is bounded whatever the batch size; per-example results do not depend on the
- * chunking. A model holds scratch buffers: use it from one thread at a time (create one
- * model per thread; they are cheap). */
+ * so memory is bounded whatever the batch size. A model holds scratch buffers: use it from
+ * one caller thread at a time (create one model per caller thread; they are cheap). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <cblas.h>
 #include "internal.h"
 #include "dpzo/model.h"
 
+/* OpenBLAS's own thread setting (declared by its cblas.h; repeated for other headers). */
+void openblas_set_num_threads(int num_threads);
+
 /* Floats of activations kept for one chunk of rows (16 MiB). */
 #define DPZO_ACT_BUDGET ((size_t)1 << 22)
+/* Floats of one im2col matrix (a block of rows of one conv layer): 4 MiB. */
+#define COL_BUDGET ((size_t)1 << 20)
+/* Rows per block (the unit of work of a thread; the results depend on it, not on threads). */
+#define ROW_BLK 64
 /* Largest accepted hidden width / channel count, and number of hidden layers. */
 #define MAX_WIDTH ((size_t)1 << 20)
 #define MAX_HIDDEN 64
-
-/* Vector width dispatch for the hot loops (the results do not depend on it). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define HOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef HOT_CLONES
-#define HOT_CLONES
-#endif
+/* Most threads a model runs. */
+#define MAX_THREADS 256
 
 typedef enum { OP_LINEAR, OP_CONV, OP_POOL } op_kind;
 
 typedef struct {
     op_kind kind;
     int relu;              /* ReLU on the output */
-    int last;              /* the final linear layer: its output is the logits (double) */
-    size_t nin, nout;      /* linear: in / out features */
-    size_t nout_pad;       /* linear: nout rounded up to LIN_BLK */
+    int last;              /* the final linear layer: its output is the logits */
+    size_t nin, nout;      /* linear: in / out features; conv: cin 9 / cout */
     size_t cin, cout;      /* conv: channels; pool: cin == cout == channels */
     size_t h, w;           /* conv / pool: input spatial size (conv output is the same) */
     size_t in_size, out_size; /* floats per example */
@@ -73,6 +84,18 @@ typedef struct {
     size_t w_off, n_w, n_b;   /* parameters: weights at w_off, bias right after */
     char name[16];
 } op_t;
+
+/* One thread's scratch for a block of rows. */
+typedef struct {
+    float *z;     /* blk x 2 max_nout: a linear layer's product (fused or logits) */
+    float *col;   /* max_col: im2col of a block (backward: also the dcol) */
+    float *cout;  /* 2 max_cout_hw blk: a conv product (backward: dOut) */
+    float *d1, *d2; /* backward: blk x max_seg deltas */
+    float *g;     /* backward: max_layer, a block's layer gradient */
+} work_t;
+
+struct dpzo_model;
+typedef void (*task_fn)(struct dpzo_model *m, void *arg, size_t task, work_t *w);
 
 struct dpzo_model {
     int is_cnn;
@@ -84,38 +107,184 @@ struct dpzo_model {
     size_t n_ops;
     char *desc;
     size_t act_per_ex;  /* floats of activations per example (all segments) */
-    size_t chunk_max;   /* rows per chunk */
+    size_t chunk_max;   /* rows per chunk (a multiple of blk unless one chunk) */
+    size_t blk;         /* rows per block */
     size_t max_layer;   /* largest n_w + n_b */
-    size_t max_wd;      /* largest wd (doubles) */
-    size_t max_wb;      /* largest wb (floats) */
-    size_t max_lin_in;  /* largest linear input */
-    size_t max_lin_pad; /* largest linear padded output */
-    size_t max_grid;    /* largest conv padded grid (channels x (h+2) x (w+2) + 2) */
-    size_t max_seg;     /* largest activation segment */
-    /* scratch (allocated at create, except the chunk buffers) */
-    float *wf;          /* a materialised layer (float) */
-    double *wd;         /* conv: the same in double; linear: the bias in double */
-    float *wb;          /* linear: the weights in the blocked layout of linear_kernel */
-    uint32_t *nz;       /* LIN_T x max_lin_in: offsets of the inputs' nonzero entries */
-    double *nzv;        /* LIN_T x max_lin_in: their values */
-    double *lin_out;    /* LIN_T x max_lin_pad: the rows' linear outputs */
-    double *grid_a, *grid_b; /* conv padded grids / backward deltas */
-    double *glayer;     /* one layer's per-example gradient */
+    size_t max_nout;    /* largest linear output */
+    size_t max_col;     /* largest im2col of a block (floats) */
+    size_t max_chw;     /* largest conv cout h w */
+    size_t max_seg;     /* largest activation segment (and n_classes) */
+    /* scratch */
+    float *u;           /* a layer's direction elements */
+    float *wst;         /* 2 max_layer: a layer's materialised weights, plus then minus
+                         * (stacked: weights of both, then the biases of both) */
     double *gacc;       /* n_params: summed gradient */
     double *probs;      /* n_classes */
     size_t *idx_buf;    /* chunk_max row indices (accuracy) */
     float *act;         /* act_cap floats: chunk x act_per_ex (fused +/-: then the minus
-                         * sign's chunk x (act_per_ex - input_dim) and its blocked weights) */
+                         * sign's chunk x (act_per_ex - input_dim)) */
     double *logits;     /* logits_cap doubles: chunk x n_classes (fused +/-: two of them) */
     size_t act_cap, logits_cap;
-    /* fused +/- evaluation (dpzo_model_losses_pm), allocated on first use; the minus
-     * sign's blocked linear weights live in the activation buffer (see there) */
-    double *wd2;        /* the minus sign's wd (max_wd) */
-    double *lin_out2;   /* LIN_T x max_lin_pad: the minus sign's linear outputs */
+    /* threads: work[0] is the caller's; workers 1 .. n_work - 1 run tasks */
+    work_t *work;
+    size_t n_work;      /* work areas allocated */
+    pthread_t *tid;
+    size_t n_tid;       /* workers started */
+    pthread_mutex_t mu;
+    pthread_cond_t cv_go, cv_done;
+    int pool_ready;
+    unsigned long gen;  /* task generation */
+    int quit;
+    task_fn fn;
+    void *fn_arg;
+    size_t n_tasks, next_task, busy;
 };
 
-#define LIN_BLK 32 /* outputs per block of the linear kernel (four v8d) */
-#define LIN_T 16   /* rows that share a block of weights in the linear kernel */
+/* ---- threads ----------------------------------------------------------------------- */
+
+static void pool_stop(dpzo_model *m);
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+static void work_free(work_t *w)
+{
+    free(w->z);
+    free(w->col);
+    free(w->cout);
+    free(w->d1);
+    free(w->d2);
+    free(w->g);
+    memset(w, 0, sizeof *w);
+}
+
+/* Makes n work areas exist; 0 on success. */
+static int ensure_work(dpzo_model *m, size_t n)
+{
+    if (n <= m->n_work)
+        return 0;
+    work_t *nw = realloc(m->work, n * sizeof *nw);
+    if (nw == NULL)
+        return -1;
+    m->work = nw;
+    size_t blk = m->blk, seg = max_sz(m->max_seg, m->n_classes);
+    for (; m->n_work < n; m->n_work++) {
+        work_t *w = &m->work[m->n_work];
+        memset(w, 0, sizeof *w);
+        w->z = malloc(max_sz(blk * 2 * m->max_nout, 1) * sizeof *w->z);
+        w->col = malloc(max_sz(m->max_col, 1) * sizeof *w->col);
+        w->cout = malloc(max_sz(2 * m->max_chw * blk, 1) * sizeof *w->cout);
+        w->d1 = malloc(blk * seg * sizeof *w->d1);
+        w->d2 = malloc(blk * seg * sizeof *w->d2);
+        w->g = malloc(max_sz(m->max_layer, 1) * sizeof *w->g);
+        if (w->z == NULL || w->col == NULL || w->cout == NULL || w->d1 == NULL ||
+            w->d2 == NULL || w->g == NULL) {
+            work_free(w);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    dpzo_model *m;
+    size_t index;
+    unsigned long gen0;
+} worker_arg;
+
+static void *worker_main(void *p)
+{
+    worker_arg a = *(worker_arg *)p;
+    free(p);
+    dpzo_model *m = a.m;
+    unsigned long seen = a.gen0;
+    pthread_mutex_lock(&m->mu);
+    for (;;) {
+        while (!m->quit && m->gen == seen)
+            pthread_cond_wait(&m->cv_go, &m->mu);
+        if (m->quit)
+            break;
+        seen = m->gen;
+        while (m->next_task < m->n_tasks) {
+            size_t t = m->next_task++;
+            pthread_mutex_unlock(&m->mu);
+            m->fn(m, m->fn_arg, t, &m->work[a.index]);
+            pthread_mutex_lock(&m->mu);
+        }
+        if (--m->busy == 0)
+            pthread_cond_signal(&m->cv_done);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return NULL;
+}
+
+/* Starts the workers for m->threads (none for one thread); on failure the model runs on
+ * the threads it has (the results are the same). */
+static void pool_start(dpzo_model *m)
+{
+    size_t want = m->threads > 1 ? m->threads - 1 : 0;
+    if (m->n_tid == want || ensure_work(m, want + 1) != 0)
+        return;
+    if (!m->pool_ready) {
+        if (pthread_mutex_init(&m->mu, NULL) != 0)
+            return;
+        if (pthread_cond_init(&m->cv_go, NULL) != 0) {
+            pthread_mutex_destroy(&m->mu);
+            return;
+        }
+        if (pthread_cond_init(&m->cv_done, NULL) != 0) {
+            pthread_cond_destroy(&m->cv_go);
+            pthread_mutex_destroy(&m->mu);
+            return;
+        }
+        m->pool_ready = 1;
+    }
+    pool_stop(m);
+    pthread_t *tid = realloc(m->tid, max_sz(want, 1) * sizeof *tid);
+    if (tid == NULL)
+        return;
+    m->tid = tid;
+    for (size_t i = 0; i < want; i++) {
+        worker_arg *a = malloc(sizeof *a);
+        if (a == NULL)
+            break;
+        *a = (worker_arg){m, i + 1, m->gen};
+        if (pthread_create(&m->tid[i], NULL, worker_main, a) != 0) {
+            free(a);
+            break;
+        }
+        m->n_tid++;
+    }
+}
+
+/* Runs fn(m, arg, t, work) for t < n, spread over the model's threads (the caller's
+ * among them); returns when all are done. Each task must depend only on t. */
+static void run_tasks(dpzo_model *m, task_fn fn, void *arg, size_t n)
+{
+    if (m->threads > 1 && n > 1)
+        pool_start(m);
+    if (m->n_tid == 0 || n <= 1) {
+        for (size_t t = 0; t < n; t++)
+            fn(m, arg, t, &m->work[0]);
+        return;
+    }
+    pthread_mutex_lock(&m->mu);
+    m->fn = fn;
+    m->fn_arg = arg;
+    m->n_tasks = n;
+    m->next_task = 0;
+    m->busy = m->n_tid;
+    m->gen++;
+    pthread_cond_broadcast(&m->cv_go);
+    while (m->next_task < m->n_tasks) {
+        size_t t = m->next_task++;
+        pthread_mutex_unlock(&m->mu);
+        fn(m, arg, t, &m->work[0]);
+        pthread_mutex_lock(&m->mu);
+    }
+    while (m->busy > 0)
+        pthread_cond_wait(&m->cv_done, &m->mu);
+    pthread_mutex_unlock(&m->mu);
+}
 
 /* ---- generator for init ------------------------------------------------------------ */
 
@@ -129,8 +298,6 @@ static uint64_t splitmix64(uint64_t *state)
 
 /* ---- construction ------------------------------------------------------------------ */
 
-static size_t round_up(size_t a, size_t b) { return (a + b - 1) / b * b; }
-static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
 
 /* Parses "N1-N2-..." (positive integers <= MAX_WIDTH) from s; returns the count, or -1. */
 static int parse_list(const char *s, size_t *vals, int max_vals)
@@ -169,7 +336,6 @@ static void add_linear(dpzo_model *m, size_t nin, size_t nout, int last, size_t 
     op->last = last;
     op->nin = nin;
     op->nout = nout;
-    op->nout_pad = round_up(nout, LIN_BLK);
     op->in_size = nin;
     op->out_size = last ? 0 : nout;
     op->act_in = *act - nin;
@@ -337,7 +503,6 @@ dpzo_status dpzo_model_create(dpzo_ctx *ctx, const char *spec, size_t input_dim,
     if (m == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "model '%s': out of memory", spec);
     m->is_cnn = is_cnn;
-    m->threads = 1;
     m->input_dim = input_dim;
     m->rows = rows;
     m->cols = cols;
@@ -383,76 +548,97 @@ dpzo_status dpzo_model_create(dpzo_ctx *ctx, const char *spec, size_t input_dim,
     }
     m->n_params = par;
     m->act_per_ex = act;
-    m->chunk_max = max_sz(1, DPZO_ACT_BUDGET / act);
     for (size_t l = 0; l < m->n_ops; l++) {
         const op_t *op = &m->ops[l];
         m->max_seg = max_sz(m->max_seg, max_sz(op->in_size, op->out_size));
         if (op->kind == OP_LINEAR) {
             m->max_layer = max_sz(m->max_layer, op->n_w + op->n_b);
-            m->max_wd = max_sz(m->max_wd, op->nout_pad);
-            m->max_wb = max_sz(m->max_wb, op->nin * op->nout_pad);
-            m->max_lin_in = max_sz(m->max_lin_in, op->nin);
-            m->max_lin_pad = max_sz(m->max_lin_pad, op->nout_pad);
+            m->max_nout = max_sz(m->max_nout, op->nout);
             m->max_seg = max_sz(m->max_seg, op->nout);
         } else if (op->kind == OP_CONV) {
             m->max_layer = max_sz(m->max_layer, op->n_w + op->n_b);
-            m->max_wd = max_sz(m->max_wd, op->n_w + op->n_b);
-            size_t g = max_sz(op->cin, op->cout) * (op->h + 2) * (op->w + 2) + 2;
-            m->max_grid = max_sz(m->max_grid, g);
+            m->max_chw = max_sz(m->max_chw, op->cout * op->h * op->w);
+            m->max_col = max_sz(m->max_col, op->cin * 9 * op->h * op->w);
         }
     }
-    m->wf = malloc(m->max_layer * sizeof *m->wf);
-    m->wd = malloc(m->max_wd * sizeof *m->wd);
-    m->wb = malloc(max_sz(m->max_wb, 1) * sizeof *m->wb);
-    m->nz = malloc(LIN_T * m->max_lin_in * sizeof *m->nz);
-    m->nzv = malloc(LIN_T * m->max_lin_in * sizeof *m->nzv);
-    m->lin_out = malloc(LIN_T * m->max_lin_pad * sizeof *m->lin_out);
-    size_t grid = max_sz(m->max_grid, m->max_seg);
-    m->grid_a = malloc(grid * sizeof *m->grid_a);
-    m->grid_b = malloc(grid * sizeof *m->grid_b);
-    m->glayer = malloc(m->max_layer * sizeof *m->glayer);
+    /* rows per block: ROW_BLK, fewer when one example's im2col is large */
+    m->blk = ROW_BLK;
+    if (m->max_col > 0)
+        m->blk = max_sz(1, COL_BUDGET / m->max_col < ROW_BLK ? COL_BUDGET / m->max_col : ROW_BLK);
+    m->max_col *= m->blk;
+    m->chunk_max = max_sz(1, DPZO_ACT_BUDGET / act);
+    if (m->chunk_max > m->blk)
+        m->chunk_max -= m->chunk_max % m->blk;
+    m->u = malloc(max_sz(m->max_layer, 1) * sizeof *m->u);
+    m->wst = malloc(2 * max_sz(m->max_layer, 1) * sizeof *m->wst);
     m->gacc = malloc(m->n_params * sizeof *m->gacc);
     m->probs = malloc(m->n_classes * sizeof *m->probs);
     m->idx_buf = malloc(m->chunk_max * sizeof *m->idx_buf);
-    if (m->wf == NULL || m->wd == NULL || m->wb == NULL || m->nz == NULL || m->nzv == NULL ||
-        m->lin_out == NULL || m->grid_a == NULL || m->grid_b == NULL || m->glayer == NULL ||
-        m->gacc == NULL || m->probs == NULL || m->idx_buf == NULL || build_desc(m, canon) != 0) {
+    m->threads = 1;
+    if (m->u == NULL || m->wst == NULL || m->gacc == NULL || m->probs == NULL ||
+        m->idx_buf == NULL || build_desc(m, canon) != 0 || ensure_work(m, 1) != 0) {
         dpzo_model_free(m);
         return dpzo__fail(ctx, DPZO_ENOMEM, "model '%s': out of memory", spec);
     }
+    /* the model's threads run the blocks; OpenBLAS itself runs on the calling thread */
+    openblas_set_num_threads(1);
     *out = m;
     return DPZO_OK;
+}
+
+static void pool_stop(dpzo_model *m)
+{
+    if (m->n_tid > 0) {
+        pthread_mutex_lock(&m->mu);
+        m->quit = 1;
+        pthread_cond_broadcast(&m->cv_go);
+        pthread_mutex_unlock(&m->mu);
+        for (size_t i = 0; i < m->n_tid; i++)
+            pthread_join(m->tid[i], NULL);
+        m->n_tid = 0;
+        m->quit = 0;
+    }
 }
 
 void dpzo_model_free(dpzo_model *m)
 {
     if (m == NULL)
         return;
+    pool_stop(m);
+    if (m->pool_ready) {
+        pthread_mutex_destroy(&m->mu);
+        pthread_cond_destroy(&m->cv_go);
+        pthread_cond_destroy(&m->cv_done);
+    }
+    free(m->tid);
+    for (size_t i = 0; i < m->n_work; i++)
+        work_free(&m->work[i]);
+    free(m->work);
     free(m->ops);
     free(m->desc);
-    free(m->wf);
-    free(m->wd);
-    free(m->wb);
-    free(m->nz);
-    free(m->nzv);
-    free(m->lin_out);
-    free(m->grid_a);
-    free(m->grid_b);
-    free(m->glayer);
+    free(m->u);
+    free(m->wst);
     free(m->gacc);
     free(m->probs);
     free(m->idx_buf);
     free(m->act);
     free(m->logits);
-    free(m->wd2);
-    free(m->lin_out2);
     free(m);
 }
 
 void dpzo_model_set_threads(dpzo_model *m, unsigned threads)
 {
-    if (m != NULL)
-        m->threads = threads > 0 ? threads : 1;
+    if (m == NULL)
+        return;
+    if (threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = n > 0 ? (unsigned)n : 1;
+    }
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    if (threads != m->threads)
+        pool_stop(m); /* restarted with the new count on the next evaluation */
+    m->threads = threads;
 }
 
 unsigned dpzo_model_threads(const dpzo_model *m) { return m != NULL ? m->threads : 1; }
@@ -486,251 +672,102 @@ void dpzo_model_init(const dpzo_model *m, uint64_t seed, float *theta)
 
 /* ---- forward ----------------------------------------------------------------------- */
 
-typedef double v8d __attribute__((vector_size(64)));
-
-/* Unaligned loads and stores (macros: a function passing v8d by value changes the ABI). */
-#define LD8(v, p) memcpy(&(v), (p), sizeof(v8d))
-/* 8 floats widened to doubles (written element-wise: GCC compiles it to one vcvtps2pd). */
-#define CVT8(v, p)                                                                          \
-    do {                                                                                    \
-        v8d cvt_ = {(p)[0], (p)[1], (p)[2], (p)[3], (p)[4], (p)[5], (p)[6], (p)[7]};          \
-        (v) = cvt_;                                                                         \
-    } while (0)
-#define ST8(p, v) memcpy((p), &(v), sizeof(v8d))
-
-/* The nonzero inputs of rows t < T: their offsets in a weight block (i * LIN_BLK) in
- * nz + t nin, their values in nzv + t nin, their count in nnz[t]. */
-static inline void nonzeros(const float *const *x, size_t T, size_t nin, uint32_t *nz,
-                            double *nzv, size_t *nnz)
+/* C[M x N] = A[M x K] B^T (B: N x K), row-major, float. */
+static void gemm_nt(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                    size_t ldb, float *C, size_t ldc)
 {
-    for (size_t t = 0; t < T; t++) {
-        uint32_t *zi = nz + t * nin;
-        double *zv = nzv + t * nin;
-        const float *xt = x[t];
-        size_t c = 0;
-        for (size_t i = 0; i < nin; i++) { /* branch-free: the zero pattern is unpredictable */
-            zi[c] = (uint32_t)(i * LIN_BLK);
-            zv[c] = xt[i];
-            c += xt[i] != 0.0f;
-        }
-        nnz[t] = c;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0f, A,
+                (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+}
+
+/* C[M x N] = A[M x K] B[K x N]. */
+static void gemm_nn(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                    size_t ldb, float *C, size_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
+                (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+}
+
+/* ReLU of z + b into o, n elements: NaN and -0 give +0. */
+static void bias_relu(const float *z, float b, float *o, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        float v = z[k] + b;
+        o[k] = v > 0.0f ? v : 0.0f;
     }
 }
 
-/* For rows t < T (T <= LIN_T): out[t][o] = bias[o] + sum over the nonzero x_t[i], i
- * increasing, of x_t[i] * w[o][i], o < nout_pad (a multiple of LIN_BLK). The weights are
- * float (half the memory traffic of double; converted exactly), in blocks of LIN_BLK
- * outputs: wb[(o / LIN_BLK) * nin * LIN_BLK + i * LIN_BLK + o % LIN_BLK], and the loop runs
- * block by block over all T rows, so a block (nin * LIN_BLK floats) stays in cache while
- * the rows use it. nz / nzv: scratch, LIN_T * nin each. Each
- * output is its own chain of double products and sums. */
-HOT_CLONES static void linear_kernel(const float *const *x, size_t T, size_t nin,
-                                     const float *wb, const double *bias, size_t nout_pad,
-                                     double *out, uint32_t *nz, double *nzv)
+/* The same with one bias per element. */
+static void bias_relu_vec(const float *z, const float *b, float *o, size_t n)
 {
-    size_t nnz[LIN_T];
-    nonzeros(x, T, nin, nz, nzv, nnz);
-    for (size_t o = 0; o < nout_pad; o += LIN_BLK) {
-        const float *wblk = wb + o * nin;
-        for (size_t t = 0; t < T; t++) {
-            const uint32_t *zi = nz + t * nin;
-            const double *zv = nzv + t * nin;
-            v8d a0, a1, a2, a3;
-            LD8(a0, bias + o);
-            LD8(a1, bias + o + 8);
-            LD8(a2, bias + o + 16);
-            LD8(a3, bias + o + 24);
-            for (size_t k = 0; k < nnz[t]; k++) {
-                const float *w = wblk + zi[k];
-                double xv = zv[k];
-                v8d w0, w1, w2, w3;
-                CVT8(w0, w);
-                CVT8(w1, w + 8);
-                CVT8(w2, w + 16);
-                CVT8(w3, w + 24);
-                a0 += xv * w0;
-                a1 += xv * w1;
-                a2 += xv * w2;
-                a3 += xv * w3;
-            }
-            double *ot = out + t * nout_pad + o;
-            ST8(ot, a0);
-            ST8(ot + 8, a1);
-            ST8(ot + 16, a2);
-            ST8(ot + 24, a3);
-        }
+    for (size_t k = 0; k < n; k++) {
+        float v = z[k] + b[k];
+        o[k] = v > 0.0f ? v : 0.0f;
     }
 }
 
-/* linear_kernel for two weight sets on the same rows (the two signs of a fused +/-
- * evaluation of a layer that reads the input): outp from (wbp, biasp), outm from
- * (wbm, biasm); every output is the chain linear_kernel computes. */
-HOT_CLONES static void linear_kernel_pm(const float *const *x, size_t T, size_t nin,
-                                        const float *wbp, const double *biasp,
-                                        const float *wbm, const double *biasm,
-                                        size_t nout_pad, double *outp, double *outm,
-                                        uint32_t *nz, double *nzv)
+/* im2col of R examples (example r's c x h x w input at in + r * stride) for a 3x3
+ * convolution with padding 1: col[(ci 9 + ky 3 + kx)][r h w + y w + x] =
+ * in_r[ci][y + ky - 1][x + kx - 1], zero outside. */
+static void im2col(const float *in, size_t stride, size_t R, size_t c, size_t h, size_t w,
+                   float *col)
 {
-    size_t nnz[LIN_T];
-    nonzeros(x, T, nin, nz, nzv, nnz);
-    for (size_t o = 0; o < nout_pad; o += LIN_BLK) {
-        const float *wp = wbp + o * nin, *wm = wbm + o * nin;
-        for (size_t t = 0; t < T; t++) {
-            const uint32_t *zi = nz + t * nin;
-            const double *zv = nzv + t * nin;
-            v8d a0, a1, a2, a3, b0, b1, b2, b3;
-            LD8(a0, biasp + o);
-            LD8(a1, biasp + o + 8);
-            LD8(a2, biasp + o + 16);
-            LD8(a3, biasp + o + 24);
-            LD8(b0, biasm + o);
-            LD8(b1, biasm + o + 8);
-            LD8(b2, biasm + o + 16);
-            LD8(b3, biasm + o + 24);
-            for (size_t k = 0; k < nnz[t]; k++) {
-                const float *w = wp + zi[k], *v = wm + zi[k];
-                double xv = zv[k];
-                v8d w0, w1, w2, w3;
-                CVT8(w0, w);
-                CVT8(w1, w + 8);
-                CVT8(w2, w + 16);
-                CVT8(w3, w + 24);
-                a0 += xv * w0;
-                a1 += xv * w1;
-                a2 += xv * w2;
-                a3 += xv * w3;
-                CVT8(w0, v);
-                CVT8(w1, v + 8);
-                CVT8(w2, v + 16);
-                CVT8(w3, v + 24);
-                b0 += xv * w0;
-                b1 += xv * w1;
-                b2 += xv * w2;
-                b3 += xv * w3;
-            }
-            double *op = outp + t * nout_pad + o, *om = outm + t * nout_pad + o;
-            ST8(op, a0);
-            ST8(op + 8, a1);
-            ST8(op + 16, a2);
-            ST8(op + 24, a3);
-            ST8(om, b0);
-            ST8(om + 8, b1);
-            ST8(om + 16, b2);
-            ST8(om + 24, b3);
-        }
-    }
-}
-
-/* The 9 taps of one input channel of a 3x3 convolution on the padded grid g (row pitch
- * pw), added to acc[p], p < n, in the order ky, kx: acc[p] += wk[3 ky + kx] * g[p + ky pw + kx]. */
-HOT_CLONES static void conv_taps(double *restrict acc, const double *restrict g, size_t pw,
-                                 const double *restrict wk, size_t n)
-{
-    const double w0 = wk[0], w1 = wk[1], w2 = wk[2], w3 = wk[3], w4 = wk[4], w5 = wk[5],
-                 w6 = wk[6], w7 = wk[7], w8 = wk[8];
-    const double *g0 = g, *g1 = g + pw, *g2 = g + 2 * pw;
-    for (size_t p = 0; p < n; p++) {
-        double a = acc[p];
-        a += w0 * g0[p];
-        a += w1 * g0[p + 1];
-        a += w2 * g0[p + 2];
-        a += w3 * g1[p];
-        a += w4 * g1[p + 1];
-        a += w5 * g1[p + 2];
-        a += w6 * g2[p];
-        a += w7 * g2[p + 1];
-        a += w8 * g2[p + 2];
-        acc[p] = a;
-    }
-}
-
-/* sum_p a[p] * b[p], p < n, in 8 interleaved partial sums (lane p mod 8) added at the end
- * (a fixed order, so the result is reproducible; vectorises). */
-HOT_CLONES static double dot_lanes(const double *restrict a, const double *restrict b, size_t n)
-{
-    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    size_t p = 0;
-    for (; p + 8 <= n; p += 8)
-        for (int l = 0; l < 8; l++)
-            s[l] += a[p + l] * b[p + l];
-    for (int l = 0; p < n; p++, l++)
-        s[l] += a[p] * b[p];
-    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
-
-/* ReLU, rounded to float: o[k] = z[k] > 0 ? (float)z[k] : 0 (+0 for NaN and -0). Written
- * with vector masks: GCC compiles the plain conditional to a branch per element, which
- * hidden layers mispredict about half the time. */
-typedef long long v8l __attribute__((vector_size(64)));
-typedef float v8f __attribute__((vector_size(32)));
-HOT_CLONES static void relu_to_float(const double *restrict z, float *restrict o, size_t n)
-{
-    const v8d zero = {0, 0, 0, 0, 0, 0, 0, 0};
-    size_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        v8d v;
-        LD8(v, z + k);
-        v8l keep = v > zero; /* all ones where v > 0, else 0: v's bits or +0 */
-        v8d r = (v8d)((v8l)v & keep);
-        v8f f = __builtin_convertvector(r, v8f);
-        memcpy(o + k, &f, sizeof f);
-    }
-    for (; k < n; k++) {
-        double v = z[k] > 0.0 ? z[k] : 0.0;
-        o[k] = (float)v;
-    }
-}
-
-/* acc[p] += wv * src[p], p < n (one tap of a 3x3 convolution over a padded grid). */
-HOT_CLONES static void axpy_grid(double *restrict acc, const double *restrict src, double wv,
-                                 size_t n)
-{
-    for (size_t p = 0; p < n; p++)
-        acc[p] += wv * src[p];
-}
-
-/* Writes layer op's parameters (perturbed when pert != NULL) to m->wf and returns them. */
-static const float *materialise(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
-                                const op_t *op)
-{
-    size_t n = op->n_w + op->n_b;
-    if (pert == NULL)
-        return theta + op->w_off;
-    dpzo_dir_fill(pert->dir, op->w_off, n, m->wf);
-    double s = (double)pert->sign * pert->lambda;
-    for (size_t k = 0; k < n; k++)
-        m->wf[k] = (float)((double)theta[op->w_off + k] + s * (double)m->wf[k]);
-    return m->wf;
-}
-
-/* Pads one example's channels (c x h x w floats) into grid (c x (h+2) x (w+2) doubles,
- * zero border, plus 2 trailing zeros read by the junk columns). */
-static void pad_input(const float *in, size_t c, size_t h, size_t w, double *grid)
-{
-    size_t pw = w + 2, ph = h + 2;
-    memset(grid, 0, (c * ph * pw + 2) * sizeof *grid);
+    size_t hw = h * w, N = R * hw;
     for (size_t ci = 0; ci < c; ci++)
-        for (size_t y = 0; y < h; y++) {
-            double *dst = grid + ci * ph * pw + (y + 1) * pw + 1;
-            const float *src = in + (ci * h + y) * w;
-            for (size_t x = 0; x < w; x++)
-                dst[x] = src[x];
-        }
+        for (size_t ky = 0; ky < 3; ky++)
+            for (size_t kx = 0; kx < 3; kx++) {
+                float *row = col + (ci * 9 + ky * 3 + kx) * N;
+                for (size_t r = 0; r < R; r++) {
+                    const float *src = in + r * stride + ci * hw;
+                    float *dst = row + r * hw;
+                    for (size_t y = 0; y < h; y++) {
+                        float *d = dst + y * w;
+                        long yy = (long)y + (long)ky - 1;
+                        if (yy < 0 || yy >= (long)h) {
+                            memset(d, 0, w * sizeof *d);
+                            continue;
+                        }
+                        const float *s = src + (size_t)yy * w;
+                        /* x + kx - 1 in [0, w): x from (kx == 0) to w - (kx == 2) */
+                        size_t x0 = kx == 0, x1 = kx == 2 ? w - 1 : w;
+                        if (x0)
+                            d[0] = 0.0f;
+                        if (x1 < w)
+                            d[w - 1] = 0.0f;
+                        for (size_t x = x0; x < x1; x++)
+                            d[x] = s[x + kx - 1];
+                    }
+                }
+            }
 }
 
-/* Convolution of one example; the output grid is h x (w + 2) per channel (the last two
- * columns are junk), so each tap is one long axpy. acc: cout x h x (w+2). */
-static void conv_example(const op_t *op, const double *wd, const double *grid, double *acc)
+/* The inverse scatter of im2col, summing: din_r[ci][yy][xx] = sum over the taps (ci, ky,
+ * kx) in increasing order of col[tap][r h w + (yy - ky + 1) w + xx - kx + 1]. */
+static void col2im(const float *col, size_t R, size_t c, size_t h, size_t w, float *din,
+                   size_t stride)
 {
-    size_t h = op->h, pw = op->w + 2, plane = (op->h + 2) * pw, n = h * pw;
-    const double *bias = wd + op->n_w;
-    for (size_t co = 0; co < op->cout; co++) {
-        double *a = acc + co * n;
-        for (size_t p = 0; p < n; p++)
-            a[p] = bias[co];
-        for (size_t ci = 0; ci < op->cin; ci++)
-            conv_taps(a, grid + ci * plane, pw, wd + (co * op->cin + ci) * 9, n);
-    }
+    size_t hw = h * w, N = R * hw;
+    for (size_t r = 0; r < R; r++)
+        memset(din + r * stride, 0, c * hw * sizeof *din);
+    for (size_t ci = 0; ci < c; ci++)
+        for (size_t ky = 0; ky < 3; ky++)
+            for (size_t kx = 0; kx < 3; kx++) {
+                const float *row = col + (ci * 9 + ky * 3 + kx) * N;
+                for (size_t r = 0; r < R; r++) {
+                    const float *src = row + r * hw;
+                    float *dst = din + r * stride + ci * hw;
+                    for (size_t y = 0; y < h; y++) {
+                        long yy = (long)y + (long)ky - 1;
+                        if (yy < 0 || yy >= (long)h)
+                            continue;
+                        size_t x0 = kx == 0, x1 = kx == 2 ? w - 1 : w;
+                        float *d = dst + (size_t)yy * w;
+                        const float *s = src + y * w;
+                        for (size_t x = x0; x < x1; x++)
+                            d[x + kx - 1] += s[x];
+                    }
+                }
+            }
 }
 
 static void pool_example(const op_t *op, const float *in, float *out)
@@ -767,226 +804,215 @@ static size_t pool_argmax(const op_t *op, const float *in, size_t q)
 
 /* Makes the activation buffer hold act_floats floats and the logits buffer logit_doubles
  * doubles (their contents are not kept). */
-static dpzo_status ensure_buffers(dpzo_ctx *ctx, dpzo_model *m, size_t act_floats,
-                                  size_t logit_doubles)
+static dpzo_status ensure_buffers(dpzo_model *m, size_t act_floats, size_t logit_doubles)
 {
     if (act_floats > m->act_cap) {
         float *a = realloc(m->act, act_floats * sizeof *a);
         if (a == NULL)
-            return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for activations");
+            return DPZO_ENOMEM;
         m->act = a;
         m->act_cap = act_floats;
     }
     if (logit_doubles > m->logits_cap) {
         double *l = realloc(m->logits, logit_doubles * sizeof *l);
         if (l == NULL)
-            return dpzo__fail(ctx, DPZO_ENOMEM, "model: out of memory for logits");
+            return DPZO_ENOMEM;
         m->logits = l;
         m->logits_cap = logit_doubles;
     }
     return DPZO_OK;
 }
 
-/* Buffers for a chunk of `rows` rows of one forward pass. */
-static dpzo_status ensure_chunk(dpzo_ctx *ctx, dpzo_model *m, size_t rows)
-{
-    return ensure_buffers(ctx, m, rows * m->act_per_ex, rows * m->n_classes);
-}
+/* ---- materialising a layer -------------------------------------------------------- */
 
-/* A linear layer's parameters src (weights row-major, then bias) in linear_kernel's
- * layout: blocked weights into wb, the bias (double, zero-padded to nout_pad) into bias. */
-static void pack_linear(const op_t *op, const float *src, float *wb, double *bias)
+#define MAT_PART ((size_t)1 << 15) /* elements per materialising task */
+
+/* A layer's parameters for one forward pass: plus (or the only sign) and, fused, minus. */
+typedef struct {
+    const float *wp, *bp, *wm, *bm;
+} layer_w;
+
+typedef struct {
+    const op_t *op;
+    const float *th;     /* the layer's theta */
+    const dpzo_dir *dir;
+    double sp, sm;       /* sign * lambda of the plus (or only) and minus passes */
+    int both;
+} mat_arg;
+
+/* Task t: elements [t MAT_PART, ...) of the layer: u filled (the same floats however the
+ * range is split), then w = (float)((double)theta + s (double)u) for each sign, into the
+ * stacked scratch: plus weights, minus weights, plus biases, minus biases. */
+static void mat_task(dpzo_model *m, void *arg, size_t t, work_t *w)
 {
-    size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
-    for (size_t o = 0; o < np; o++) {
-        float *dst = wb + (o / LIN_BLK) * nin * LIN_BLK + o % LIN_BLK;
-        if (o < nout) {
-            const float *row = src + o * nin;
-            for (size_t i = 0; i < nin; i++)
-                dst[i * LIN_BLK] = row[i];
-        } else {
-            for (size_t i = 0; i < nin; i++)
-                dst[i * LIN_BLK] = 0.0f;
-        }
-        bias[o] = o < nout ? (double)src[op->n_w + o] : 0.0;
+    (void)w;
+    const mat_arg *a = arg;
+    size_t nw = a->op->n_w, nb = a->op->n_b, n = nw + nb;
+    size_t k0 = t * MAT_PART, k1 = k0 + MAT_PART < n ? k0 + MAT_PART : n;
+    float *u = m->u;
+    dpzo_dir_fill(a->dir, a->op->w_off + k0, k1 - k0, u + k0);
+    float *wp = m->wst, *wm = m->wst + nw, *bp = m->wst + 2 * nw, *bm = bp + nb;
+    const double sp = a->sp, sm = a->sm;
+    size_t kw = k1 < nw ? k1 : nw;
+    for (size_t k = k0; k < kw; k++)
+        wp[k] = (float)((double)a->th[k] + sp * (double)u[k]);
+    if (a->both)
+        for (size_t k = k0; k < kw; k++)
+            wm[k] = (float)((double)a->th[k] + sm * (double)u[k]);
+    for (size_t k = k0 > nw ? k0 : nw; k < k1; k++) {
+        bp[k - nw] = (float)((double)a->th[k] + sp * (double)u[k]);
+        if (a->both)
+            bm[k - nw] = (float)((double)a->th[k] + sm * (double)u[k]);
     }
 }
 
-/* pack_linear of both perturbed layers theta +- lambda u at once, materialised as
- * materialise does (th: the layer's theta, u: its direction elements): plus into
- * (wbp, bp), minus into (wbm, bm). */
-static void pack_linear_pm(const op_t *op, const float *th, const float *u, double lambda,
-                           float *wbp, double *bp, float *wbm, double *bm)
+/* The layer's weights: theta's own (dir NULL), theta + s u, or both signs +-lambda. */
+static layer_w materialise(dpzo_model *m, const float *theta, const op_t *op,
+                           const dpzo_dir *dir, double sp, double sm, int both)
 {
-    size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
-    /* materialise's s = (double)sign * lambda, for sign +1 and -1 */
-    const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
-    for (size_t o = 0; o < np; o++) {
-        size_t off = (o / LIN_BLK) * nin * LIN_BLK + o % LIN_BLK;
-        float *dp = wbp + off, *dm = wbm + off;
-        if (o < nout) {
-            const float *tr = th + o * nin, *ur = u + o * nin;
-            for (size_t i = 0; i < nin; i++) {
-                double t = (double)tr[i], v = (double)ur[i];
-                dp[i * LIN_BLK] = (float)(t + sp * v);
-                dm[i * LIN_BLK] = (float)(t + sm * v);
+    const float *th = theta + op->w_off;
+    if (dir == NULL)
+        return (layer_w){th, th + op->n_w, NULL, NULL};
+    mat_arg a = {op, th, dir, sp, sm, both};
+    size_t n = op->n_w + op->n_b;
+    run_tasks(m, mat_task, &a, (n + MAT_PART - 1) / MAT_PART);
+    size_t nw = op->n_w;
+    return (layer_w){m->wst, m->wst + 2 * nw, both ? m->wst + nw : NULL,
+                     both ? m->wst + 2 * nw + op->n_b : NULL};
+}
+
+/* ---- one layer over the blocks of a chunk ------------------------------------------- */
+
+typedef struct {
+    const op_t *op;
+    layer_w w;
+    size_t B;            /* rows of the chunk */
+    int both;            /* the minus sign too (fused evaluation) */
+    float *act2;         /* the minus sign's activations past the input (stride A - D) */
+    double *logits2;     /* the minus sign's logits */
+} layer_arg;
+
+/* Input / output of example r (of the chunk) of the plus (s = 0) or minus (s = 1) sign. */
+static float *act_at(dpzo_model *m, const layer_arg *a, int s, size_t r, size_t off)
+{
+    size_t A = m->act_per_ex, D = m->input_dim;
+    if (s == 0 || off < D)
+        return m->act + r * A + off;
+    return a->act2 + r * (A - D) + (off - D);
+}
+
+static size_t act_stride(const dpzo_model *m, int s, size_t off)
+{
+    return s == 0 || off < m->input_dim ? m->act_per_ex : m->act_per_ex - m->input_dim;
+}
+
+/* The linear layer's epilogue for R rows of sign s: z (R x nout, row stride ldz) + bias,
+ * into logits (last) or ReLU'd into the output segment. */
+static void linear_out(dpzo_model *m, const layer_arg *a, int s, size_t r0, size_t R,
+                       const float *z, size_t ldz, const float *bias)
+{
+    const op_t *op = a->op;
+    size_t K = m->n_classes;
+    for (size_t r = 0; r < R; r++) {
+        const float *zr = z + r * ldz;
+        if (op->last) {
+            double *lg = (s == 0 ? m->logits : a->logits2) + (r0 + r) * K;
+            for (size_t k = 0; k < K; k++)
+                lg[k] = (double)(zr[k] + bias[k]);
+        } else {
+            bias_relu_vec(zr, bias, act_at(m, a, s, r0 + r, op->act_out), op->nout);
+        }
+    }
+}
+
+/* The conv epilogue for R rows of sign s: c (cout x R h w) + bias, ReLU, into the output. */
+static void conv_out(dpzo_model *m, const layer_arg *a, int s, size_t r0, size_t R,
+                     const float *c, const float *bias)
+{
+    const op_t *op = a->op;
+    size_t hw = op->h * op->w;
+    for (size_t r = 0; r < R; r++) {
+        float *o = act_at(m, a, s, r0 + r, op->act_out);
+        for (size_t co = 0; co < op->cout; co++)
+            bias_relu(c + co * R * hw + r * hw, bias[co], o + co * hw, hw);
+    }
+}
+
+static void layer_task(dpzo_model *m, void *arg, size_t t, work_t *wk)
+{
+    const layer_arg *a = arg;
+    const op_t *op = a->op;
+    size_t r0 = t * m->blk, R = a->B - r0 < m->blk ? a->B - r0 : m->blk;
+    const int shared = op->act_in < m->input_dim; /* reads the input: one for both signs */
+    const int ns = a->both ? 2 : 1;
+    if (op->kind == OP_POOL) {
+        for (int s = 0; s < ns; s++)
+            for (size_t r = r0; r < r0 + R; r++)
+                pool_example(op, act_at(m, a, s, r, op->act_in), act_at(m, a, s, r, op->act_out));
+        return;
+    }
+    if (op->kind == OP_LINEAR) {
+        size_t nin = op->nin, nout = op->nout;
+        if (a->both && shared) { /* both signs as one product: [W+; W-] stacked */
+            gemm_nt(R, 2 * nout, nin, act_at(m, a, 0, r0, op->act_in), m->act_per_ex, a->w.wp,
+                    nin, wk->z, 2 * nout);
+            linear_out(m, a, 0, r0, R, wk->z, 2 * nout, a->w.bp);
+            linear_out(m, a, 1, r0, R, wk->z + nout, 2 * nout, a->w.bm);
+            return;
+        }
+        for (int s = 0; s < ns; s++) {
+            const float *W = s == 0 ? a->w.wp : a->w.wm, *b = s == 0 ? a->w.bp : a->w.bm;
+            const float *X = act_at(m, a, s, r0, op->act_in);
+            size_t ldx = act_stride(m, s, op->act_in);
+            if (op->last) {
+                gemm_nt(R, nout, nin, X, ldx, W, nin, wk->z, nout);
+                linear_out(m, a, s, r0, R, wk->z, nout, b);
+            } else { /* the product straight into the output segment, then bias and ReLU */
+                float *Z = act_at(m, a, s, r0, op->act_out);
+                size_t ldz = act_stride(m, s, op->act_out);
+                gemm_nt(R, nout, nin, X, ldx, W, nin, Z, ldz);
+                linear_out(m, a, s, r0, R, Z, ldz, b);
             }
-            size_t k = op->n_w + o;
-            bp[o] = (double)(float)((double)th[k] + sp * (double)u[k]);
-            bm[o] = (double)(float)((double)th[k] + sm * (double)u[k]);
-        } else {
-            for (size_t i = 0; i < nin; i++)
-                dp[i * LIN_BLK] = dm[i * LIN_BLK] = 0.0f;
-            bp[o] = bm[o] = 0.0;
         }
+        return;
+    }
+    /* OP_CONV: W (cout x cin 9) times the block's im2col (cin 9 x R h w) */
+    size_t kc = op->cin * 9, hw = op->h * op->w, N = R * hw;
+    if (a->both && shared) {
+        im2col(act_at(m, a, 0, r0, op->act_in), m->act_per_ex, R, op->cin, op->h, op->w,
+               wk->col);
+        gemm_nn(2 * op->cout, N, kc, a->w.wp, kc, wk->col, N, wk->cout, N);
+        conv_out(m, a, 0, r0, R, wk->cout, a->w.bp);
+        conv_out(m, a, 1, r0, R, wk->cout + op->cout * N, a->w.bm);
+        return;
+    }
+    for (int s = 0; s < ns; s++) {
+        im2col(act_at(m, a, s, r0, op->act_in), act_stride(m, s, op->act_in), R, op->cin,
+               op->h, op->w, wk->col);
+        gemm_nn(op->cout, N, kc, s == 0 ? a->w.wp : a->w.wm, kc, wk->col, N, wk->cout, N);
+        conv_out(m, a, s, r0, R, wk->cout, s == 0 ? a->w.bp : a->w.bm);
     }
 }
 
-/* Forward of rows idx[0..B-1] (B rows of buffers): activations into m->act, logits into
- * m->logits. Layer-major: each layer is materialised once for the chunk. */
-static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
-                          const dpzo_dataset *ds, const size_t *idx, size_t B)
+/* Forward of rows idx[0..B-1]: activations into m->act, logits into m->logits; with
+ * both, the minus sign's into act2 / logits2. The perturbation: none (dir NULL), theta +
+ * sp u, or both theta + sp u and theta + sm u. Layer-major: each layer is materialised
+ * once for the chunk, then its blocks run on the model's threads. */
+static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_dir *dir, double sp,
+                          double sm, int both, const dpzo_dataset *ds, const size_t *idx,
+                          size_t B, float *act2, double *logits2)
 {
-    size_t A = m->act_per_ex, K = m->n_classes;
+    size_t A = m->act_per_ex;
     for (size_t b = 0; b < B; b++)
         memcpy(m->act + b * A, ds->x + idx[b] * ds->dim, m->input_dim * sizeof *m->act);
+    size_t nblk = (B + m->blk - 1) / m->blk;
     for (size_t l = 0; l < m->n_ops; l++) {
         const op_t *op = &m->ops[l];
-        if (op->kind == OP_POOL) {
-            for (size_t b = 0; b < B; b++)
-                pool_example(op, m->act + b * A + op->act_in, m->act + b * A + op->act_out);
-            continue;
-        }
-        const float *src = materialise(m, theta, pert, op);
-        if (op->kind == OP_LINEAR) {
-            size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
-            pack_linear(op, src, m->wb, m->wd);
-            for (size_t b0 = 0; b0 < B; b0 += LIN_T) {
-                size_t T = B - b0 < LIN_T ? B - b0 : LIN_T;
-                const float *x[LIN_T];
-                for (size_t t = 0; t < T; t++)
-                    x[t] = m->act + (b0 + t) * A + op->act_in;
-                linear_kernel(x, T, nin, m->wb, m->wd, np, m->lin_out, m->nz, m->nzv);
-                for (size_t t = 0; t < T; t++) {
-                    const double *z = m->lin_out + t * np;
-                    if (op->last) {
-                        memcpy(m->logits + (b0 + t) * K, z, K * sizeof *z);
-                    } else {
-                        relu_to_float(z, m->act + (b0 + t) * A + op->act_out, nout);
-                    }
-                }
-            }
-        } else { /* OP_CONV */
-            size_t n = op->n_w + op->n_b;
-            for (size_t k = 0; k < n; k++)
-                m->wd[k] = src[k];
-            size_t h = op->h, w = op->w, pw = w + 2;
-            for (size_t b = 0; b < B; b++) {
-                pad_input(m->act + b * A + op->act_in, op->cin, h, w, m->grid_a);
-                conv_example(op, m->wd, m->grid_a, m->grid_b);
-                float *o = m->act + b * A + op->act_out;
-                for (size_t r = 0; r < op->cout * h; r++)
-                    relu_to_float(m->grid_b + r * pw, o + r * w, w);
-            }
-        }
+        layer_arg a = {op, {NULL, NULL, NULL, NULL}, B, both, act2, logits2};
+        if (op->kind != OP_POOL)
+            a.w = materialise(m, theta, op, dir, sp, sm, both);
+        run_tasks(m, layer_task, &a, nblk);
     }
-}
-
-/* Rows per chunk of the fused +/- evaluation: both signs' activations (the minus sign's
- * without the shared input) and the minus sign's blocked weights within DPZO_ACT_BUDGET
- * floats, the plain pass's bound (unless one layer's weights alone exceed it). */
-static size_t pm_chunk_max(const dpzo_model *m)
-{
-    size_t room = DPZO_ACT_BUDGET > m->max_wb ? DPZO_ACT_BUDGET - m->max_wb : 0;
-    return max_sz(1, room / (2 * m->act_per_ex - m->input_dim));
-}
-
-/* Both perturbed forward passes theta + lambda u and theta - lambda u of rows
- * idx[0..B-1], layer by layer: each layer's u is generated once, and both signs'
- * weights are materialised from it. Plus: activations at m->act (stride act_per_ex),
- * logits at m->logits; minus: activations past the input at act2 (stride
- * act_per_ex - input_dim; the input segment is the plus sign's, shared), logits at
- * logits2, blocked weights at wb2. Each output is computed by the same operations as
- * forward_chunk's. */
-static void forward_chunk_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
-                             double lambda, const dpzo_dataset *ds, const size_t *idx, size_t B,
-                             float *act2, double *logits2, float *wb2)
-{
-    const size_t A = m->act_per_ex, D = m->input_dim, A2 = A - D, K = m->n_classes;
-    const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
-    for (size_t b = 0; b < B; b++)
-        memcpy(m->act + b * A, ds->x + idx[b] * ds->dim, D * sizeof *m->act);
-#define IN_P(b) (m->act + (b) * A + op->act_in)
-#define IN_M(b) (shared ? IN_P(b) : act2 + (b) * A2 + (op->act_in - D))
-#define OUT_P(b) (m->act + (b) * A + op->act_out)
-#define OUT_M(b) (act2 + (b) * A2 + (op->act_out - D))
-    for (size_t l = 0; l < m->n_ops; l++) {
-        const op_t *op = &m->ops[l];
-        const int shared = op->act_in < D; /* reads the input: the same for both signs */
-        if (op->kind == OP_POOL) {
-            for (size_t b = 0; b < B; b++) {
-                pool_example(op, IN_P(b), OUT_P(b));
-                pool_example(op, IN_M(b), OUT_M(b));
-            }
-            continue;
-        }
-        size_t n = op->n_w + op->n_b;
-        const float *th = theta + op->w_off;
-        dpzo_dir_fill(dir, op->w_off, n, m->wf); /* u, once for both signs */
-        if (op->kind == OP_LINEAR) {
-            size_t nin = op->nin, nout = op->nout, np = op->nout_pad;
-            pack_linear_pm(op, th, m->wf, lambda, m->wb, m->wd, wb2, m->wd2);
-            for (size_t b0 = 0; b0 < B; b0 += LIN_T) {
-                size_t T = B - b0 < LIN_T ? B - b0 : LIN_T;
-                const float *xp[LIN_T], *xm[LIN_T];
-                for (size_t t = 0; t < T; t++) {
-                    xp[t] = IN_P(b0 + t);
-                    xm[t] = IN_M(b0 + t);
-                }
-                if (shared) {
-                    linear_kernel_pm(xp, T, nin, m->wb, m->wd, wb2, m->wd2, np, m->lin_out,
-                                     m->lin_out2, m->nz, m->nzv);
-                } else {
-                    linear_kernel(xp, T, nin, m->wb, m->wd, np, m->lin_out, m->nz, m->nzv);
-                    linear_kernel(xm, T, nin, wb2, m->wd2, np, m->lin_out2, m->nz, m->nzv);
-                }
-                for (size_t t = 0; t < T; t++) {
-                    const double *zp = m->lin_out + t * np, *zm = m->lin_out2 + t * np;
-                    if (op->last) {
-                        memcpy(m->logits + (b0 + t) * K, zp, K * sizeof *zp);
-                        memcpy(logits2 + (b0 + t) * K, zm, K * sizeof *zm);
-                    } else {
-                        relu_to_float(zp, OUT_P(b0 + t), nout);
-                        relu_to_float(zm, OUT_M(b0 + t), nout);
-                    }
-                }
-            }
-        } else { /* OP_CONV */
-            for (size_t k = 0; k < n; k++) {
-                double t = (double)th[k], v = (double)m->wf[k];
-                m->wd[k] = (double)(float)(t + sp * v);
-                m->wd2[k] = (double)(float)(t + sm * v);
-            }
-            size_t h = op->h, w = op->w, pw = w + 2;
-            for (size_t b = 0; b < B; b++) {
-                pad_input(IN_P(b), op->cin, h, w, m->grid_a);
-                conv_example(op, m->wd, m->grid_a, m->grid_b);
-                float *o = OUT_P(b);
-                for (size_t r = 0; r < op->cout * h; r++)
-                    relu_to_float(m->grid_b + r * pw, o + r * w, w);
-                if (!shared) /* else grid_a already holds the padded input */
-                    pad_input(IN_M(b), op->cin, h, w, m->grid_a);
-                conv_example(op, m->wd2, m->grid_a, m->grid_b);
-                o = OUT_M(b);
-                for (size_t r = 0; r < op->cout * h; r++)
-                    relu_to_float(m->grid_b + r * pw, o + r * w, w);
-            }
-        }
-    }
-#undef IN_P
-#undef IN_M
-#undef OUT_P
-#undef OUT_M
 }
 
 /* Cross-entropy of logits z (K of them) at label y; with probs != NULL also the softmax. */
@@ -1009,47 +1035,64 @@ static double xent(const double *z, size_t K, int32_t y, double *probs)
     return mx + log(s) - z[y];
 }
 
-static dpzo_status check_rows(dpzo_ctx *ctx, const dpzo_model *m, const float *theta,
-                              const dpzo_dataset *ds, const size_t *idx, size_t batch)
+static dpzo_status check_rows(const dpzo_model *m, const float *theta, const dpzo_dataset *ds,
+                              const size_t *idx, size_t batch)
 {
     if (theta == NULL || ds == NULL || (batch > 0 && idx == NULL))
-        return dpzo__fail(ctx, DPZO_EINVAL, "model: NULL parameters, data set or row list");
+        return DPZO_EINVAL;
     if (ds->dim != m->input_dim)
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "model: data set has %zu features per row, the model takes %zu",
-                          ds->dim, m->input_dim);
+        return DPZO_EINVAL;
     for (size_t b = 0; b < batch; b++) {
         if (idx[b] >= ds->n)
-            return dpzo__fail(ctx, DPZO_EINVAL, "model: row %zu out of range (data set has %zu)",
-                              idx[b], ds->n);
+            return DPZO_EINVAL;
         int32_t y = ds->y[idx[b]];
         if (y < 0 || (size_t)y >= m->n_classes)
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "model: row %zu has label %d, the model has %zu classes", idx[b],
-                              (int)y, m->n_classes);
+            return DPZO_EINVAL;
     }
     return DPZO_OK;
+}
+
+static int bad_pert(const dpzo_model *m, const dpzo_perturb *pert)
+{
+    return pert != NULL && (pert->dir == NULL || (pert->sign != 1 && pert->sign != -1) ||
+                            !isfinite(pert->lambda) || pert->dir->dim != m->n_params);
+}
+
+/* The chunk of a plain (one-sign) pass over batch rows, with its buffers. */
+static dpzo_status plain_chunk(dpzo_model *m, size_t batch, size_t *chunk)
+{
+    *chunk = batch < m->chunk_max ? batch : m->chunk_max;
+    return ensure_buffers(m, *chunk * m->act_per_ex, *chunk * m->n_classes);
+}
+
+/* A one-sign forward of rows idx[b0 .. b0 + B - 1]. */
+static void forward_plain(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
+                          const dpzo_dataset *ds, const size_t *idx, size_t B)
+{
+    if (pert == NULL)
+        forward_chunk(m, theta, NULL, 0.0, 0.0, 0, ds, idx, B, NULL, NULL);
+    else
+        forward_chunk(m, theta, pert->dir, (double)pert->sign * pert->lambda, 0.0, 0, ds, idx,
+                      B, NULL, NULL);
 }
 
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                               const dpzo_dataset *ds, const size_t *idx, size_t batch,
                               double *loss)
 {
-    dpzo_ctx *ctx = NULL; /* the signature carries no context: errors are status only */
     if (m == NULL || (batch > 0 && loss == NULL))
         return DPZO_EINVAL;
-    dpzo_status st = check_rows(ctx, m, theta, ds, idx, batch);
+    dpzo_status st = check_rows(m, theta, ds, idx, batch);
     if (st != DPZO_OK)
         return st;
-    if (pert != NULL && (pert->dir == NULL || (pert->sign != 1 && pert->sign != -1) ||
-                         !isfinite(pert->lambda) || pert->dir->dim != m->n_params))
+    if (bad_pert(m, pert))
         return DPZO_EINVAL;
-    size_t chunk = batch < m->chunk_max ? batch : m->chunk_max;
-    if ((st = ensure_chunk(ctx, m, chunk)) != DPZO_OK)
+    size_t chunk;
+    if ((st = plain_chunk(m, batch, &chunk)) != DPZO_OK)
         return st;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
-        forward_chunk(m, theta, pert, ds, idx + b0, B);
+        forward_plain(m, theta, pert, ds, idx + b0, B);
         for (size_t b = 0; b < B; b++)
             loss[b0 + b] = xent(m->logits + b * m->n_classes, m->n_classes, ds->y[idx[b0 + b]],
                                 NULL);
@@ -1061,37 +1104,29 @@ dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_d
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t batch, double *loss_plus, double *loss_minus)
 {
-    dpzo_ctx *ctx = NULL; /* as dpzo_model_losses: errors are status only */
     if (m == NULL || (batch > 0 && (loss_plus == NULL || loss_minus == NULL)))
         return DPZO_EINVAL;
-    dpzo_status st = check_rows(ctx, m, theta, ds, idx, batch);
+    dpzo_status st = check_rows(m, theta, ds, idx, batch);
     if (st != DPZO_OK)
         return st;
     if (dir == NULL || !isfinite(lambda) || dir->dim != m->n_params)
         return DPZO_EINVAL;
-    if (m->wd2 == NULL) {
-        m->wd2 = malloc(max_sz(m->max_wd, 1) * sizeof *m->wd2);
-        m->lin_out2 = malloc(max_sz(LIN_T * m->max_lin_pad, 1) * sizeof *m->lin_out2);
-        if (m->wd2 == NULL || m->lin_out2 == NULL) {
-            free(m->wd2);
-            free(m->lin_out2);
-            m->wd2 = NULL;
-            m->lin_out2 = NULL;
-            return DPZO_ENOMEM;
-        }
-    }
-    /* one buffer: the plus sign's activations (chunk x A), the minus sign's past the input
-     * (chunk x (A - D)), then the minus sign's blocked weights (max_wb) */
-    size_t cm = pm_chunk_max(m), chunk = batch < cm ? batch : cm;
-    size_t A = m->act_per_ex, K = m->n_classes, wb2_at = chunk * (2 * A - m->input_dim);
-    if ((st = ensure_buffers(ctx, m, wb2_at + m->max_wb, 2 * chunk * K)) != DPZO_OK)
+    /* one buffer: the plus sign's activations (chunk x A), then the minus sign's past the
+     * input (chunk x (A - D)), both within the plain pass's bound */
+    size_t A = m->act_per_ex, D = m->input_dim, K = m->n_classes;
+    size_t cm = max_sz(1, DPZO_ACT_BUDGET / (2 * A - D));
+    if (cm > m->blk)
+        cm -= cm % m->blk;
+    size_t chunk = batch < cm ? batch : cm;
+    if ((st = ensure_buffers(m, chunk * (2 * A - D), 2 * chunk * K)) != DPZO_OK)
         return st;
+    /* materialise's sign * lambda, for sign +1 and -1 */
+    const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
         float *act2 = m->act + B * A;
         double *logits2 = m->logits + B * K;
-        forward_chunk_pm(m, theta, dir, lambda, ds, idx + b0, B, act2, logits2,
-                         m->act + wb2_at);
+        forward_chunk(m, theta, dir, sp, sm, 1, ds, idx + b0, B, act2, logits2);
         for (size_t b = 0; b < B; b++) {
             int32_t y = ds->y[idx[b0 + b]];
             loss_plus[b0 + b] = xent(m->logits + b * K, K, y, NULL);
@@ -1112,16 +1147,15 @@ dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_pert
     for (size_t b = 0; b < batch; b++)
         if (idx[b] >= ds->n)
             return DPZO_EINVAL;
-    if (pert != NULL && (pert->dir == NULL || (pert->sign != 1 && pert->sign != -1) ||
-                         !isfinite(pert->lambda) || pert->dir->dim != m->n_params))
+    if (bad_pert(m, pert))
         return DPZO_EINVAL;
-    size_t chunk = batch < m->chunk_max ? batch : m->chunk_max;
-    dpzo_status st = ensure_chunk(NULL, m, chunk);
+    size_t chunk;
+    dpzo_status st = plain_chunk(m, batch, &chunk);
     if (st != DPZO_OK)
         return st;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
-        forward_chunk(m, theta, pert, ds, idx + b0, B);
+        forward_plain(m, theta, pert, ds, idx + b0, B);
         memcpy(logits + b0 * m->n_classes, m->logits, B * m->n_classes * sizeof *logits);
     }
     return DPZO_OK;
@@ -1138,8 +1172,8 @@ dpzo_status dpzo_model_accuracy(dpzo_model *m, const float *theta, const dpzo_da
     for (size_t i = 0; i < n; i++)
         if (ds->y[i] < 0 || (size_t)ds->y[i] >= K)
             return DPZO_EINVAL;
-    size_t chunk = n < m->chunk_max ? n : m->chunk_max;
-    dpzo_status st = ensure_chunk(NULL, m, chunk);
+    size_t chunk;
+    dpzo_status st = plain_chunk(m, n, &chunk);
     if (st != DPZO_OK)
         return st;
     size_t correct = 0;
@@ -1148,7 +1182,7 @@ dpzo_status dpzo_model_accuracy(dpzo_model *m, const float *theta, const dpzo_da
         size_t B = n - b0 < chunk ? n - b0 : chunk;
         for (size_t b = 0; b < B; b++)
             m->idx_buf[b] = b0 + b;
-        forward_chunk(m, theta, NULL, ds, m->idx_buf, B);
+        forward_plain(m, theta, NULL, ds, m->idx_buf, B);
         for (size_t b = 0; b < B; b++) {
             const double *z = m->logits + b * K;
             size_t arg = 0;
@@ -1169,92 +1203,101 @@ dpzo_status dpzo_model_accuracy(dpzo_model *m, const float *theta, const dpzo_da
 
 /* ---- backward ---------------------------------------------------------------------- */
 
-/* Backward of one example through op: d holds dLoss/d(output) (for the last linear, the
- * logits; for a conv, on the output grid cout x h x (w+2) with zero junk columns; else the
- * output segment), ReLU not yet applied. Writes the layer's parameter gradient to
- * m->glayer and, when din != NULL, dLoss/d(input) to din (input segment layout). */
-static void backward_op(dpzo_model *m, const op_t *op, const float *theta, const float *act,
-                        double *d, double *din)
+/* Backward of a block of R rows (chunk rows r0 ..) through op. d: dLoss/d(output), R rows
+ * of the op's output size (for the last linear layer: the logits), ReLU not yet applied.
+ * Adds the block's parameter gradient to m->gacc (pe != NULL: also each row's gradient into
+ * pe + r P) and, when din != NULL, writes dLoss/d(input) (R rows of the input size). */
+static void backward_op(dpzo_model *m, const op_t *op, const float *theta, size_t r0, size_t R,
+                        float *d, float *din, float *pe, work_t *wk)
 {
-    const float *in = act + op->act_in;
+    size_t A = m->act_per_ex, P = m->n_params;
+    const float *in = m->act + r0 * A + op->act_in;
+    float *g = wk->g;
+    if (op->kind == OP_POOL) {
+        for (size_t r = 0; r < R; r++) {
+            float *di = din + r * op->in_size;
+            memset(di, 0, op->in_size * sizeof *di);
+            for (size_t q = 0; q < op->out_size; q++)
+                di[pool_argmax(op, in + r * A, q)] = d[r * op->out_size + q];
+        }
+        return;
+    }
+    const float *W = theta + op->w_off;
+    size_t nw = op->n_w;
     if (op->kind == OP_LINEAR) {
         size_t nin = op->nin, nout = op->nout;
-        if (op->relu) {
-            const float *out = act + op->act_out;
-            for (size_t o = 0; o < nout; o++)
-                if (!(out[o] > 0.0f))
-                    d[o] = 0.0;
-        }
-        const float *W = theta + op->w_off;
+        if (op->relu)
+            for (size_t r = 0; r < R; r++) {
+                const float *out = m->act + (r0 + r) * A + op->act_out;
+                for (size_t o = 0; o < nout; o++)
+                    if (!(out[o] > 0.0f))
+                        d[r * nout + o] = 0.0f;
+            }
+        /* dW = D^T X (nout x nin), db = column sums of D */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nout, (int)nin, (int)R, 1.0f,
+                    d, (int)nout, in, (int)A, 0.0f, g, (int)nin);
         for (size_t o = 0; o < nout; o++) {
-            double *g = m->glayer + o * nin, dv = d[o];
-            for (size_t i = 0; i < nin; i++)
-                g[i] = dv * (double)in[i];
-            m->glayer[op->n_w + o] = dv;
+            float s = 0.0f;
+            for (size_t r = 0; r < R; r++)
+                s += d[r * nout + o];
+            g[nw + o] = s;
         }
-        if (din != NULL) {
-            for (size_t i = 0; i < nin; i++)
-                din[i] = 0.0;
-            for (size_t o = 0; o < nout; o++) {
-                double dv = d[o];
-                if (dv == 0.0)
-                    continue;
-                const float *w = W + o * nin;
-                for (size_t i = 0; i < nin; i++)
-                    din[i] += dv * (double)w[i];
-            }
-        }
-    } else if (op->kind == OP_POOL) {
-        for (size_t i = 0; i < op->in_size; i++)
-            din[i] = 0.0;
-        for (size_t q = 0; q < op->out_size; q++)
-            din[pool_argmax(op, in, q)] = d[q];
-    } else { /* OP_CONV: d on the output grid */
-        size_t h = op->h, w = op->w, pw = w + 2, plane = (h + 2) * pw, n = h * pw;
-        const float *out = act + op->act_out;
-        for (size_t co = 0; co < op->cout; co++)
-            for (size_t y = 0; y < h; y++)
-                for (size_t x = 0; x < pw; x++) {
-                    double *dv = d + co * n + y * pw + x;
-                    if (x >= w || !(out[(co * h + y) * w + x] > 0.0f))
-                        *dv = 0.0;
-                }
-        double *grid = m->grid_a; /* padded input; grid_b is d's buffer or din's */
-        pad_input(in, op->cin, h, w, grid);
-        const float *W = theta + op->w_off;
-        for (size_t co = 0; co < op->cout; co++) {
-            const double *dc = d + co * n;
-            double bsum = 0.0;
-            for (size_t p = 0; p < n; p++)
-                bsum += dc[p];
-            m->glayer[op->n_w + co] = bsum;
-            for (size_t ci = 0; ci < op->cin; ci++) {
-                const double *g = grid + ci * plane;
-                for (size_t k = 0; k < 9; k++)
-                    m->glayer[(co * op->cin + ci) * 9 + k] =
-                        dot_lanes(dc, g + (k / 3) * pw + k % 3, n);
-            }
-        }
-        if (din != NULL) {
-            /* dgrid[ci][p + tap] += d[co][p] * W[co][ci][tap], then the interior. The
-             * padded-input grid is no longer needed: reuse it. */
-            double *dgrid = grid;
-            memset(dgrid, 0, (op->cin * plane + 2) * sizeof *dgrid);
-            for (size_t co = 0; co < op->cout; co++) {
-                const double *dc = d + co * n;
-                for (size_t ci = 0; ci < op->cin; ci++) {
-                    const float *wk = W + (co * op->cin + ci) * 9;
-                    double *g = dgrid + ci * plane;
-                    for (size_t k = 0; k < 9; k++)
-                        axpy_grid(g + (k / 3) * pw + k % 3, dc, (double)wk[k], n);
+        if (pe != NULL)
+            for (size_t r = 0; r < R; r++) {
+                float *pr = pe + r * P + op->w_off;
+                const float *x = in + r * A, *dr = d + r * nout;
+                for (size_t o = 0; o < nout; o++) {
+                    for (size_t i = 0; i < nin; i++)
+                        pr[o * nin + i] = dr[o] * x[i];
+                    pr[nw + o] = dr[o];
                 }
             }
-            for (size_t ci = 0; ci < op->cin; ci++)
-                for (size_t y = 0; y < h; y++)
-                    for (size_t x = 0; x < w; x++)
-                        din[(ci * h + y) * w + x] = dgrid[ci * plane + (y + 1) * pw + x + 1];
+        if (din != NULL) /* dX = D W (R x nin) */
+            gemm_nn(R, nin, nout, d, nout, W, nin, din, nin);
+    } else { /* OP_CONV: d per row as cout x h x w */
+        size_t cout = op->cout, kc = op->cin * 9, hw = op->h * op->w, N = R * hw;
+        float *dm = wk->cout, *col = wk->col;
+        /* ReLU, and D as the matrix dOut (cout x R h w) */
+        for (size_t r = 0; r < R; r++) {
+            const float *out = m->act + (r0 + r) * A + op->act_out;
+            const float *dr = d + r * op->out_size;
+            for (size_t co = 0; co < cout; co++) {
+                float *dst = dm + co * N + r * hw;
+                for (size_t p = 0; p < hw; p++)
+                    dst[p] = out[co * hw + p] > 0.0f ? dr[co * hw + p] : 0.0f;
+            }
+        }
+        im2col(in, A, R, op->cin, op->h, op->w, col);
+        /* dW = dOut col^T (cout x cin 9), db = row sums of dOut */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cout, (int)kc, (int)N, 1.0f, dm,
+                    (int)N, col, (int)N, 0.0f, g, (int)kc);
+        for (size_t co = 0; co < cout; co++) {
+            float s = 0.0f;
+            for (size_t p = 0; p < N; p++)
+                s += dm[co * N + p];
+            g[nw + co] = s;
+        }
+        if (pe != NULL)
+            for (size_t r = 0; r < R; r++) {
+                float *pr = pe + r * P + op->w_off;
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cout, (int)kc, (int)hw,
+                            1.0f, dm + r * hw, (int)N, col + r * hw, (int)N, 0.0f, pr, (int)kc);
+                for (size_t co = 0; co < cout; co++) {
+                    float s = 0.0f;
+                    for (size_t p = 0; p < hw; p++)
+                        s += dm[co * N + r * hw + p];
+                    pr[nw + co] = s;
+                }
+            }
+        if (din != NULL) { /* dcol = W^T dOut (cin 9 x R h w), then col2im */
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kc, (int)N, (int)cout,
+                        1.0f, W, (int)kc, dm, (int)N, 0.0f, col, (int)N);
+            col2im(col, R, op->cin, op->h, op->w, din, op->in_size);
         }
     }
+    double *ga = m->gacc + op->w_off;
+    for (size_t k = 0; k < nw + op->n_b; k++)
+        ga[k] += (double)g[k];
 }
 
 dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_dataset *ds,
@@ -1263,64 +1306,38 @@ dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_datase
 {
     if (m == NULL || grad == NULL)
         return DPZO_EINVAL;
-    dpzo_status st = check_rows(NULL, m, theta, ds, idx, batch);
+    dpzo_status st = check_rows(m, theta, ds, idx, batch);
     if (st != DPZO_OK)
         return st;
-    size_t P = m->n_params, K = m->n_classes, A = m->act_per_ex;
+    size_t P = m->n_params, K = m->n_classes;
     memset(m->gacc, 0, P * sizeof *m->gacc);
-    size_t chunk = batch < m->chunk_max ? batch : m->chunk_max;
-    if ((st = ensure_chunk(NULL, m, chunk)) != DPZO_OK)
+    size_t chunk;
+    if ((st = plain_chunk(m, batch, &chunk)) != DPZO_OK)
         return st;
-    /* Two delta buffers: one op's output delta, the next (earlier) op's. A conv's delta
-     * lives on its output grid, so a delta handed to a conv is spread onto it first. */
-    size_t dbuf = max_sz(m->max_grid, max_sz(m->max_seg, K));
-    double *da = malloc(dbuf * sizeof *da), *db = malloc(dbuf * sizeof *db);
-    if (da == NULL || db == NULL) {
-        free(da);
-        free(db);
-        return DPZO_ENOMEM;
-    }
+    work_t *wk = &m->work[0];
     double sum = 0.0;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
-        forward_chunk(m, theta, NULL, ds, idx + b0, B);
-        for (size_t b = 0; b < B; b++) {
-            const float *act = m->act + b * A;
-            int32_t y = ds->y[idx[b0 + b]];
-            sum += xent(m->logits + b * K, K, y, m->probs);
-            double *d = da, *dn = db;
-            for (size_t k = 0; k < K; k++)
-                d[k] = m->probs[k] - (k == (size_t)y ? 1.0 : 0.0);
-            float *pe = per_example != NULL ? per_example + (b0 + b) * P : NULL;
+        forward_plain(m, theta, NULL, ds, idx + b0, B);
+        /* backward block by block, in row order */
+        for (size_t r0 = 0; r0 < B; r0 += m->blk) {
+            size_t R = B - r0 < m->blk ? B - r0 : m->blk;
+            float *d = wk->d1, *dn = wk->d2;
+            for (size_t r = 0; r < R; r++) {
+                int32_t y = ds->y[idx[b0 + r0 + r]];
+                sum += xent(m->logits + (r0 + r) * K, K, y, m->probs);
+                for (size_t k = 0; k < K; k++)
+                    d[r * K + k] = (float)(m->probs[k] - (k == (size_t)y ? 1.0 : 0.0));
+            }
+            float *pe = per_example != NULL ? per_example + (b0 + r0) * P : NULL;
             for (size_t l = m->n_ops; l-- > 0;) {
-                const op_t *op = &m->ops[l];
-                if (op->kind == OP_CONV) {
-                    /* spread d (cout x h x w) onto the grid cout x h x (w+2), from the end */
-                    size_t h = op->h, w = op->w, pw = w + 2;
-                    for (size_t r = op->cout * h; r-- > 0;) {
-                        d[r * pw + w] = d[r * pw + w + 1] = 0.0;
-                        for (size_t x = w; x-- > 0;)
-                            d[r * pw + x] = d[r * w + x];
-                    }
-                }
-                backward_op(m, op, theta, act, d, l > 0 ? dn : NULL);
-                if (op->kind != OP_POOL) {
-                    size_t n = op->n_w + op->n_b;
-                    double *ga = m->gacc + op->w_off;
-                    for (size_t k = 0; k < n; k++)
-                        ga[k] += m->glayer[k];
-                    if (pe != NULL)
-                        for (size_t k = 0; k < n; k++)
-                            pe[op->w_off + k] = (float)m->glayer[k];
-                }
-                double *t = d;
+                backward_op(m, &m->ops[l], theta, r0, R, d, l > 0 ? dn : NULL, pe, wk);
+                float *t = d;
                 d = dn;
                 dn = t;
             }
         }
     }
-    free(da);
-    free(db);
     for (size_t j = 0; j < P; j++)
         grad[j] = batch > 0 ? (float)(m->gacc[j] / (double)batch) : 0.0f;
     if (mean_loss != NULL)

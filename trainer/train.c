@@ -87,6 +87,7 @@ static dpzo_status setup_model(dpzo_ctx *ctx, dpzo_trainer *tr)
                                        d->n_classes, &tr->model);
     if (st != DPZO_OK)
         return st;
+    dpzo_model_set_threads(tr->model, tr->cfg.threads);
     tr->P = dpzo_model_n_params(tr->model);
     const dpzo_algorithm a = tr->cfg.algorithm;
     size_t vectors = 1 + (size_t)dpzo_algorithm_is_stagewise(a) + (a == DPZO_ALG_DPZOPO);
