@@ -23,7 +23,9 @@
  *          the bound a BLAS-based step can approach.
  * fwd2, pm and sgemm repeat until --min-time seconds (default 0.2) have passed in the
  * round. Every repetition and every step is one sample; the JSON gives the minimum and the
- * median over all rounds' samples (the plain names fwd2_s, pm_s, step_s are medians).
+ * median over all rounds' samples (the plain names fwd2_s, pm_s, step_s are medians), in
+ * wall-clock time and (cpu_*) in this process's CPU time, all threads: with one thread the
+ * CPU time does not count the time other jobs take the core away.
  *   ratio          step / (Q fwd2), medians (the goal is at most 1.2); ratio_min: minima;
  *   step_over_sgemm  step / sgemm, medians and minima (issue 18's goal: at most 1.5);
  *   memory         peak resident size (VmHWM) after inference (the batch forward passes
@@ -56,6 +58,14 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* this process's CPU time, all threads */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* The peak resident size: Linux's VmHWM (of this program's memory: getrusage's ru_maxrss
  * would carry a larger parent's peak over fork and exec, as under bench/torch_step.py),
  * else getrusage. */
@@ -81,12 +91,13 @@ static double maxrss_mib(void)
 
 /* ---- samples: min and median ------------------------------------------------------- */
 
+/* wall-clock times in v, the same samples' process CPU times in c (sorted apart) */
 typedef struct {
-    double *v;
+    double *v, *c;
     size_t n, cap;
 } samples;
 
-static int add_sample(samples *s, double x)
+static int add_sample(samples *s, double wall, double cpu)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
@@ -94,10 +105,21 @@ static int add_sample(samples *s, double x)
         if (!v)
             return 1;
         s->v = v;
+        double *c = realloc(s->c, cap * sizeof *c);
+        if (!c)
+            return 1;
+        s->c = c;
         s->cap = cap;
     }
-    s->v[s->n++] = x;
+    s->c[s->n] = cpu;
+    s->v[s->n++] = wall;
     return 0;
+}
+
+static void free_samples(samples *s)
+{
+    free(s->v);
+    free(s->c);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -106,21 +128,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* sorts the samples; NaN when there are none */
-static double s_min(samples *s)
+/* min and median of n values (sorted in place); NaN when there are none */
+static void min_median(double *v, size_t n, double *min, double *median)
 {
-    if (s->n == 0)
-        return NAN;
-    qsort(s->v, s->n, sizeof *s->v, cmp_double);
-    return s->v[0];
+    if (n == 0) {
+        *min = *median = NAN;
+        return;
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    *min = v[0];
+    *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static double s_median(samples *s)
+typedef struct {
+    double min, med, cpu_min, cpu_med;
+} stats;
+
+static stats summarize(samples *s)
 {
-    if (s->n == 0)
-        return NAN;
-    qsort(s->v, s->n, sizeof *s->v, cmp_double);
-    return s->n % 2 ? s->v[s->n / 2] : 0.5 * (s->v[s->n / 2 - 1] + s->v[s->n / 2]);
+    stats r;
+    min_median(s->v, s->n, &r.min, &r.med);
+    min_median(s->c, s->n, &r.cpu_min, &r.cpu_med);
+    return r;
 }
 
 /* ---- options -------------------------------------------------------------------------- */
@@ -140,7 +169,7 @@ typedef struct {
 /* ---- the trainer's steps -------------------------------------------------------------- */
 
 typedef struct {
-    double last;
+    double last, last_cpu;
     samples *out;
     int fail;
 } timing;
@@ -148,12 +177,13 @@ typedef struct {
 static int on_step(void *user, const dpzo_train_report *r)
 {
     timing *t = user;
-    double now = now_s();
+    double now = now_s(), cpu = cpu_s();
     /* a step is timed from the previous report (or from the start of the round's
      * dpzo_trainer_run call); evaluation steps are skipped */
     if (t->out && r->step > 0 && !r->evaluated && t->last > 0.0)
-        t->fail |= add_sample(t->out, now - t->last);
+        t->fail |= add_sample(t->out, now - t->last, cpu - t->last_cpu);
     t->last = now;
+    t->last_cpu = cpu;
     return 0;
 }
 
@@ -378,6 +408,7 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
         /* steps */
         t.out = &s_step;
         t.last = now_s();
+        t.last_cpu = cpu_s();
         done += per_round;
         if (dpzo_trainer_run(ctx, tr, done, on_step, &t))
             goto fail;
@@ -388,25 +419,25 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
         double t0 = now_s(), t1;
         do {
             random_batch(&lcg, idx, batch, train->n);
-            double a = now_s();
+            double a = now_s(), ac = cpu_s();
             if (dpzo_model_losses(m, theta, NULL, train, idx, batch, loss) ||
                 dpzo_model_losses(m, theta, NULL, train, idx, batch, loss))
                 goto fail;
             t1 = now_s();
-            if (add_sample(&s_fwd2, t1 - a))
+            if (add_sample(&s_fwd2, t1 - a, cpu_s() - ac))
                 goto fail_mem;
         } while (t1 - t0 < o->min_time);
         /* the fused +/- evaluation */
         t0 = now_s();
         do {
             random_batch(&lcg, idx, batch, train->n);
-            double a = now_s();
+            double a = now_s(), ac = cpu_s();
             dpzo_dir dir;
             if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, pm_rep++, 0, d, 1.0) ||
                 dpzo_model_losses_pm(m, theta, &dir, 1e-3, train, idx, batch, loss, loss2))
                 goto fail;
             t1 = now_s();
-            if (add_sample(&s_pm, t1 - a))
+            if (add_sample(&s_pm, t1 - a, cpu_s() - ac))
                 goto fail_mem;
         } while (t1 - t0 < o->min_time);
         /* the products alone (the model may have set OpenBLAS's threads itself) */
@@ -414,19 +445,18 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
             openblas_set_num_threads(nt);
             t0 = now_s();
             do {
-                double a = now_s();
+                double a = now_s(), ac = cpu_s();
                 gemm_run(&g);
                 t1 = now_s();
-                if (add_sample(&s_gemm, t1 - a))
+                if (add_sample(&s_gemm, t1 - a, cpu_s() - ac))
                     goto fail_mem;
             } while (t1 - t0 < o->min_time);
         }
     }
 
-    double step = s_median(&s_step), step_min = s_min(&s_step);
-    double fwd2 = s_median(&s_fwd2), fwd2_min = s_min(&s_fwd2);
-    double pm = s_median(&s_pm), pm_min = s_min(&s_pm);
-    double gm = s_median(&s_gemm), gm_min = s_min(&s_gemm);
+    stats st = summarize(&s_step), fw = summarize(&s_fwd2), pm = summarize(&s_pm),
+          gm = summarize(&s_gemm);
+    const double q = (double)o->queries;
     printf("{\"model\": \"%s\", \"algorithm\": \"%s\", \"n_params\": %zu, \"batch\": %zu, "
            "\"queries\": %u, \"threads\": %u, \"model_threads\": %u, \"blas_threads\": %d, "
            "\"rounds\": %u, ",
@@ -436,14 +466,19 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
            "\"pm_s\": %.6g, \"pm_min_s\": %.6g, \"pm_n\": %zu, "
            "\"step_s\": %.6g, \"step_min_s\": %.6g, \"timed_steps\": %zu, "
            "\"ratio\": %.4f, \"ratio_min\": %.4f, \"steps_per_s\": %.4g, ",
-           fwd2, fwd2_min, s_fwd2.n, pm, pm_min, s_pm.n, step, step_min, s_step.n,
-           step / (o->queries * fwd2), step_min / (o->queries * fwd2_min), 1.0 / step);
+           fw.med, fw.min, s_fwd2.n, pm.med, pm.min, s_pm.n, st.med, st.min, s_step.n,
+           st.med / (q * fw.med), st.min / (q * fw.min), 1.0 / st.med);
+    /* the same samples in this process's CPU time (all its threads) */
+    printf("\"cpu_fwd2_s\": %.6g, \"cpu_fwd2_min_s\": %.6g, \"cpu_pm_s\": %.6g, "
+           "\"cpu_pm_min_s\": %.6g, \"cpu_step_s\": %.6g, \"cpu_step_min_s\": %.6g, ",
+           fw.cpu_med, fw.cpu_min, pm.cpu_med, pm.cpu_min, st.cpu_med, st.cpu_min);
     if (have_gemm)
         printf("\"sgemm_s\": %.6g, \"sgemm_median_s\": %.6g, \"sgemm_n\": %zu, "
+               "\"cpu_sgemm_min_s\": %.6g, \"cpu_sgemm_s\": %.6g, "
                "\"sgemm_mflop\": %.2f, \"sgemm_gflops\": %.2f, \"step_over_sgemm\": %.4f, "
                "\"step_over_sgemm_min\": %.4f, ",
-               gm_min, gm, s_gemm.n, g.flop * 1e-6, g.flop * 1e-9 / gm_min, step / gm,
-               step_min / gm_min);
+               gm.min, gm.med, s_gemm.n, gm.cpu_min, gm.cpu_med, g.flop * 1e-6,
+               g.flop * 1e-9 / gm.min, st.med / gm.med, st.min / gm.min);
     else
         printf("\"sgemm_s\": null, ");
     printf("\"openblas\": \"%s\", \"openblas_core\": \"%s\", "
@@ -466,10 +501,10 @@ done:
     dpzo_trainer_free(tr);
     dpzo_model_free(m);
     gemm_free(&g);
-    free(s_step.v);
-    free(s_fwd2.v);
-    free(s_pm.v);
-    free(s_gemm.v);
+    free_samples(&s_step);
+    free_samples(&s_fwd2);
+    free_samples(&s_pm);
+    free_samples(&s_gemm);
     free(theta);
     free(idx);
     free(loss);

@@ -130,9 +130,11 @@ def report(path: str) -> None:
     if data:
         print("PyTorch's data: %s. dpzo's: Fashion-MNIST (dpzo_fmnist_find)." % ", ".join(data))
     print()
-    print("Every cell is **min / median** (dpzo lines pooled over the alternations: min of "
-          "minima, median of medians). Ratios are of the same statistic: min / min and "
-          "median / median. mlp:128 = 784-128-10, batch 256, Q = 1, Gaussian directions, "
+    print("Every cell is **min / median** of wall-clock times (dpzo lines pooled over the "
+          "alternations: min of minima, median of medians). Ratios are of the same statistic: "
+          "min / min and median / median. On a machine shared with other jobs the minimum is "
+          "the steadier figure: a median can be several times it, for PyTorch's two OpenMP "
+          "threads most of all. mlp:128 = 784-128-10, batch 256, Q = 1, Gaussian directions, "
           "DPZero through dpzo_trainer_run (batches of exactly 256, clipping, CSPRNG noise, "
           "ledger); sgemm = the step's four products (X[256x784] W1^T and H[256x128] W2^T, "
           "for each sign: 104 MFLOP) with cblas_sgemm in the same process and threads.")
@@ -140,7 +142,7 @@ def report(path: str) -> None:
     print("| variant | threads | step / sgemm (goal <= 1.5) | dpzo / PyTorch (goal < 1) "
           "| step / 2 fwd mlp:128 (goal <= 1.2) | step / 2 fwd cnn:8-16 (goal <= 1.2) |")
     print("|---|---:|---:|---:|---:|---:|")
-    times = []
+    times, cpu_rows = [], []
     for variant, th in configs:
         sel = lambda side, model: [r for r in (dpzo if side == "dpzo" else torch)
                                    if r.get("variant", "native") == variant
@@ -161,6 +163,22 @@ def report(path: str) -> None:
             variant, th, pair(*r_gemm), verdict(*r_gemm, 1.5),
             pair(*r_torch), verdict(*r_torch, 1.0, strict=True),
             pair(*r_fwd), verdict(*r_fwd, 1.2), pair(*r_cnn), verdict(*r_cnn, 1.2)))
+        if th == 1:
+            c = {k: pooled(rows_, "cpu_%s_min_s" % k2, "cpu_%s_s" % k2)
+                 for k, rows_, k2 in (("step", mlp, "step"), ("fwd2", mlp, "fwd2"),
+                                      ("tstep", tmlp, "step"), ("cstep", cnn, "step"),
+                                      ("cfwd2", cnn, "fwd2"))}
+            c["gemm"] = pooled(mlp, "cpu_sgemm_min_s", "cpu_sgemm_s")
+            rg = [ratio(c["step"][i], c["gemm"][i]) for i in (0, 1)]
+            rt = [ratio(c["step"][i], c["tstep"][i]) for i in (0, 1)]
+            rf = [ratio(c["step"][i], c["fwd2"][i]) for i in (0, 1)]
+            rc = [ratio(c["cstep"][i], c["cfwd2"][i]) for i in (0, 1)]
+            cpu_rows.append("| %s | %d | %s (%s) | %s (%s) | %s (%s) | %s (%s) | %s | %s |" % (
+                variant, th, pair(*rg), verdict(*rg, 1.5), pair(*rt),
+                verdict(*rt, 1.0, strict=True), pair(*rf), verdict(*rf, 1.2), pair(*rc),
+                verdict(*rc, 1.2),
+                msp(*[None if v is None else 1e3 * v for v in c["step"]]),
+                msp(*[None if v is None else 1e3 * v for v in c["tstep"]])))
         gf = [r.get("sgemm_gflops") for r in mlp if r.get("sgemm_gflops")]
         times.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
@@ -182,6 +200,18 @@ def report(path: str) -> None:
     print()
     print("(yes: the goal holds for min and median; min only: for the minimum alone.)")
     print()
+    if cpu_rows:
+        print("The same samples in per-process CPU time, one thread only (time the process "
+              "ran, so time that other jobs took the core away is not counted; with more "
+              "threads CPU time adds the threads up, spin-waits included, and is not "
+              "shown):")
+        print()
+        print("| variant | threads | step / sgemm | dpzo / PyTorch | step / 2 fwd mlp:128 "
+              "| step / 2 fwd cnn:8-16 | dpzo step mlp:128 | PyTorch step |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for line in cpu_rows:
+            print(line)
+        print()
     print("| variant | threads | OpenBLAS core | PyTorch ISA | dpzo step mlp:128 "
           "| sgemm, 4 products | sgemm GFLOP/s (best) | PyTorch step | dpzo 2 fwd mlp:128 "
           "| PyTorch 2 fwd | dpzo step cnn:8-16 | dpzo 2 fwd cnn:8-16 "

@@ -20,7 +20,8 @@ per-example cross-entropy. One step, the MeZO / DPZero way, under torch.no_grad(
 lambda 1e-3, C 20, sigma 1, lr 1e-4 (the values do not change the work).
 Also timed: fwd2, two plain forward passes over a fresh batch (the floor of any ZO step).
 Each round runs --steps steps (every step one sample) and then fwd2 for --min-time
-seconds; the JSON line gives min and median over all rounds' samples.
+seconds; the JSON line gives min and median over all rounds' samples, in wall-clock time
+and (cpu_*) in the process's CPU time (time.process_time, all threads).
 
 With --alternate N -- CMD ARGS (bench/cpu_step.sh: CMD is dpzo-bench-zo), the process loads
 torch and the data once, then N times runs CMD to completion (its JSON lines are printed,
@@ -151,23 +152,25 @@ def main() -> int:
     for t in range(3):  # warm-up
         step(t)
         fwd2()
-    s_step, s_fwd2 = [], []
+    s_step, s_fwd2, c_step, c_fwd2 = [], [], [], []
     t_step = 3
 
     def rounds():
         nonlocal t_step
         for _ in range(a.rounds):
             for _ in range(a.steps):
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 step(t_step)
                 s_step.append(time.perf_counter() - t0)
+                c_step.append(time.process_time() - c0)
                 t_step += 1
             start = time.perf_counter()
             while True:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 fwd2()
                 t1 = time.perf_counter()
                 s_fwd2.append(t1 - t0)
+                c_fwd2.append(time.process_time() - c0)
                 if t1 - start >= a.min_time:
                     break
 
@@ -193,6 +196,8 @@ def main() -> int:
         "step_s": statistics.median(s_step), "step_min_s": min(s_step),
         "timed_steps": len(s_step),
         "fwd2_s": statistics.median(s_fwd2), "fwd2_min_s": min(s_fwd2), "fwd2_n": len(s_fwd2),
+        "cpu_step_s": statistics.median(c_step), "cpu_step_min_s": min(c_step),
+        "cpu_fwd2_s": statistics.median(c_fwd2), "cpu_fwd2_min_s": min(c_fwd2),
         "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "mkl": torch.backends.mkl.is_available(), "data": data,
         "python": platform.python_version(), "alternations": max(a.alternate, 1),
