@@ -10,6 +10,10 @@
  *     materialised theta + lambda u (same rounding formula), per-example gradients of a
  *     one-row batch, all-zero parameters (loss log K), hand-computed logits;
  *   - the fused +/- evaluation against two separate perturbed evaluations, bit for bit. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -958,6 +962,21 @@ static void test_forward_tolerance(void **state)
     }
 }
 
+/* ---- the BLAS ------------------------------------------------------------------------- */
+
+/* The models' cblas_sgemm is OpenBLAS's, not GSL's reference libgslcblas, which exports the
+ * same name and, first in the link, made training ten times slower (CMakeLists.txt). */
+extern void cblas_sgemm(void); /* only its address is taken */
+static void test_blas_is_openblas(void **state)
+{
+    (void)state;
+    Dl_info info;
+    assert_true(dladdr((void *)cblas_sgemm, &info) != 0 && info.dli_fname != NULL);
+    print_message("cblas_sgemm from %s\n", info.dli_fname);
+    if (strstr(info.dli_fname, "openblas") == NULL)
+        fail_msg("cblas_sgemm comes from %s, not OpenBLAS", info.dli_fname);
+}
+
 /* ---- threads ---------------------------------------------------------------------------- */
 
 /* Every evaluation gives the same bits with 1, 2, 3 and 5 threads, at batch sizes around
@@ -1046,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_sgd_learns),
         cmocka_unit_test(test_forward_tolerance),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_blas_is_openblas),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
