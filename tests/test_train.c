@@ -810,6 +810,39 @@ static void test_mezo_learns(void **state)
     cluster_sets_free(&sets);
 }
 
+/* The update reads the directions the evaluation kept (tr->ucache) instead of generating
+ * them again: the same theta, bit for bit, as a trainer without the cache, for mezo with 3
+ * queries on an MLP (several layers, several directions) and threads 1 and 2. */
+static void test_direction_cache(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    cluster_sets sets = cluster_pair(300, 50, 10, 4, 0.25, 8, 9);
+    float *want = NULL;
+    for (int v = 0; v < 3; v++) {
+        dpzo_train_config c = base_config(DPZO_ALG_MEZO, "mlp:12-6", 25, 40.0, 0.3);
+        c.queries = 3;
+        c.threads = v == 2 ? 2 : 1;
+        dpzo_trainer *tr;
+        assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
+        assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, tr, 77));
+        assert_non_null(tr->ucache);
+        if (v == 1) { /* no cache: the update generates the directions itself */
+            free(tr->ucache);
+            tr->ucache = NULL;
+        }
+        assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
+        if (v == 0) {
+            want = malloc(tr->P * sizeof *want);
+            memcpy(want, tr->theta, tr->P * sizeof *want);
+        } else {
+            assert_memory_equal(want, tr->theta, tr->P * sizeof *want);
+        }
+        dpzo_trainer_free(tr);
+    }
+    free(want);
+    cluster_sets_free(&sets);
+}
+
 /* ---- the command line -------------------------------------------------------------------- */
 
 static int have_fmnist(void)
@@ -881,6 +914,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_refusals),
         cmocka_unit_test(test_config_errors),
         cmocka_unit_test(test_mezo_learns),
+        cmocka_unit_test(test_direction_cache),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

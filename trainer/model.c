@@ -39,8 +39,9 @@
  * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
  * theta - lambda u from it by the same formula, stacked, so that a layer reading the input
  * (shared by both signs) computes both signs as ONE product of twice the outputs. Its losses
- * are within the tolerance above of the two dpzo_model_losses calls' (bit for bit with most
- * BLAS kernels; not promised). Only one layer's perturbed weights exist at a time.
+ * are those of the two dpzo_model_losses calls, bit for bit with the OpenBLAS kernels tested
+ * (test_model's test_losses_pm; a BLAS whose kernels depended on the product's width could
+ * differ within the tolerance above). Only one layer's perturbed weights exist at a time.
  *
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),
  * so memory is bounded whatever the batch size. A model holds scratch buffers: use it from
@@ -53,6 +54,7 @@
 #include <unistd.h>
 #include <cblas.h>
 #include "internal.h"
+#include "train_internal.h"
 #include "dpzo/model.h"
 
 /* OpenBLAS's own thread setting (declared by its cblas.h; repeated for other headers). */
@@ -838,6 +840,7 @@ typedef struct {
     const dpzo_dir *dir;
     double sp, sm;       /* sign * lambda of the plus (or only) and minus passes */
     int both;
+    float *u;            /* where the layer's direction elements go */
 } mat_arg;
 
 /* Task t: elements [t MAT_PART, ...) of the layer: u filled (the same floats however the
@@ -849,7 +852,7 @@ static void mat_task(dpzo_model *m, void *arg, size_t t, work_t *w)
     const mat_arg *a = arg;
     size_t nw = a->op->n_w, nb = a->op->n_b, n = nw + nb;
     size_t k0 = t * MAT_PART, k1 = k0 + MAT_PART < n ? k0 + MAT_PART : n;
-    float *u = m->u;
+    float *u = a->u;
     dpzo_dir_fill(a->dir, a->op->w_off + k0, k1 - k0, u + k0);
     float *wp = m->wst, *wm = m->wst + nw, *bp = m->wst + 2 * nw, *bm = bp + nb;
     const double sp = a->sp, sm = a->sm;
@@ -868,12 +871,12 @@ static void mat_task(dpzo_model *m, void *arg, size_t t, work_t *w)
 
 /* The layer's weights: theta's own (dir NULL), theta + s u, or both signs +-lambda. */
 static layer_w materialise(dpzo_model *m, const float *theta, const op_t *op,
-                           const dpzo_dir *dir, double sp, double sm, int both)
+                           const dpzo_dir *dir, double sp, double sm, int both, float *u_all)
 {
     const float *th = theta + op->w_off;
     if (dir == NULL)
         return (layer_w){th, th + op->n_w, NULL, NULL};
-    mat_arg a = {op, th, dir, sp, sm, both};
+    mat_arg a = {op, th, dir, sp, sm, both, u_all != NULL ? u_all + op->w_off : m->u};
     size_t n = op->n_w + op->n_b;
     run_tasks(m, mat_task, &a, (n + MAT_PART - 1) / MAT_PART);
     size_t nw = op->n_w;
@@ -1000,7 +1003,7 @@ static void layer_task(dpzo_model *m, void *arg, size_t t, work_t *wk)
  * once for the chunk, then its blocks run on the model's threads. */
 static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_dir *dir, double sp,
                           double sm, int both, const dpzo_dataset *ds, const size_t *idx,
-                          size_t B, float *act2, double *logits2)
+                          size_t B, float *act2, double *logits2, float *u_all)
 {
     size_t A = m->act_per_ex;
     for (size_t b = 0; b < B; b++)
@@ -1010,7 +1013,7 @@ static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_dir *dir
         const op_t *op = &m->ops[l];
         layer_arg a = {op, {NULL, NULL, NULL, NULL}, B, both, act2, logits2};
         if (op->kind != OP_POOL)
-            a.w = materialise(m, theta, op, dir, sp, sm, both);
+            a.w = materialise(m, theta, op, dir, sp, sm, both, u_all);
         run_tasks(m, layer_task, &a, nblk);
     }
 }
@@ -1070,10 +1073,10 @@ static void forward_plain(dpzo_model *m, const float *theta, const dpzo_perturb 
                           const dpzo_dataset *ds, const size_t *idx, size_t B)
 {
     if (pert == NULL)
-        forward_chunk(m, theta, NULL, 0.0, 0.0, 0, ds, idx, B, NULL, NULL);
+        forward_chunk(m, theta, NULL, 0.0, 0.0, 0, ds, idx, B, NULL, NULL, NULL);
     else
         forward_chunk(m, theta, pert->dir, (double)pert->sign * pert->lambda, 0.0, 0, ds, idx,
-                      B, NULL, NULL);
+                      B, NULL, NULL, NULL);
 }
 
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
@@ -1104,6 +1107,15 @@ dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_d
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t batch, double *loss_plus, double *loss_minus)
 {
+    return dpzo__model_losses_pm_u(m, theta, dir, lambda, ds, idx, batch, loss_plus,
+                                   loss_minus, NULL);
+}
+
+dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                    double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                    size_t batch, double *loss_plus, double *loss_minus,
+                                    float *u_all)
+{
     if (m == NULL || (batch > 0 && (loss_plus == NULL || loss_minus == NULL)))
         return DPZO_EINVAL;
     dpzo_status st = check_rows(m, theta, ds, idx, batch);
@@ -1126,7 +1138,7 @@ dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_d
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
         float *act2 = m->act + B * A;
         double *logits2 = m->logits + B * K;
-        forward_chunk(m, theta, dir, sp, sm, 1, ds, idx + b0, B, act2, logits2);
+        forward_chunk(m, theta, dir, sp, sm, 1, ds, idx + b0, B, act2, logits2, u_all);
         for (size_t b = 0; b < B; b++) {
             int32_t y = ds->y[idx[b0 + b]];
             loss_plus[b0 + b] = xent(m->logits + b * K, K, y, NULL);

@@ -27,8 +27,17 @@ dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_d
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t b, double *lp, double *lm, double *d, size_t stride)
 {
+    return dpzo__zo_differences_u(m, theta, dir, lambda, ds, idx, b, lp, lm, d, stride, NULL);
+}
+
+dpzo_status dpzo__zo_differences_u(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                   double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                   size_t b, double *lp, double *lm, double *d, size_t stride,
+                                   float *u_keep)
+{
     /* both signs in one fused pass: the same bits as two dpzo_model_losses calls */
-    dpzo_status st = dpzo_model_losses_pm(m, theta, dir, lambda, ds, idx, b, lp, lm);
+    dpzo_status st =
+        dpzo__model_losses_pm_u(m, theta, dir, lambda, ds, idx, b, lp, lm, u_keep);
     if (st != DPZO_OK)
         return st;
     for (size_t i = 0; i < b; i++)
@@ -106,14 +115,16 @@ dpzo_status dpzo__zo_estimate(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
                               double lambda, dpzo__dir_setup setup)
 {
     const unsigned Q = tr->cfg.queries;
+    tr->ucache_ok = 0;
     for (unsigned k = 0; k < Q; k++) {
         dpzo_status st = (setup != NULL ? setup : plain_dir)(ctx, tr, t, k, &tr->dirs[k]);
         if (st != DPZO_OK)
             return st;
         if (b == 0)
             continue;
-        st = dpzo__zo_differences(tr->model, tr->theta, &tr->dirs[k], lambda, &tr->priv,
-                                  tr->idx, b, tr->lp, tr->lm, tr->vals + k, Q);
+        float *keep = tr->ucache != NULL ? tr->ucache + (size_t)k * tr->P : NULL;
+        st = dpzo__zo_differences_u(tr->model, tr->theta, &tr->dirs[k], lambda, &tr->priv,
+                                    tr->idx, b, tr->lp, tr->lm, tr->vals + k, Q, keep);
         if (st != DPZO_OK)
             return dpzo__model_failed(ctx, st, "zeroth-order evaluation");
         if (k == 0) /* (f(+) + f(-)) / 2 = f(theta) + O(lambda^2): the loss for free */
@@ -121,12 +132,23 @@ dpzo_status dpzo__zo_estimate(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_
                 tr->loss_sum += 0.5 * (tr->lp[i] + tr->lm[i]);
     }
     tr->loss_count += b;
+    tr->ucache_ok = tr->ucache != NULL && b > 0; /* every direction was generated */
     return zo_release(ctx, tr, t, b);
 }
 
 dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double coef,
                             dpzo__dir_setup setup)
 {
+    if (tr->ucache_ok) { /* the floats dpzo_dir_axpy would generate, kept by the evaluation */
+        for (unsigned k = 0; k < tr->cfg.queries; k++) {
+            const double alpha = coef * (tr->qsum[k] / tr->B);
+            const float *u = tr->ucache + (size_t)k * tr->P;
+            for (size_t j = 0; j < tr->P; j++) /* dpzo_dir_axpy's operation */
+                tr->theta[j] = (float)((double)tr->theta[j] + alpha * (double)u[j]);
+        }
+        tr->ucache_ok = 0;
+        return DPZO_OK;
+    }
     for (unsigned k = 0; k < tr->cfg.queries; k++) {
         if (setup != NULL) { /* the direction's buffer was reused: set it up again */
             dpzo_status st = setup(ctx, tr, t, k, &tr->dirs[k]);

@@ -136,6 +136,8 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
         bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->vals, n * Q) |
                ALLOC(tr->qsum, Q) | ALLOC(tr->qnoise, Q) | ALLOC(tr->dirs, Q) |
                ALLOC(tr->last_clean, Q) | ALLOC(tr->last_noisy, Q);
+    if (!first_order && (size_t)Q * P <= UCACHE_MAX_BYTES / sizeof(float))
+        bad |= ALLOC(tr->ucache, (size_t)Q * P);
     if (first_order || tr->pub.n > 0)
         bad |= ALLOC(tr->grad, P);
     if (tr->pub.n > 0) {
@@ -219,7 +221,7 @@ void dpzo_trainer_free(dpzo_trainer *tr)
     void *bufs[] = {tr->state,   tr->idx,        tr->lp,         tr->lm,      tr->vals,
                     tr->qsum,    tr->qnoise,     tr->dirs,       tr->gsum,    tr->gnoise,
                     tr->grad,    tr->per_ex,     tr->last_clean, tr->last_noisy, tr->pub_idx,
-                    tr->gpub,    tr->vbuf,       tr->coef};
+                    tr->gpub,    tr->vbuf,       tr->coef,       tr->ucache};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(tr);

@@ -65,6 +65,10 @@ struct dpzo_trainer {
     double *vals;             /* b x Q per-example differences (ZO) */
     double *qsum, *qnoise;    /* Q sums and noise draws (ZO) */
     dpzo_dir *dirs;           /* Q directions of the current step */
+    float *ucache;            /* Q x P: the directions' elements as the evaluation generated
+                                 them, read by the update instead of generating them again
+                                 (NULL when Q P floats exceed UCACHE_MAX_BYTES) */
+    int ucache_ok;            /* ucache holds this step's directions */
     /* the state a checkpoint holds: theta, then (stagewise) the stage's anchor theta^(s-1),
      * then (dpzopo) the mask; n_state floats in all */
     float *state;
@@ -130,6 +134,20 @@ dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uin
 dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_dir *dir,
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t b, double *lp, double *lm, double *d, size_t stride);
+/* dpzo_model_losses_pm that also writes the direction's elements, as floats, to u_all
+ * (n_params of them; NULL: not kept): what dpzo_dir_fill gives, generated once for the
+ * evaluation and reused by the update (trainer/model.c). */
+dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                    double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                    size_t batch, double *loss_plus, double *loss_minus,
+                                    float *u_all);
+/* dpzo__zo_differences keeping the direction's elements in u_keep (NULL: not kept). */
+dpzo_status dpzo__zo_differences_u(dpzo_model *m, const float *theta, const dpzo_dir *dir,
+                                   double lambda, const dpzo_dataset *ds, const size_t *idx,
+                                   size_t b, double *lp, double *lm, double *d, size_t stride,
+                                   float *u_keep);
+/* The largest direction cache (tr->ucache) the trainer keeps: 64 MiB. */
+#define UCACHE_MAX_BYTES ((size_t)64 << 20)
 /* Sets up direction k of step t (a plain, masked or explicit dpzo_dir). */
 typedef dpzo_status (*dpzo__dir_setup)(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
                                        dpzo_dir *dir);

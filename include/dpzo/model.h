@@ -76,12 +76,13 @@ void dpzo_model_init(const dpzo_model *m, uint64_t seed, float *theta);
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                               const dpzo_dataset *ds, const size_t *idx, size_t batch,
                               double *loss);
-/* Both signs at once: loss_plus[i] and loss_minus[i] are, bit for bit, what
- * dpzo_model_losses gives with the perturbations {dir, lambda, +1} and {dir, lambda, -1},
- * but each layer's direction elements are generated once for the two, and both passes run
- * together layer by layer. Needs the activations of both signs of a chunk of rows (the
- * input rows shared): at most one extra batch of activations over dpzo_model_losses, and
- * never more than the plain pass's chunk bound in all; plus one layer of packed weights. */
+/* Both signs at once: loss_plus[i] and loss_minus[i] are what dpzo_model_losses gives with
+ * the perturbations {dir, lambda, +1} and {dir, lambda, -1} (bit for bit with the OpenBLAS
+ * kernels tested, docs/trainer.md 4.1), but each layer's direction elements are generated
+ * once for the two, a layer that reads the input computes both signs as one matrix product,
+ * and both passes run together layer by layer. Needs the activations of both signs of a
+ * chunk of rows (the input rows shared): never more than the plain pass's chunk bound in
+ * all; plus one layer's perturbed weights for each sign. */
 dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t batch, double *loss_plus, double *loss_minus);
@@ -96,8 +97,10 @@ dpzo_status dpzo_model_logits(dpzo_model *m, const float *theta, const dpzo_pert
 dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_dataset *ds,
                             const size_t *idx, size_t batch, float *grad, float *per_example,
                             double *mean_loss);
-/* Threads the model's evaluations use (0: the machine's online cores; default 1). The
- * rows of a batch are split among them; every result is the same whatever the count. */
+/* Threads the model's evaluations use (0: the machine's online cores; default 1; at most
+ * 256). The rows of a batch are cut into blocks of 64 that the threads share, so every
+ * result is the same bits whatever the count. OpenBLAS runs single-threaded inside them
+ * (dpzo_model_create calls openblas_set_num_threads(1), a process-wide setting). */
 void dpzo_model_set_threads(dpzo_model *m, unsigned threads);
 unsigned dpzo_model_threads(const dpzo_model *m);
 /* Accuracy (argmax of the logits) and mean loss over all rows of ds. */
