@@ -980,7 +980,7 @@ static void test_blas_is_openblas(void **state)
 /* ---- threads ---------------------------------------------------------------------------- */
 
 /* Every evaluation gives the same bits with 1, 2, 3 and 5 threads, at batch sizes around
- * the block size (64) and spanning chunks of several blocks, perturbed or not, fused or
+ * the block size (128) and spanning several blocks, perturbed or not, fused or
  * not, gradients with per-example rows. */
 static void test_threads(void **state)
 {
@@ -989,7 +989,7 @@ static void test_threads(void **state)
         {"mlp:40-20", 8, 8, 5, {0, {64, 40, 20, 5}, 3, 0, 0, 0, 0, 5}},
         {"cnn:3-4", 8, 8, 5, {1, {0}, 0, 3, 4, 8, 8, 5}},
     };
-    const size_t batches[] = {1, 63, 64, 65, 300};
+    const size_t batches[] = {1, 127, 128, 129, 300};
     const unsigned counts[] = {1, 2, 3, 5};
     for (size_t c = 0; c < 2; c++) {
         float *theta;

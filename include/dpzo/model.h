@@ -98,9 +98,10 @@ dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_datase
                             const size_t *idx, size_t batch, float *grad, float *per_example,
                             double *mean_loss);
 /* Threads the model's evaluations use (0: the machine's online cores; default 1; at most
- * 256). The rows of a batch are cut into blocks of 64 that the threads share, so every
- * result is the same bits whatever the count. OpenBLAS runs single-threaded inside them
- * (dpzo_model_create calls openblas_set_num_threads(1), a process-wide setting). */
+ * 256). The rows of a batch are cut into blocks of 128 (fewer for large convolutions) that
+ * the threads share, so every result is the same bits whatever the count. OpenBLAS runs
+ * single-threaded inside them (dpzo_model_create calls openblas_set_num_threads(1), a
+ * process-wide setting). */
 void dpzo_model_set_threads(dpzo_model *m, unsigned threads);
 unsigned dpzo_model_threads(const dpzo_model *m);
 /* Accuracy (argmax of the logits) and mean loss over all rows of ds. */
