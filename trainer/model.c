@@ -845,6 +845,25 @@ typedef struct {
     float *u;            /* where the layer's direction elements go */
 } mat_arg;
 
+/* Vector-width dispatch for the materialising loop (plain loops, no GCC vector types, so
+ * no clone keeps a vector on the stack; every clone gives the same bits). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define MAT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef MAT_CLONES
+#define MAT_CLONES
+#endif
+
+/* w[k] = (float)((double)th[k] + s (double)u[k]), k < n. */
+MAT_CLONES static void perturb_loop(const float *restrict th, const float *restrict u, double s,
+                                    float *restrict w, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        w[k] = (float)((double)th[k] + s * (double)u[k]);
+}
+
 /* Task t: elements [t MAT_PART, ...) of the layer: u filled (the same floats however the
  * range is split), then w = (float)((double)theta + s (double)u) for each sign, into the
  * stacked scratch: plus weights, minus weights, plus biases, minus biases. */
@@ -859,11 +878,11 @@ static void mat_task(dpzo_model *m, void *arg, size_t t, work_t *w)
     float *wp = m->wst, *wm = m->wst + nw, *bp = m->wst + 2 * nw, *bm = bp + nb;
     const double sp = a->sp, sm = a->sm;
     size_t kw = k1 < nw ? k1 : nw;
-    for (size_t k = k0; k < kw; k++)
-        wp[k] = (float)((double)a->th[k] + sp * (double)u[k]);
-    if (a->both)
-        for (size_t k = k0; k < kw; k++)
-            wm[k] = (float)((double)a->th[k] + sm * (double)u[k]);
+    if (k0 < kw) {
+        perturb_loop(a->th + k0, u + k0, sp, wp + k0, kw - k0);
+        if (a->both)
+            perturb_loop(a->th + k0, u + k0, sm, wm + k0, kw - k0);
+    }
     for (size_t k = k0 > nw ? k0 : nw; k < k1; k++) {
         bp[k - nw] = (float)((double)a->th[k] + sp * (double)u[k]);
         if (a->both)
