@@ -126,14 +126,17 @@ static _Atomic int sampler_impl_forced = -1;
 /* M(w) for the state words but the counter */
 #define BUT12(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(13) M(14) M(15)
 
-/* The 20 rounds on state vectors x0 .. x15 with the vector operations ADD, XOR, ROT. */
+/* The 20 rounds on state vectors x0 .. x15 with the vector operations ADD, XOR, ROT, unrolled:
+ * GCC 12 then keeps AVX2's 16 state vectors in the 16 registers but for about 5 stores and
+ * 5 loads per double round (27 stack accesses per double round as a loop: 89 against 77 us
+ * per 60,000 words; AVX-512's 32 registers never spill: 50 against 47 us). */
 #define VQR(ADD, XOR, ROT, a, b, c, d)                                                    \
     do {                                                                                  \
         a = ADD(a, b), d = ROT(XOR(d, a), 16), c = ADD(c, d), b = ROT(XOR(b, c), 12);     \
         a = ADD(a, b), d = ROT(XOR(d, a), 8), c = ADD(c, d), b = ROT(XOR(b, c), 7);       \
     } while (0)
 #define VROUNDS(ADD, XOR, ROT)                                                            \
-    for (int r_ = 0; r_ < 10; r_++) {                                                     \
+    _Pragma("GCC unroll 10") for (int r_ = 0; r_ < 10; r_++) {                            \
         VQR(ADD, XOR, ROT, x0, x4, x8, x12);                                              \
         VQR(ADD, XOR, ROT, x1, x5, x9, x13);                                              \
         VQR(ADD, XOR, ROT, x2, x6, x10, x14);                                             \
