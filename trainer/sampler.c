@@ -129,7 +129,9 @@ static _Atomic int sampler_impl_forced = -1;
 /* The 20 rounds on state vectors x0 .. x15 with the vector operations ADD, XOR, ROT, unrolled:
  * GCC 12 then keeps AVX2's 16 state vectors in the 16 registers but for about 5 stores and
  * 5 loads per double round (27 stack accesses per double round as a loop: 89 against 77 us
- * per 60,000 words; AVX-512's 32 registers never spill: 50 against 47 us). */
+ * per 60,000 words; AVX-512's 32 registers never spill: 50 against 47 us; 2-core AMD EPYC,
+ * avx512f). bench/clone_spills.sh BUILD BUILD/trainer/CMakeFiles/dpzo_trainer.dir/sampler.c.o
+ * counts each version's stack accesses. */
 #define VQR(ADD, XOR, ROT, a, b, c, d)                                                    \
     do {                                                                                  \
         a = ADD(a, b), d = ROT(XOR(d, a), 16), c = ADD(c, d), b = ROT(XOR(b, c), 12);     \
