@@ -11,9 +11,6 @@
 #include "train_internal.h"
 
 /* sampler.c's test hooks (it declares them too) */
-int dpzo__sampler_impl(int impl);
-void dpzo__chacha20_block(const uint32_t in[16], uint32_t out[16]);
-int dpzo__chacha20_blocks(int impl, const uint32_t in[16], size_t nblocks, uint32_t *out);
 enum { IMPL_SCALAR = 0, IMPL_AVX2 = 1, IMPL_AVX512 = 2, N_IMPL = 3 };
 
 static const uint32_t sigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};

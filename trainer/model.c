@@ -846,15 +846,19 @@ typedef struct {
 } mat_arg;
 
 /* Vector-width dispatch for the materialising loop (plain loops, no GCC vector types, so
- * no clone keeps a vector on the stack; every clone gives the same bits). */
+ * no clone keeps a vector on the stack; every clone gives the same bits). A build may
+ * define DPZO_KERNEL_CLONES (empty: no multiversioning, as kernels/cpu/zo_math.h). */
+#ifndef DPZO_KERNEL_CLONES
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define MAT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define DPZO_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
-#ifndef MAT_CLONES
-#define MAT_CLONES
 #endif
+#ifndef DPZO_KERNEL_CLONES
+#define DPZO_KERNEL_CLONES
+#endif
+#define MAT_CLONES DPZO_KERNEL_CLONES
 
 /* w[k] = (float)((double)th[k] + s (double)u[k]), k < n. */
 MAT_CLONES static void perturb_loop(const float *restrict th, const float *restrict u, double s,

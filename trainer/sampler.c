@@ -110,16 +110,8 @@ static uint64_t uniform_below(stream *st, uint64_t bound)
  * with the threshold in block order. The counter is word 12 only (2^32 blocks), lane j's
  * counter ctr + j modulo 2^32 like chacha_block's increment. */
 
-enum { SAMPLER_SCALAR = 0, SAMPLER_AVX2 = 1, SAMPLER_AVX512 = 2 };
-
-/* Test and benchmark hooks (declared again by tests/test_sampler.c):
- * dpzo__sampler_impl forces the version of the Poisson steps (-1: the best the CPU has, else
- * a SAMPLER_* value; returns -1, changing nothing, for a version this CPU or build lacks);
- * dpzo__chacha20_block is the reference block function; dpzo__chacha20_blocks writes the
- * words of blocks in[12], in[12] + 1, ... (nblocks of them) computed by version impl. */
-int dpzo__sampler_impl(int impl);
-void dpzo__chacha20_block(const uint32_t in[16], uint32_t out[16]);
-int dpzo__chacha20_blocks(int impl, const uint32_t in[16], size_t nblocks, uint32_t *out);
+enum { SAMPLER_SCALAR = DPZO_SAMPLER_SCALAR, SAMPLER_AVX2 = DPZO_SAMPLER_AVX2,
+       SAMPLER_AVX512 = DPZO_SAMPLER_AVX512 }; /* test hooks: train_internal.h */
 
 static _Atomic int sampler_impl_forced = -1;
 

@@ -357,9 +357,13 @@ void dpzo__dir_raw_blocks(const dpzo_dir *dir, uint64_t m0, size_t nb, double *v
     int impl = atomic_load_explicit(&raw_impl_forced, memory_order_relaxed);
 #ifdef DPZO_X86_SIMD
     if (impl < 0)
+#ifdef DPZO_EMULATE_AVX2 /* a build standing in for an AVX2-only CPU (CMake DPZO_EMULATE_AVX2) */
+        impl = __builtin_cpu_supports("avx2") ? DPZO_RAW_AVX2 : DPZO_RAW_SSE2;
+#else
         impl = __builtin_cpu_supports("avx512f") ? DPZO_RAW_AVX512
                : __builtin_cpu_supports("avx2")  ? DPZO_RAW_AVX2
                                                  : DPZO_RAW_SSE2;
+#endif
     switch (impl) {
     case DPZO_RAW_AVX512:
         raw_blocks_avx512(dir, m0, nb, v);
