@@ -37,11 +37,12 @@
  * scratch: w_j = (float)((double)theta[j] + sign * lambda * (double)u_j), u_j the float
  * element from dpzo_dir_fill. theta is never written. The fused evaluation of both signs
  * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
- * theta - lambda u from it by the same formula, stacked, so that a layer reading the input
- * (shared by both signs) computes both signs as ONE product of twice the outputs. Its losses
- * are those of the two dpzo_model_losses calls, bit for bit with the OpenBLAS kernels tested
- * (test_model's test_losses_pm; a BLAS whose kernels depended on the product's width could
- * differ within the tolerance above). Only one layer's perturbed weights exist at a time.
+ * theta - lambda u from it by the same formula; a layer reading the input reads it once for
+ * both signs (the rows gathered once, one im2col). Each sign's products are the very calls
+ * of a one-sign pass (same shapes and strides), so its losses are those of the two
+ * dpzo_model_losses calls bit for bit (test_model's test_losses_pm; stacking both signs'
+ * weights into one product of twice the outputs broke that with OpenBLAS's Haswell kernels).
+ * Only one layer's perturbed weights exist at a time.
  *
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),
  * so memory is bounded whatever the batch size. A model holds scratch buffers: use it from
@@ -91,9 +92,9 @@ typedef struct {
 
 /* One thread's scratch for a block of rows. */
 typedef struct {
-    float *z;     /* blk x 2 max_nout: a linear layer's product (fused or logits) */
+    float *z;     /* blk x max_nout: the last linear layer's product */
     float *col;   /* max_col: im2col of a block (backward: also the dcol) */
-    float *cout;  /* 2 max_cout_hw blk: a conv product (backward: dOut) */
+    float *cout;  /* max_chw blk: a conv product (backward: dOut) */
     float *d1, *d2; /* backward: blk x max_seg deltas */
     float *g;     /* backward: max_layer, a block's layer gradient */
 } work_t;
@@ -174,9 +175,9 @@ static int ensure_work(dpzo_model *m, size_t n)
     for (; m->n_work < n; m->n_work++) {
         work_t *w = &m->work[m->n_work];
         memset(w, 0, sizeof *w);
-        w->z = malloc(max_sz(blk * 2 * m->max_nout, 1) * sizeof *w->z);
+        w->z = malloc(max_sz(blk * m->max_nout, 1) * sizeof *w->z);
         w->col = malloc(max_sz(m->max_col, 1) * sizeof *w->col);
-        w->cout = malloc(max_sz(2 * m->max_chw * blk, 1) * sizeof *w->cout);
+        w->cout = malloc(max_sz(m->max_chw * blk, 1) * sizeof *w->cout);
         w->d1 = malloc(blk * seg * sizeof *w->d1);
         w->d2 = malloc(blk * seg * sizeof *w->d2);
         w->g = malloc(max_sz(m->max_layer, 1) * sizeof *w->g);
@@ -916,23 +917,22 @@ typedef struct {
     layer_w w;
     size_t B;            /* rows of the chunk */
     int both;            /* the minus sign too (fused evaluation) */
-    float *act2;         /* the minus sign's activations past the input (stride A - D) */
+    float *act2;         /* the minus sign's activations (stride A, input segment unused) */
     double *logits2;     /* the minus sign's logits */
 } layer_arg;
 
-/* Input / output of example r (of the chunk) of the plus (s = 0) or minus (s = 1) sign. */
+/* Input / output of example r (of the chunk) of the plus (s = 0) or minus (s = 1) sign.
+ * The minus sign's activations have the plus sign's layout (row stride act_per_ex; its
+ * input segment unused: the input is shared), so that its products are the same calls. */
 static float *act_at(dpzo_model *m, const layer_arg *a, int s, size_t r, size_t off)
 {
-    size_t A = m->act_per_ex, D = m->input_dim;
-    if (s == 0 || off < D)
+    size_t A = m->act_per_ex;
+    if (s == 0 || off < m->input_dim)
         return m->act + r * A + off;
-    return a->act2 + r * (A - D) + (off - D);
+    return a->act2 + r * A + off;
 }
 
-static size_t act_stride(const dpzo_model *m, int s, size_t off)
-{
-    return s == 0 || off < m->input_dim ? m->act_per_ex : m->act_per_ex - m->input_dim;
-}
+static size_t act_stride(const dpzo_model *m) { return m->act_per_ex; }
 
 /* The linear layer's epilogue for R rows of sign s: z (R x nout, row stride ldz) + bias,
  * into logits (last) or ReLU'd into the output segment. */
@@ -979,44 +979,32 @@ static void layer_task(dpzo_model *m, void *arg, size_t t, work_t *wk)
                 pool_example(op, act_at(m, a, s, r, op->act_in), act_at(m, a, s, r, op->act_out));
         return;
     }
+    /* Each sign's products are the calls of a one-sign pass with that sign's weights (the
+     * same shapes and strides): stacking both signs' weights into one product of twice the
+     * outputs changes the bits with OpenBLAS's Haswell kernels (measured) and saved nothing
+     * measurable; the input is still read once for both (shared rows, one im2col). */
+    const size_t A = act_stride(m);
     if (op->kind == OP_LINEAR) {
         size_t nin = op->nin, nout = op->nout;
-        if (a->both && shared) { /* both signs as one product: [W+; W-] stacked */
-            gemm_nt(R, 2 * nout, nin, act_at(m, a, 0, r0, op->act_in), m->act_per_ex, a->w.wp,
-                    nin, wk->z, 2 * nout);
-            linear_out(m, a, 0, r0, R, wk->z, 2 * nout, a->w.bp);
-            linear_out(m, a, 1, r0, R, wk->z + nout, 2 * nout, a->w.bm);
-            return;
-        }
         for (int s = 0; s < ns; s++) {
             const float *W = s == 0 ? a->w.wp : a->w.wm, *b = s == 0 ? a->w.bp : a->w.bm;
             const float *X = act_at(m, a, s, r0, op->act_in);
-            size_t ldx = act_stride(m, s, op->act_in);
             if (op->last) {
-                gemm_nt(R, nout, nin, X, ldx, W, nin, wk->z, nout);
+                gemm_nt(R, nout, nin, X, A, W, nin, wk->z, nout);
                 linear_out(m, a, s, r0, R, wk->z, nout, b);
             } else { /* the product straight into the output segment, then bias and ReLU */
                 float *Z = act_at(m, a, s, r0, op->act_out);
-                size_t ldz = act_stride(m, s, op->act_out);
-                gemm_nt(R, nout, nin, X, ldx, W, nin, Z, ldz);
-                linear_out(m, a, s, r0, R, Z, ldz, b);
+                gemm_nt(R, nout, nin, X, A, W, nin, Z, A);
+                linear_out(m, a, s, r0, R, Z, A, b);
             }
         }
         return;
     }
     /* OP_CONV: W (cout x cin 9) times the block's im2col (cin 9 x R h w) */
     size_t kc = op->cin * 9, hw = op->h * op->w, N = R * hw;
-    if (a->both && shared) {
-        im2col(act_at(m, a, 0, r0, op->act_in), m->act_per_ex, R, op->cin, op->h, op->w,
-               wk->col);
-        gemm_nn(2 * op->cout, N, kc, a->w.wp, kc, wk->col, N, wk->cout, N);
-        conv_out(m, a, 0, r0, R, wk->cout, a->w.bp);
-        conv_out(m, a, 1, r0, R, wk->cout + op->cout * N, a->w.bm);
-        return;
-    }
     for (int s = 0; s < ns; s++) {
-        im2col(act_at(m, a, s, r0, op->act_in), act_stride(m, s, op->act_in), R, op->cin,
-               op->h, op->w, wk->col);
+        if (s == 0 || !shared)
+            im2col(act_at(m, a, s, r0, op->act_in), A, R, op->cin, op->h, op->w, wk->col);
         gemm_nn(op->cout, N, kc, s == 0 ? a->w.wp : a->w.wm, kc, wk->col, N, wk->cout, N);
         conv_out(m, a, s, r0, R, wk->cout, s == 0 ? a->w.bp : a->w.bm);
     }
@@ -1164,14 +1152,14 @@ dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpz
         return st;
     if (dir == NULL || !isfinite(lambda) || dir->dim != m->n_params)
         return DPZO_EINVAL;
-    /* one buffer: the plus sign's activations (chunk x A), then the minus sign's past the
-     * input (chunk x (A - D)), both within the plain pass's bound */
-    size_t A = m->act_per_ex, D = m->input_dim, K = m->n_classes;
-    size_t cm = max_sz(1, DPZO_ACT_BUDGET / (2 * A - D));
+    /* one buffer: the plus sign's activations (chunk x A), then the minus sign's in the
+     * same layout (its input segments unused), both within the plain pass's bound */
+    size_t A = m->act_per_ex, K = m->n_classes;
+    size_t cm = max_sz(1, DPZO_ACT_BUDGET / (2 * A));
     if (cm > m->blk)
         cm -= cm % m->blk;
     size_t chunk = batch < cm ? batch : cm;
-    if ((st = ensure_buffers(m, chunk * (2 * A - D), 2 * chunk * K)) != DPZO_OK)
+    if ((st = ensure_buffers(m, 2 * chunk * A, 2 * chunk * K)) != DPZO_OK)
         return st;
     /* materialise's sign * lambda, for sign +1 and -1 */
     const double sp = (double)1 * lambda, sm = (double)-1 * lambda;

@@ -76,13 +76,13 @@ void dpzo_model_init(const dpzo_model *m, uint64_t seed, float *theta);
 dpzo_status dpzo_model_losses(dpzo_model *m, const float *theta, const dpzo_perturb *pert,
                               const dpzo_dataset *ds, const size_t *idx, size_t batch,
                               double *loss);
-/* Both signs at once: loss_plus[i] and loss_minus[i] are what dpzo_model_losses gives with
- * the perturbations {dir, lambda, +1} and {dir, lambda, -1} (bit for bit with the OpenBLAS
- * kernels tested, docs/trainer.md 4.1), but each layer's direction elements are generated
- * once for the two, a layer that reads the input computes both signs as one matrix product,
- * and both passes run together layer by layer. Needs the activations of both signs of a
- * chunk of rows (the input rows shared): never more than the plain pass's chunk bound in
- * all; plus one layer's perturbed weights for each sign. */
+/* Both signs at once: loss_plus[i] and loss_minus[i] are, bit for bit, what
+ * dpzo_model_losses gives with the perturbations {dir, lambda, +1} and {dir, lambda, -1}
+ * (each sign's matrix products are the calls of that pass), but each layer's direction
+ * elements are generated once for the two, the input rows are gathered once, and both
+ * passes run together layer by layer. Needs the activations of both signs of a chunk of rows:
+ * never more than the plain pass's chunk bound in all; plus one layer's perturbed weights
+ * for each sign. */
 dpzo_status dpzo_model_losses_pm(dpzo_model *m, const float *theta, const dpzo_dir *dir,
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t batch, double *loss_plus, double *loss_minus);
