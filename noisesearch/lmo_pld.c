@@ -408,18 +408,37 @@ void dpzo__lmo_pld_noise_free(dpzo_pld_noise *n)
     }
 }
 
+/* The interval of dpzo_pld_noise_epsilon: the upper end is proven (under the error model
+ * above); an unresolved window claims nothing (upper = +inf). memory_limit: the PLD
+ * accountant's (dpzo_pld_options.memory_limit; 0: its default). */
+static dpzo_status pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                const dpzo_lmo_account_options *o, double grid,
+                                size_t memory_limit, dpzo_pld_result *out);
+
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *o, double grid,
                                  dpzo_pld_result *out)
 {
-    /* the interval of dpzo_pld_noise_epsilon: the upper end is proven (under the error
-     * model above); an unresolved window claims nothing (upper = +inf) */
-    return dpzo__lmo_pld_interval(ctx, lmo, o, grid, out);
+    return pld_interval(ctx, lmo, o, grid, 0, out);
+}
+
+dpzo_status dpzo_lmo_pld_epsilon_limit(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                       const dpzo_lmo_account_options *o, double grid,
+                                       size_t memory_limit, dpzo_pld_result *out)
+{
+    return pld_interval(ctx, lmo, o, grid, memory_limit, out);
 }
 
 dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                    const dpzo_lmo_account_options *o, double grid,
                                    dpzo_pld_result *out)
+{
+    return pld_interval(ctx, lmo, o, grid, 0, out);
+}
+
+static dpzo_status pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                const dpzo_lmo_account_options *o, double grid,
+                                size_t memory_limit, dpzo_pld_result *out)
 {
     dpzo_status st;
     if ((st = dpzo_lmo_validate(ctx, lmo)))
@@ -495,6 +514,8 @@ dpzo_status dpzo__lmo_pld_interval(dpzo_ctx *ctx, const dpzo_lmo *lmo,
     dpzo_pld_options_default(&po);
     if (grid > 0.0)
         po.grid = grid;
+    if (memory_limit > 0)
+        po.memory_limit = memory_limit;
     st = dpzo_pld_noise_epsilon(ctx, &noise, q, wor, o->steps, o->delta, &po, out);
     if (st == DPZO_OK && dpzo__lmo_pld_noise_bad(&noise))
         st = dpzo__fail(ctx, DPZO_ENOCONV,

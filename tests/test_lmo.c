@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include "testutil.h"
 #include "lmo_account.h"
 #include "lmo_rdp.h"
@@ -752,6 +753,47 @@ static void test_pld_public(void **state)
     assert_string_equal(r.reason, "");
 }
 
+/* dpzo_lmo_pld_epsilon_limit: the same interval within a limit the run fits (0: the default
+ * 2 GiB; the memory the result reports is enough), DPZO_ENOMEM with the need and the limit
+ * below it. The last case is the fuzz target's out-of-memory input (fuzz/regressions/lmo_pld):
+ * 4e6 unsampled steps at grid 1e-3, which dpzo_lmo_pld_epsilon composes at 2^24 and then
+ * 2^25 points (800 and 1600 MiB) within its 2 GiB, in 25 s (and then claims nothing); at
+ * 64 MiB the first composition is refused before it starts. */
+static void test_pld_memory_limit(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_lmo l = mk(1, 2, 0.5, 0.5, 2, 1, 1, 2);
+    dpzo_lmo_account_options o = pld_opts(1.0, 0.01, 100, 1e-5);
+    dpzo_pld_result def, r;
+    assert_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, 1e-3, &def));
+    assert_true(isfinite(def.epsilon_upper) && def.epsilon_lower > 0.0);
+    assert_true(def.memory_bytes > 0 && def.fft_size > 0);
+    const size_t lims[3] = {0, (size_t)64 << 20, def.memory_bytes};
+    for (int i = 0; i < 3; i++) {
+        assert_ok(ctx, dpzo_lmo_pld_epsilon_limit(ctx, &l, &o, 1e-3, lims[i], &r));
+        assert_true(r.epsilon_lower == def.epsilon_lower && r.epsilon_upper == def.epsilon_upper);
+        /* at the reported need the directions may run one after the other (each alone
+         * then, so the need reported is one direction's) */
+        assert_true(r.fft_size == def.fft_size && r.memory_bytes <= def.memory_bytes);
+        assert_true(i == 2 || r.memory_bytes == def.memory_bytes);
+    }
+    /* a quarter of the need: each direction alone needs more */
+    size_t quarter = def.memory_bytes / 4;
+    assert_int_equal(dpzo_lmo_pld_epsilon_limit(ctx, &l, &o, 1e-3, quarter, &r), DPZO_ENOMEM);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "memory limit"));
+    /* the fuzz target's input */
+    l = mk(0, 1, 1, 0, 1, 1, 1, 2);
+    o = pld_opts(1.0, 1.0, 4000000, 1e-5);
+    clock_t t0 = clock();
+    assert_int_equal(dpzo_lmo_pld_epsilon_limit(ctx, &l, &o, 1e-3, (size_t)64 << 20, &r),
+                     DPZO_ENOMEM);
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    const char *msg = dpzo_ctx_errmsg(ctx);
+    if (strstr(msg, "needs 800 MiB") == NULL || strstr(msg, "limit of 64 MiB") == NULL)
+        fail_msg("unexpected refusal: %s", msg);
+    assert_true(secs < 5.0); /* measured 0.08 s (2-core AMD EPYC, Release) */
+}
+
 /* dpzo_lmo_epsilon_pld: the smaller of the two proven bounds, each as its own call gives
  * it; the RDP bound stands (route kept) where the PLD is larger or claims nothing. */
 static void test_epsilon_pld(void **state)
@@ -1082,6 +1124,7 @@ int main(void)
         cmocka_unit_test(test_pld_properties),
         cmocka_unit_test(test_pld_rejects),
         cmocka_unit_test(test_pld_public),
+        cmocka_unit_test(test_pld_memory_limit),
         cmocka_unit_test(test_epsilon_pld),
         cmocka_unit_test(test_pld_one_step_domination),
         cmocka_unit_test(test_pld_grid_consistency),

@@ -1,6 +1,12 @@
-/* fuzz target lmo_pld: dpzo_lmo_pld_epsilon, the LMO parameters and options from the whole
- * range; the loss grid, whose inverse sets the work (dpzo/lmo.h, docs/lmo.md), is kept in
- * [1e-3, 0.1].
+/* fuzz target lmo_pld: dpzo_lmo_pld_epsilon_limit, the LMO parameters and options from the
+ * whole range; the loss grid, whose inverse sets the work (dpzo/lmo.h, docs/lmo.md), is kept
+ * in [1e-3, 0.1], and the memory limit is 64 MiB, as in the other PLD targets
+ * (pld_common.h). dpzo_lmo_pld_epsilon's default limit, 2 GiB, equals libFuzzer's
+ * -rss_limit_mb: many steps drive a run to a composition of 2^25 points, within that limit
+ * (1.6 GiB) but not with AddressSanitizer's shadow and quarantine (up to 256 MB of earlier
+ * inputs' freed memory) on top, and for minutes (an out-of-memory report in CI). The two
+ * "-oom" inputs in fuzz/regressions/lmo_pld peaked at 1.7 GB in 54 s and 1.8 GB in 3 min
+ * alone that way; they are refused at once now.
  * Checks: status OK or an error with a message; when OK, the proven upper epsilon is not
  * NaN, >= 0 and >= the lower end; the lower end never exceeds the RDP accountant's proven
  * bound for the same run (dpzo_lmo_epsilon), since one of the two would then be false. */
@@ -28,13 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (ctx == NULL)
         return 0;
     dpzo_pld_result r;
-    if (fz_ok(ctx, dpzo_lmo_pld_epsilon(ctx, &l, &o, grid, &r), "dpzo_lmo_pld_epsilon")) {
-        fz_check_upper("dpzo_lmo_pld_epsilon", r.epsilon_upper, r.epsilon_lower);
+    if (fz_ok(ctx, dpzo_lmo_pld_epsilon_limit(ctx, &l, &o, grid, (size_t)64 << 20, &r),
+              "dpzo_lmo_pld_epsilon_limit")) {
+        fz_check_upper("dpzo_lmo_pld_epsilon_limit", r.epsilon_upper, r.epsilon_lower);
         dpzo_lmo_account_result rr;
         if ((mode & 1) && r.epsilon_lower > 0.0 &&
             fz_ok(ctx, dpzo_lmo_epsilon(ctx, &l, &o, &rr), "dpzo_lmo_epsilon") &&
             !fz_le(r.epsilon_lower, rr.epsilon, 1e-9, 1e-12))
-            fz_fail("dpzo_lmo_pld_epsilon: lower end %.17g above the RDP accountant's proven "
+            fz_fail("dpzo_lmo_pld_epsilon_limit: lower end %.17g above the RDP accountant's proven "
                     "%.17g",
                     r.epsilon_lower, rr.epsilon);
     }

@@ -158,10 +158,20 @@ dpzo_status dpzo_lmo_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
  * (= out->epsilon) is a proven upper bound (under the error model of docs/lmo.md, PLD),
  * out->epsilon_lower a lower bound from the optimistic distribution; when the composed
  * window does not resolve the answer it claims nothing (epsilon_upper = +inf, reason
- * says why). DPZO_ENOCONV: a loss-bucket boundary could not be located (use RDP). */
+ * says why). DPZO_ENOCONV: a loss-bucket boundary could not be located (use RDP).
+ * Memory: the PLD accountant's default limit, 2 GiB (dpzo_pld_options.memory_limit); a run
+ * whose discretisation or composition needs more fails with DPZO_ENOMEM and a message
+ * (the work grows with the steps and 1/grid). dpzo_lmo_pld_epsilon_limit sets the limit. */
 dpzo_status dpzo_lmo_pld_epsilon(dpzo_ctx *ctx, const dpzo_lmo *lmo,
                                  const dpzo_lmo_account_options *opts, double grid,
                                  dpzo_pld_result *out);
+/* dpzo_lmo_pld_epsilon with the memory the PLD may hold at once (what it discretises and
+ * composes, as dpzo_pld_options.memory_limit in dpzo/pld.h) bounded by memory_limit bytes
+ * (0: the default, 2 GiB). A step's discretisation or a composition that would exceed it
+ * is refused with DPZO_ENOMEM and a message naming the need and the limit. */
+dpzo_status dpzo_lmo_pld_epsilon_limit(dpzo_ctx *ctx, const dpzo_lmo *lmo,
+                                       const dpzo_lmo_account_options *opts, double grid,
+                                       size_t memory_limit, dpzo_pld_result *out);
 
 /* Both accountants on the same run (`dpzo lmo epsilon --accountant pld`): out is
  * dpzo_lmo_epsilon's result with its epsilon replaced by the PLD's proven upper end when
