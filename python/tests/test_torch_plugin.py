@@ -272,15 +272,17 @@ def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queri
         if algorithm in ("pazo-p", "pazo-s"):
             # the directions (pazo-p: G c over the basis of the k public gradients) or the
             # step (pazo-s: a candidate g_j) are built from float32 public gradients that
-            # agree with C's to one float ulp (relative 2^-23 per entry); Gram-Schmidt on k
-            # = 3 columns multiplies that by their condition number. Stated tolerance:
-            # 1e-5 of the step's largest move (measured: at most 2.7e-6 of it), plus one float
-            # ulp per rounding of the update. pazo-s's choice of candidate is the same on
+            # PyTorch and dpzo's model (OpenBLAS) each sum in float32 in their own orders:
+            # they agree to a few float roundings of the batch sums (relative 1e-6 or so per
+            # entry); Gram-Schmidt on k = 3 columns multiplies that by their condition
+            # number. Stated tolerance: 2.5e-4 of the step's largest move (measured: at most
+            # 6.1e-5 of it, 2.7e-6 when dpzo's model summed in double), plus one float ulp
+            # per rounding of the update. pazo-s's choice of candidate is the same on
             # both sides unless two noisy sums lie within the forward error (then the test
             # would fail loudly).
             d = np.abs(got.astype(np.float64) - ref[t + 1].astype(np.float64))
             move = float(np.abs(ref[t + 1].astype(np.float64) - ref[t]).max())
-            tol = 1e-5 * move + (queries + 1) * np.spacing(np.abs(ref[t + 1])).astype(np.float64)
+            tol = 2.5e-4 * move + (queries + 1) * np.spacing(np.abs(ref[t + 1])).astype(np.float64)
             assert np.all(d <= tol), (t, float(d.max()), move)
             worst = max(worst, float(d.max()) / move)
             continue
@@ -302,12 +304,17 @@ def test_same_trajectory_as_dpzo_train(tmp_path, reference_bin, algorithm, queri
         bound += queries * ulp
         diff = np.abs(got.astype(np.float64) - ref[t + 1].astype(np.float64))
         assert np.all(diff <= bound), (t, float(diff.max()), float(bound.min()))
-    print(f"{algorithm} Q={queries}: {exact} of {T} steps bit-identical")
+        move = float(np.abs(ref[t + 1].astype(np.float64) - ref[t]).max())
+        worst = max(worst, float(diff.max()) / move)
+    print(f"{algorithm} Q={queries}: {exact} of {T} steps bit-identical, worst difference "
+          f"{worst:.3g} of the step's move")
     if algorithm in ("pazo-p", "pazo-s"):
-        print(f"{algorithm}: worst difference {worst:.3g} of the step's move")
         return
-    # most steps agree bit for bit: the forwards' rounding rarely reaches a float
-    assert exact >= T // 2, exact
+    # Both forwards are float32 with their own summation orders (PyTorch's and OpenBLAS's),
+    # so few steps agree to the bit; the bound above is the check, and the trajectories'
+    # difference is a rounding-level part of each step's move (measured: at most 5.1e-4,
+    # dpzopo, whose rank multipliers and masks amplify it)
+    assert worst < 2e-3, worst
     if algorithm != "mezo":
         assert opt.steps_done == T
         assert opt.epsilon_spent() <= opt.budget()
