@@ -56,6 +56,7 @@
 #include <cblas.h>
 #include "internal.h"
 #include "train_internal.h"
+#include "../kernels/cpu/zo_math.h" /* DPZO_KERNEL_CLONES */
 #include "dpzo/model.h"
 
 /* OpenBLAS's own thread setting (declared by its cblas.h; repeated for other headers). */
@@ -685,6 +686,14 @@ static void gemm_nt(size_t M, size_t N, size_t K, const float *A, size_t lda, co
                 (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
 }
 
+/* C[M x N] = A^T B (A: K x M, B: K x N). */
+static void gemm_tn(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
+                    size_t ldb, float *C, size_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
+                (int)lda, B, (int)ldb, 0.0f, C, (int)ldc);
+}
+
 /* C[M x N] = A[M x K] B[K x N]. */
 static void gemm_nn(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B,
                     size_t ldb, float *C, size_t ldc)
@@ -846,19 +855,9 @@ typedef struct {
     float *u;            /* where the layer's direction elements go */
 } mat_arg;
 
-/* Vector-width dispatch for the materialising loop (plain loops, no GCC vector types, so
- * no clone keeps a vector on the stack; every clone gives the same bits). A build may
- * define DPZO_KERNEL_CLONES (empty: no multiversioning, as kernels/cpu/zo_math.h). */
-#ifndef DPZO_KERNEL_CLONES
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define DPZO_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#endif
-#ifndef DPZO_KERNEL_CLONES
-#define DPZO_KERNEL_CLONES
-#endif
+/* Vector-width dispatch for the materialising loop: kernels/cpu/zo_math.h's
+ * DPZO_KERNEL_CLONES (plain loops, no GCC vector types, so no clone keeps a vector on the
+ * stack; every clone gives the same bits). */
 #define MAT_CLONES DPZO_KERNEL_CLONES
 
 /* w[k] = (float)((double)th[k] + s (double)u[k]), k < n. */
@@ -1275,8 +1274,7 @@ static void backward_op(dpzo_model *m, const op_t *op, const float *theta, size_
                         d[r * nout + o] = 0.0f;
             }
         /* dW = D^T X (nout x nin), db = column sums of D */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)nout, (int)nin, (int)R, 1.0f,
-                    d, (int)nout, in, (int)A, 0.0f, g, (int)nin);
+        gemm_tn(nout, nin, R, d, nout, in, A, g, nin);
         for (size_t o = 0; o < nout; o++) {
             float s = 0.0f;
             for (size_t r = 0; r < R; r++)
@@ -1310,8 +1308,7 @@ static void backward_op(dpzo_model *m, const op_t *op, const float *theta, size_
         }
         im2col(in, A, R, op->cin, op->h, op->w, col);
         /* dW = dOut col^T (cout x cin 9), db = row sums of dOut */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cout, (int)kc, (int)N, 1.0f, dm,
-                    (int)N, col, (int)N, 0.0f, g, (int)kc);
+        gemm_nt(cout, kc, N, dm, N, col, N, g, kc);
         for (size_t co = 0; co < cout; co++) {
             float s = 0.0f;
             for (size_t p = 0; p < N; p++)
@@ -1321,8 +1318,7 @@ static void backward_op(dpzo_model *m, const op_t *op, const float *theta, size_
         if (pe != NULL)
             for (size_t r = 0; r < R; r++) {
                 float *pr = pe + r * P + op->w_off;
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)cout, (int)kc, (int)hw,
-                            1.0f, dm + r * hw, (int)N, col + r * hw, (int)N, 0.0f, pr, (int)kc);
+                gemm_nt(cout, kc, hw, dm + r * hw, N, col + r * hw, N, pr, kc);
                 for (size_t co = 0; co < cout; co++) {
                     float s = 0.0f;
                     for (size_t p = 0; p < hw; p++)
@@ -1331,8 +1327,7 @@ static void backward_op(dpzo_model *m, const op_t *op, const float *theta, size_
                 }
             }
         if (din != NULL) { /* dcol = W^T dOut (cin 9 x R h w), then col2im */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kc, (int)N, (int)cout,
-                        1.0f, W, (int)kc, dm, (int)N, 0.0f, col, (int)N);
+            gemm_tn(kc, N, cout, W, kc, dm, N, col, N);
             col2im(col, R, op->cin, op->h, op->w, din, op->in_size);
         }
     }
