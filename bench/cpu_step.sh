@@ -20,7 +20,7 @@
 #   make test            # or anything that creates build/venv with torch (requirements-test.txt)
 #   bash bench/cpu_step.sh
 # writes bench/results/cpu_step.jsonl (raw lines) and bench/results/cpu_step.md (the table).
-# Settings (environment): BUILD (build dir, default build), PYTHON (default build/venv/bin/python),
+# Settings (environment): BUILD (build dir, default build), AVX2_BUILD (see below), PYTHON (default build/venv/bin/python),
 # OUT (default bench/results), THREADS (default "1 $(nproc)"), HASWELL (1/0), ALTERNATIONS (3),
 # ROUNDS (3 rounds per process), STEPS (dpzo steps per process, 30), TORCH_STEPS (PyTorch steps
 # per round, 10), MIN_TIME (seconds per round of each forward/sgemm timing, 0.15), NOTE (a
@@ -41,6 +41,15 @@ ROUNDS=${ROUNDS:-3}
 STEPS=${STEPS:-30}
 TORCH_STEPS=${TORCH_STEPS:-10}
 MIN_TIME=${MIN_TIME:-0.15}
+# AVX2_BUILD: a build configured with -DDPZO_EMULATE_AVX2=ON (dpzo's own loops for Haswell,
+# no multiversioning); the haswell variant then runs its dpzo-bench-zo, so that dpzo's code
+# and OpenBLAS's are both AVX2 (default: none, and the haswell variant is OpenBLAS's only)
+AVX2_BUILD=${AVX2_BUILD:-}
+if [[ -n $AVX2_BUILD && ! -x $AVX2_BUILD/bin/dpzo-bench-zo ]]; then
+    echo "cpu_step.sh: $AVX2_BUILD/bin/dpzo-bench-zo not found; build it first:" >&2
+    echo "  cmake -S . -B $AVX2_BUILD -DCMAKE_BUILD_TYPE=Release -DDPZO_EMULATE_AVX2=ON && cmake --build $AVX2_BUILD --target dpzo-bench-zo" >&2
+    exit 1
+fi
 
 if [[ ! -x $BENCH ]]; then
     echo "cpu_step.sh: $BENCH not found; build it first:" >&2
@@ -81,7 +90,9 @@ for variant in "${variants[@]}"; do
     fi
     for t in "${threads[@]}"; do
         echo "cpu_step.sh: $variant, $t thread(s)" >&2
-        zo=("$BENCH" --algorithm dpzero --threads "$t" --rounds "$ROUNDS" --steps "$STEPS"
+        bench=$BENCH
+        [[ $variant == haswell && -n $AVX2_BUILD ]] && bench=$AVX2_BUILD/bin/dpzo-bench-zo
+        zo=("$bench" --algorithm dpzero --threads "$t" --rounds "$ROUNDS" --steps "$STEPS"
             --min-time "$MIN_TIME")
         if [[ $have_torch == 1 ]]; then
             env "${envs[@]}" "$PY" bench/torch_step.py --threads "$t" --rounds "$ROUNDS" \
@@ -100,7 +111,7 @@ done
 python3 bench/report_cpu_step.py machine --end >> "$tmp"
 mv "$tmp" "$raw"
 trap - EXIT
-python3 bench/report_cpu_step.py report "$raw" > "$OUT/cpu_step.md"
+AVX2_BUILD=$AVX2_BUILD python3 bench/report_cpu_step.py report "$raw" > "$OUT/cpu_step.md"
 cat "$OUT/cpu_step.md"
 if [[ $have_torch == 0 ]]; then
     echo "$torch_msg" >&2

@@ -1015,12 +1015,12 @@ static void test_threads(void **state)
                 double *o = t == 0 ? ref : got;
                 memset(o, 0, per * sizeof *o);
                 float *pex = t == 0 ? pe_ref : pe;
+                double ml;
+                assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, B, grad, pex, &ml));
                 assert_ok(ctx, dpzo_model_losses_pm(m, theta, &dir, 1e-3, &ds, idx, B, o,
                                                     o + nmax));
                 assert_ok(ctx, dpzo_model_losses(m, theta, &pert, &ds, idx, B, o + 2 * nmax));
                 assert_ok(ctx, dpzo_model_logits(m, theta, NULL, &ds, idx, B, o + 3 * nmax));
-                double ml;
-                assert_ok(ctx, dpzo_model_grad(m, theta, &ds, idx, B, grad, pex, &ml));
                 for (size_t j = 0; j < P; j++)
                     o[(3 + K) * nmax + j] = grad[j];
                 o[(3 + K) * nmax + P] = ml;
@@ -1036,6 +1036,17 @@ static void test_threads(void **state)
                 }
             }
         }
+        /* a fresh model whose first evaluation on several threads is a gradient: starting
+         * the threads grows the work areas (a regression: the gradient kept a pointer into
+         * them from before its forward pass; ASan caught it) */
+        float *theta2;
+        dpzo_model *m2 = tiny_model(ctx, &cases[c], &theta2, 700 + c);
+        dpzo_model_set_threads(m2, 3);
+        double ml2;
+        assert_ok(ctx, dpzo_model_grad(m2, theta2, &ds, idx, nmax, grad, pe, &ml2));
+        assert_memory_equal(pe, pe_ref, nmax * P * sizeof *pe); /* batch 300 above, last */
+        dpzo_model_free(m2);
+        free(theta2);
         dpzo_model_set_threads(m, 0); /* 0: the machine's cores */
         assert_true(dpzo_model_threads(m) >= 1);
         free(ref);

@@ -1350,11 +1350,11 @@ dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_datase
     size_t chunk;
     if ((st = plain_chunk(m, batch, &chunk)) != DPZO_OK)
         return st;
-    work_t *wk = &m->work[0];
     double sum = 0.0;
     for (size_t b0 = 0; b0 < batch; b0 += chunk) {
         size_t B = batch - b0 < chunk ? batch - b0 : chunk;
         forward_plain(m, theta, NULL, ds, idx + b0, B);
+        work_t *wk = &m->work[0]; /* after the forward: starting the threads may move it */
         /* backward block by block, in row order */
         for (size_t r0 = 0; r0 < B; r0 += m->blk) {
             size_t R = B - r0 < m->blk ? B - r0 : m->blk;
