@@ -6,7 +6,7 @@ seeds each.
 
     python3 scripts/results.py [--jobs 2] [--out results-run] [--seeds 1,2,3] [--eps 1,3]
                                [--methods dpzoso,pazo-m,...] [--dpzo build/bin/dpzo]
-                               [--nice N]
+                               [--nice N] [--threads 1]
 
 Each method is an example configuration (examples/fmnist-<method>.json). A method whose
 example holds out public rows (data.public_size) trains on n = 60000 - public_size
@@ -15,7 +15,13 @@ epsilon it writes a Gaussian profile with `dpzo profile gaussian` (the example's
 C), then runs `dpzo train --config ... --json` for every seed (each run's configuration
 is the example's with the seed, the profile and the metrics file replaced), and prints the
 Markdown table (mean and sample standard deviation of the test accuracy, epsilon spent,
-wall time per run and per step). Every command it runs is printed first.
+wall time per run, CPU time per run (the process's user + system time, from wait4: less
+dependent on other load on the machine than the wall time) and wall time per step). Every
+command it runs is printed first.
+
+--threads N is passed to every `dpzo train` (the model's threads; the results are the same
+bits for any N, only the time changes). The default 1 lets --jobs runs share the cores
+without oversubscribing them (--jobs 2 on a 2-core machine); 0 means all cores per run.
 
 --methods picks methods by their short name (the example's name without fmnist- and
 .json; the DP-ZOPO strategy rows dpzopo-static, dpzopo-dynamic, dpzopo-increasing and
@@ -33,6 +39,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N_ALL = 60000  # Fashion-MNIST training rows
@@ -64,14 +71,22 @@ METHODS.append(("pazo-m-alpha1", "PAZO-M with α = 1 (public gradient only, cont
                 "fmnist-pazo-m.json", True, {"public": {"alpha": 1.0}}))
 DPZO = os.path.join(ROOT, "build", "bin", "dpzo")
 NICE = []  # ["nice", "-n", N] with --nice N
+THREADS = 1  # --threads N of every dpzo train
 
 
 def run(cmd):
+    """Runs cmd; returns its standard output and its CPU time (user + system, seconds)."""
     print("$ " + " ".join(cmd), flush=True)
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
-    return r.stdout
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe)
+        _, status, ru = os.wait4(p.pid, 0)  # this child's own resource usage
+        p.returncode = os.waitstatus_to_exitcode(status)
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read().decode(), fe.read().decode()
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), err))
+    return out, ru.ru_utime + ru.ru_stime
 
 
 def n_train(cfg):
@@ -92,7 +107,10 @@ def train(cfg, name, out):
     path = os.path.join(out, name + ".json")
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2)
-    s = json.loads(run(NICE + [DPZO, "train", "--config", path, "--json"]))
+    out, cpu = run(NICE + [DPZO, "train", "--config", path, "--threads", str(THREADS),
+                           "--json"])
+    s = json.loads(out)
+    s["cpu_seconds"] = cpu
     s["seed"] = cfg["seed"]
     with open(cfg["metrics"]) as f:  # the step-0 line: after pre-training, before step 1
         first = json.loads(f.readline())
@@ -109,7 +127,7 @@ def merge(base, over):
 
 
 def main():
-    global DPZO, NICE
+    global DPZO, NICE, THREADS
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "results-run"))
@@ -119,7 +137,11 @@ def main():
                     help="comma-separated short names (default: all but the dpzopo-* rows)")
     ap.add_argument("--dpzo", default=DPZO, help="the dpzo binary (default build/bin/dpzo)")
     ap.add_argument("--nice", type=int, default=0, help="run dpzo train under nice -n N")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="dpzo train --threads N: the model's threads per run (default 1; "
+                    "0: all cores)")
     a = ap.parse_args()
+    THREADS = a.threads
     DPZO = os.path.abspath(a.dpzo)
     NICE = ["nice", "-n", str(a.nice)] if a.nice else []
     os.makedirs(a.out, exist_ok=True)
@@ -158,8 +180,8 @@ def main():
     json.dump(summaries, open(spath, "w"), indent=1)
     print()
     print("| method | steps | ε | δ | test accuracy, mean ± sd (%d seeds) | ε spent | "
-          "wall time per run | per step |" % len(seeds))
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "wall time per run | CPU time per run | per step |" % len(seeds))
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     pre = {}  # public pre-training only: the step-0 accuracy of each seed
     for short, method, example, private, over in methods:
         cfg = json.load(open(os.path.join(ROOT, "examples", example)))
@@ -173,11 +195,12 @@ def main():
             # excluded; the later evaluations included)
             per = [(r["seconds"] - r["step0_seconds"]) / r["steps"] for r in rs]
             sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
-            print("| %s | %s | %s | 1/%d | %.2f%% ± %.2f | %s | %.0f s | %.1f ms |" % (
+            cpu = [r["cpu_seconds"] for r in rs]
+            print("| %s | %s | %s | 1/%d | %.2f%% ± %.2f | %s | %.0f s | %.0f s | %.1f ms |" % (
                 method, format(cfg["steps"], ","),
                 "%g" % eps if eps else "∞ (non-private)", n, statistics.mean(acc), sd,
                 "%.4f" % max(spent) if private else "∞", statistics.mean(secs),
-                1000.0 * statistics.mean(per)))
+                statistics.mean(cpu), 1000.0 * statistics.mean(per)))
             if cfg.get("pretrain", {}).get("steps", 0) > 0:
                 for r in rs:
                     pre.setdefault(r["seed"], set()).add(r["step0_accuracy"])
@@ -186,7 +209,7 @@ def main():
         same = all(len(v) == 1 for v in pre.values())
         sd = statistics.stdev(per_seed) * 100 if len(per_seed) > 1 else 0.0
         print("| public pre-training only (step 0 of the runs above) | - | 0 | - | "
-              "%.2f%% ± %.2f | 0 | - | - |%s" % (100 * statistics.mean(per_seed), sd,
+              "%.2f%% ± %.2f | 0 | - | - | - |%s" % (100 * statistics.mean(per_seed), sd,
                                                  "" if same else " (differs between runs!)"))
 
 
