@@ -868,6 +868,18 @@ MAT_CLONES static void perturb_loop(const float *restrict th, const float *restr
         w[k] = (float)((double)th[k] + s * (double)u[k]);
 }
 
+/* Both signs in one pass over theta and u: wp[k] with sp, wm[k] with sm. */
+MAT_CLONES static void perturb_pm_loop(const float *restrict th, const float *restrict u,
+                                       double sp, double sm, float *restrict wp,
+                                       float *restrict wm, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        double t = (double)th[k], v = (double)u[k];
+        wp[k] = (float)(t + sp * v);
+        wm[k] = (float)(t + sm * v);
+    }
+}
+
 /* Task t: elements [t MAT_PART, ...) of the layer: u filled (the same floats however the
  * range is split), then w = (float)((double)theta + s (double)u) for each sign, into the
  * stacked scratch: plus weights, minus weights, plus biases, minus biases. */
@@ -883,9 +895,10 @@ static void mat_task(dpzo_model *m, void *arg, size_t t, work_t *w)
     const double sp = a->sp, sm = a->sm;
     size_t kw = k1 < nw ? k1 : nw;
     if (k0 < kw) {
-        perturb_loop(a->th + k0, u + k0, sp, wp + k0, kw - k0);
         if (a->both)
-            perturb_loop(a->th + k0, u + k0, sm, wm + k0, kw - k0);
+            perturb_pm_loop(a->th + k0, u + k0, sp, sm, wp + k0, wm + k0, kw - k0);
+        else
+            perturb_loop(a->th + k0, u + k0, sp, wp + k0, kw - k0);
     }
     for (size_t k = k0 > nw ? k0 : nw; k < k1; k++) {
         bp[k - nw] = (float)((double)a->th[k] + sp * (double)u[k]);

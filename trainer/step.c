@@ -17,6 +17,7 @@
 #include <string.h>
 #include "internal.h"
 #include "train_internal.h"
+#include "../kernels/cpu/zo_math.h" /* dpzo__axpy_floats */
 
 dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
 {
@@ -142,9 +143,7 @@ dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double 
     if (tr->ucache_ok) { /* the floats dpzo_dir_axpy would generate, kept by the evaluation */
         for (unsigned k = 0; k < tr->cfg.queries; k++) {
             const double alpha = coef * (tr->qsum[k] / tr->B);
-            const float *u = tr->ucache + (size_t)k * tr->P;
-            for (size_t j = 0; j < tr->P; j++) /* dpzo_dir_axpy's operation */
-                tr->theta[j] = (float)((double)tr->theta[j] + alpha * (double)u[j]);
+            dpzo__axpy_floats(tr->P, alpha, tr->ucache + (size_t)k * tr->P, tr->theta);
         }
         tr->ucache_ok = 0;
         return DPZO_OK;

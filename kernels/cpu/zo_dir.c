@@ -374,6 +374,11 @@ DPZO_KERNEL_CLONES static void chunk_axpy(size_t ne, double alpha, const float *
         v[k] = (float)((double)v[k] + alpha * (double)u[k]);
 }
 
+void dpzo__axpy_floats(size_t n, double alpha, const float *u, float *v)
+{
+    chunk_axpy(n, alpha, u, v);
+}
+
 /* out[k] = T((float)((double)x[k] + alpha * (double)u[k])), k < ne: chunk_load, chunk_axpy
  * and chunk_store fused into one loop per type. */
 DPZO_KERNEL_CLONES static void chunk_perturb(dpzo_dtype dt, size_t ne, double alpha,

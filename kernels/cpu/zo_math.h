@@ -58,4 +58,9 @@ enum { DPZO_RAW_PORTABLE = 0, DPZO_RAW_SSE2 = 1, DPZO_RAW_AVX2 = 2, DPZO_RAW_AVX
  * for tests and benchmarks (every implementation gives the same bits). */
 int dpzo__dir_raw_impl(int impl);
 
+/* v[k] = (float)((double)v[k] + alpha * (double)u[k]), k < n: dpzo_dir_axpy's operation on
+ * direction elements already generated (the trainer's direction cache), dispatched by
+ * vector width like the generator's own loops. */
+void dpzo__axpy_floats(size_t n, double alpha, const float *u, float *v);
+
 #endif
