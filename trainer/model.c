@@ -840,6 +840,9 @@ static dpzo_status ensure_buffers(dpzo_model *m, size_t act_floats, size_t logit
 /* ---- materialising a layer -------------------------------------------------------- */
 
 #define MAT_PART ((size_t)1 << 15) /* elements per materialising task */
+/* A linear layer whose rows x weights are below this runs its blocks on the calling
+ * thread (the same tasks, so the same bits): mlp:128's last layer, 256 x 1,280. */
+#define SMALL_LAYER ((size_t)1 << 20)
 
 /* A layer's parameters for one forward pass: plus (or the only sign) and, fused, minus. */
 typedef struct {
@@ -1055,7 +1058,11 @@ static void forward_chunk(dpzo_model *m, const float *theta, const dpzo_dir *dir
         layer_arg a = {op, {NULL, NULL, NULL, NULL}, B, both, act2, logits2};
         if (op->kind != OP_POOL)
             a.w = materialise(m, theta, op, dir, sp, sm, both, u_all);
-        run_tasks(m, layer_task, &a, nblk);
+        if (op->kind == OP_LINEAR && B * op->n_w < SMALL_LAYER)
+            for (size_t t = 0; t < nblk; t++) /* too little work to wake the threads for */
+                layer_task(m, &a, t, &m->work[0]);
+        else
+            run_tasks(m, layer_task, &a, nblk);
     }
 }
 
