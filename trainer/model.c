@@ -932,22 +932,25 @@ typedef struct {
     layer_w w;
     size_t B;            /* rows of the chunk */
     int both;            /* the minus sign too (fused evaluation) */
-    float *act2;         /* the minus sign's activations (stride A, input segment unused) */
+    float *act2;         /* the minus sign's activations past the input (stride A - D) */
     double *logits2;     /* the minus sign's logits */
 } layer_arg;
 
 /* Input / output of example r (of the chunk) of the plus (s = 0) or minus (s = 1) sign.
- * The minus sign's activations have the plus sign's layout (row stride act_per_ex; its
- * input segment unused: the input is shared), so that its products are the same calls. */
+ * The minus sign's activations leave out the input segment (shared): row stride
+ * act_per_ex - input_dim. */
 static float *act_at(dpzo_model *m, const layer_arg *a, int s, size_t r, size_t off)
 {
-    size_t A = m->act_per_ex;
-    if (s == 0 || off < m->input_dim)
+    size_t A = m->act_per_ex, D = m->input_dim;
+    if (s == 0 || off < D)
         return m->act + r * A + off;
-    return a->act2 + r * A + off;
+    return a->act2 + r * (A - D) + (off - D);
 }
 
-static size_t act_stride(const dpzo_model *m) { return m->act_per_ex; }
+static size_t act_stride(const dpzo_model *m, int s, size_t off)
+{
+    return s == 0 || off < m->input_dim ? m->act_per_ex : m->act_per_ex - m->input_dim;
+}
 
 /* The linear layer's epilogue for R rows of sign s: z (R x nout, row stride ldz) + bias,
  * into logits (last) or ReLU'd into the output segment. */
@@ -995,22 +998,24 @@ static void layer_task(dpzo_model *m, void *arg, size_t t, work_t *wk)
         return;
     }
     /* Each sign's products are the calls of a one-sign pass with that sign's weights (the
-     * same shapes and strides): stacking both signs' weights into one product of twice the
-     * outputs changes the bits with OpenBLAS's Haswell kernels (measured) and saved nothing
-     * measurable; the input is still read once for both (shared rows, one im2col). */
-    const size_t A = act_stride(m);
+     * same shapes; the minus sign's row strides differ, which changes no element's
+     * arithmetic): stacking both signs' weights into one product of twice the outputs
+     * changed the bits with OpenBLAS's Haswell kernels (measured) and saved nothing
+     * measurable. The input is read once for both (shared rows, one im2col). */
     if (op->kind == OP_LINEAR) {
         size_t nin = op->nin, nout = op->nout;
         for (int s = 0; s < ns; s++) {
             const float *W = s == 0 ? a->w.wp : a->w.wm, *b = s == 0 ? a->w.bp : a->w.bm;
             const float *X = act_at(m, a, s, r0, op->act_in);
+            size_t ldx = act_stride(m, s, op->act_in);
             if (op->last) {
-                gemm_nt(R, nout, nin, X, A, W, nin, wk->z, nout);
+                gemm_nt(R, nout, nin, X, ldx, W, nin, wk->z, nout);
                 linear_out(m, a, s, r0, R, wk->z, nout, b);
             } else { /* the product straight into the output segment, then bias and ReLU */
                 float *Z = act_at(m, a, s, r0, op->act_out);
-                gemm_nt(R, nout, nin, X, A, W, nin, Z, A);
-                linear_out(m, a, s, r0, R, Z, A, b);
+                size_t ldz = act_stride(m, s, op->act_out);
+                gemm_nt(R, nout, nin, X, ldx, W, nin, Z, ldz);
+                linear_out(m, a, s, r0, R, Z, ldz, b);
             }
         }
         return;
@@ -1019,7 +1024,8 @@ static void layer_task(dpzo_model *m, void *arg, size_t t, work_t *wk)
     size_t kc = op->cin * 9, hw = op->h * op->w, N = R * hw;
     for (int s = 0; s < ns; s++) {
         if (s == 0 || !shared)
-            im2col(act_at(m, a, s, r0, op->act_in), A, R, op->cin, op->h, op->w, wk->col);
+            im2col(act_at(m, a, s, r0, op->act_in), act_stride(m, s, op->act_in), R, op->cin,
+                   op->h, op->w, wk->col);
         gemm_nn(op->cout, N, kc, s == 0 ? a->w.wp : a->w.wm, kc, wk->col, N, wk->cout, N);
         conv_out(m, a, s, r0, R, wk->cout, s == 0 ? a->w.bp : a->w.bm);
     }
@@ -1171,14 +1177,14 @@ dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpz
         return st;
     if (dir == NULL || !isfinite(lambda) || dir->dim != m->n_params)
         return DPZO_EINVAL;
-    /* one buffer: the plus sign's activations (chunk x A), then the minus sign's in the
-     * same layout (its input segments unused), both within the plain pass's bound */
-    size_t A = m->act_per_ex, K = m->n_classes;
-    size_t cm = max_sz(1, DPZO_ACT_BUDGET / (2 * A));
+    /* one buffer: the plus sign's activations (chunk x A), then the minus sign's past the
+     * input (chunk x (A - D)), both within the plain pass's bound */
+    size_t A = m->act_per_ex, D = m->input_dim, K = m->n_classes;
+    size_t cm = max_sz(1, DPZO_ACT_BUDGET / (2 * A - D));
     if (cm > m->blk)
         cm -= cm % m->blk;
     size_t chunk = batch < cm ? batch : cm;
-    if ((st = ensure_buffers(m, 2 * chunk * A, 2 * chunk * K)) != DPZO_OK)
+    if ((st = ensure_buffers(m, chunk * (2 * A - D), 2 * chunk * K)) != DPZO_OK)
         return st;
     /* materialise's sign * lambda, for sign +1 and -1 */
     const double sp = (double)1 * lambda, sm = (double)-1 * lambda;
