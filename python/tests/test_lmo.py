@@ -385,9 +385,19 @@ def test_search_errors_and_stop(tmp_path: pathlib.Path) -> None:
         signal.raise_signal(signal.SIGINT)
 
     ck = str(tmp_path / "search.ckpt")
-    with pytest.raises(KeyboardInterrupt):
-        dpzo.lmo_search(progress=ctrl_c, checkpoint=ck, **run)
-    assert len(calls) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own Ctrl-C handler, as in a fresh interpreter: lmo_search only takes SIGINT
+    # over from that one, and an earlier test's library may have installed another (a CI
+    # run of the whole suite once saw this test's SIGINT handled elsewhere: no
+    # KeyboardInterrupt)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            dpzo.lmo_search(progress=ctrl_c, checkpoint=ck, **run)
+        assert len(calls) == 1 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
+    if before is not signal.default_int_handler:
+        print(f"SIGINT's handler before this test: {before!r}")
     resumed = dpzo.lmo_search(checkpoint=ck, **run)
     whole = dpzo.lmo_search(**run)
     assert resumed.resumed and not whole.resumed
