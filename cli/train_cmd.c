@@ -1,5 +1,6 @@
 /* cli/train_cmd.c: `dpzo train` (docs/trainer.md): reads the configuration, runs the
  * trainer, shows progress on a terminal, prints one line per evaluation and a summary. */
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -314,13 +315,10 @@ static int load_config(dpzo_ctx *ctx, const parsed_args *a, dpzo_train_config *c
         rc = set_path(c->metrics, args_get(a, "metrics"), "metrics");
     if (!rc && args_has(a, "checkpoint"))
         rc = set_path(c->checkpoint, args_get(a, "checkpoint"), "checkpoint");
-    if (!rc && args_has(a, "threads")) {
+    if (!rc && args_has(a, "threads")) { /* the range: dpzo_train_config_validate below */
         uint64_t n = 0;
         rc = parse_count("threads", args_get(a, "threads"), &n);
-        if (!rc && n > 256)
-            rc = cli_usage_error("--threads must be 0 (all cores) to 256, got %llu",
-                                 (unsigned long long)n);
-        c->threads = (unsigned)n;
+        c->threads = n > UINT_MAX ? UINT_MAX : (unsigned)n;
     }
     if (rc)
         return rc;
@@ -372,8 +370,9 @@ static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json)
 int cmd_train(int argc, char **argv)
 {
     static const opt_spec specs[] = {{"config", 1},     {"steps", 1},      {"until", 1},
-                                     {"resume", 1},     {"metrics", 1},    {"checkpoint", 1}, {"threads", 1},
-                                     {"json", 0},       {"help", 0},       {NULL, 0}};
+                                     {"resume", 1},     {"metrics", 1},    {"checkpoint", 1},
+                                     {"threads", 1},    {"json", 0},       {"help", 0},
+                                     {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
         return 2;

@@ -203,6 +203,9 @@ static void test_create_and_layout(void **state)
         {"cnn:8", 16, 4, 4, 3, "cnn:C1-C2"},        {"cnn:8-16-32", 16, 4, 4, 3, "cnn:C1-C2"},
         {"cnn", 16, 4, 3, 3, "rows * cols"},        {"cnn", 9, 3, 3, 3, "at least 4x4"},
         {"mlp:4", 16, 4, 4, 1, "at least 2 classes"}, {"mlp:4", 0, 0, 0, 3, "input dimension"},
+        /* past cblas_sgemm's int sizes: refused before anything large is allocated */
+        {"cnn:4096-4096", (size_t)1 << 24, 4096, 4096, 3, "32-bit sizes"},
+        {"mlp:1048576-1048576", 16, 4, 4, 3, "32-bit sizes"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         m = (dpzo_model *)1;

@@ -676,6 +676,10 @@ static void test_config_errors(void **state)
 {
     dpzo_ctx *ctx = *state;
     expect_config_error(ctx, "{" MEZO_BASE ", \"foo\": 1}", "unknown key 'foo'");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"threads\": 257}",
+                        "'threads' must be 0 (the machine's cores) to 256, got 257");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"threads\": 1e12}",
+                        "'threads' must be 0 (the machine's cores) to 256");
     expect_config_error(ctx, "{" MEZO_BASE ", \"data\": {\"dirr\": \"x\"}}",
                         "unknown key 'data.dirr'");
     expect_config_error(

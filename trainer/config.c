@@ -113,7 +113,7 @@ double dpzo__prune_growth(const dpzo_prune_config *p)
 
 #define STEPS_MAX 4294967295ull /* the direction's counter holds 32 bits of the step */
 #define QUERIES_MAX 4096u
-#define THREADS_MAX 256 /* as trainer/model.c's MAX_THREADS */
+#define THREADS_MAX 256u /* as trainer/model.c's MAX_THREADS */
 
 static int positive(double x) { return x > 0.0 && isfinite(x); }
 
@@ -245,6 +245,10 @@ dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, 
     if (c->queries < 1 || c->queries > QUERIES_MAX)
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'queries' must be in [1, %u], got %u",
                           QUERIES_MAX, c->queries);
+    if (c->threads > THREADS_MAX)
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: 'threads' must be 0 (the machine's cores) to %u, got %u",
+                          THREADS_MAX, c->threads);
     if (c->radius_kind == DPZO_RADIUS_FIXED && !positive(c->radius))
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'radius' must be > 0 and finite, got %g",
                           c->radius);
@@ -589,13 +593,9 @@ static dpzo_status parse_key(dpzo_ctx *ctx, int k, const cJSON *v, const char *b
     case K_CLIP: return get_real(ctx, v, key, &c->clip);
     case K_SEED: return get_seed(ctx, v, &c->seed);
     case K_EVAL_EVERY: return get_count(ctx, v, key, &c->eval_every);
-    case K_THREADS:
+    case K_THREADS: /* the range is checked with the other values */
         st = get_count(ctx, v, key, &count);
-        if (st == DPZO_OK && count > THREADS_MAX)
-            return dpzo__fail(ctx, DPZO_EINVAL, "config: 'threads' must be 0 (the machine's "
-                                                "cores) to %d, got %llu",
-                              THREADS_MAX, (unsigned long long)count);
-        c->threads = (unsigned)count;
+        c->threads = count > THREADS_MAX ? THREADS_MAX + 1 : (unsigned)count;
         return st;
     case K_METRICS: return get_path(ctx, v, key, base_dir, c->metrics);
     case K_CHECKPOINT: return get_path(ctx, v, key, base_dir, c->checkpoint);

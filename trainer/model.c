@@ -14,14 +14,14 @@
  * Arithmetic: float32 throughout, the matrix products by OpenBLAS (cblas_sgemm):
  *   - a linear layer on a block of rows is one product X W^T; a 3x3 convolution is one
  *     product W col, col the block's im2col matrix (cin 9 x rows h w), as in the backward
- *     pass (dW = D X, dX = D W; dW = dOut col^T, dcol = W^T dOut then col2im). The bias is
+ *     pass (dW = D^T X, dX = D W; dW = dOut col^T, dcol = W^T dOut then col2im). The bias is
  *     added to the product's float result, then ReLU (NaN and -0 become +0). Logits are
  *     float, widened to double for the loss.
  *   - loss = logsumexp(z) - z_y in double, logsumexp(z) = max z + log(sum exp(z_k - max z)).
  *   - max-pool takes the first maximum in the order (0,0), (0,1), (1,0), (1,1).
  *   - summed gradients: each block's float product, added into a double sum block after
  *     block in row order, then divided by the batch size and rounded to float.
- *   Tolerance (docs/trainer.md, section "Arithmetic"; tests/test_model.c checks it): each
+ *   Tolerance (docs/trainer.md, section 4.1; tests/test_model.c checks it): each
  *   pre-activation of n products (the bias one more) is within gamma_{n+1} sum |w_i x_i|
  *   (+ |b|) of the exact sum of the float operands, gamma_k = k u / (1 - k u), u = 2^-24,
  *   whatever order or FMA use the BLAS picks; errors in a layer's inputs add
@@ -39,7 +39,7 @@
  * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
  * theta - lambda u from it by the same formula; a layer reading the input reads it once for
  * both signs (the rows gathered once, one im2col). Each sign's products are the very calls
- * of a one-sign pass (same shapes and strides), so its losses are those of the two
+ * of a one-sign pass (same shapes; the minus sign's rows have their own stride), so its losses are those of the two
  * dpzo_model_losses calls bit for bit (test_model's test_losses_pm; stacking both signs'
  * weights into one product of twice the outputs broke that with OpenBLAS's Haswell kernels).
  * Only one layer's perturbed weights exist at a time.
@@ -47,6 +47,7 @@
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),
  * so memory is bounded whatever the batch size. A model holds scratch buffers: use it from
  * one caller thread at a time (create one model per caller thread; they are cheap). */
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -67,8 +68,9 @@ void openblas_set_num_threads(int num_threads);
 /* Floats of one im2col matrix (a block of rows of one conv layer): 4 MiB. */
 #define COL_BUDGET ((size_t)1 << 20)
 /* Rows per block: the unit of work of a thread (the results depend on it, not on threads).
- * 128 rather than 64: each block's product packs the layer's weights again (6% of a
- * mlp:128 step at 64, measured), and a batch of 256 still makes two blocks. */
+ * 128 rather than 64: each block's product packs the layer's weights again (at 64, mlp:128's
+ * fused evaluation of 256 rows took 1.61 ms against 1.55 ms, one thread, 2-core AMD EPYC
+ * with avx512f), and a batch of 256 still makes two blocks. */
 #define ROW_BLK 128
 /* Largest accepted hidden width / channel count, and number of hidden layers. */
 #define MAX_WIDTH ((size_t)1 << 20)
@@ -82,7 +84,7 @@ typedef struct {
     op_kind kind;
     int relu;              /* ReLU on the output */
     int last;              /* the final linear layer: its output is the logits */
-    size_t nin, nout;      /* linear: in / out features; conv: cin 9 / cout */
+    size_t nin, nout;      /* linear: in / out features */
     size_t cin, cout;      /* conv: channels; pool: cin == cout == channels */
     size_t h, w;           /* conv / pool: input spatial size (conv output is the same) */
     size_t in_size, out_size; /* floats per example */
@@ -575,6 +577,16 @@ dpzo_status dpzo_model_create(dpzo_ctx *ctx, const char *spec, size_t input_dim,
     m->chunk_max = max_sz(1, DPZO_ACT_BUDGET / act);
     if (m->chunk_max > m->blk)
         m->chunk_max -= m->chunk_max % m->blk;
+    /* cblas_sgemm takes int sizes and strides: the largest are a row of activations, a
+     * block's im2col and a block's conv output */
+    if (act > INT_MAX || m->max_col > INT_MAX || m->max_chw * m->blk > INT_MAX ||
+        m->max_layer > INT_MAX) {
+        dpzo_model_free(m);
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "model '%s': too large for the BLAS's 32-bit sizes (%zu activations "
+                          "per example)",
+                          spec, act);
+    }
     m->u = malloc(max_sz(m->max_layer, 1) * sizeof *m->u);
     m->wst = malloc(2 * max_sz(m->max_layer, 1) * sizeof *m->wst);
     m->gacc = malloc(m->n_params * sizeof *m->gacc);

@@ -136,7 +136,9 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
         bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->vals, n * Q) |
                ALLOC(tr->qsum, Q) | ALLOC(tr->qnoise, Q) | ALLOC(tr->dirs, Q) |
                ALLOC(tr->last_clean, Q) | ALLOC(tr->last_noisy, Q);
-    if (!first_order && (size_t)Q * P <= UCACHE_MAX_BYTES / sizeof(float))
+    /* the direction cache of dpzo__zo_estimate / dpzo__zo_update (pazo-s evaluates
+     * candidate steps instead) */
+    if (!first_order && a != DPZO_ALG_PAZO_S && (size_t)Q * P <= UCACHE_MAX_BYTES / sizeof(float))
         bad |= ALLOC(tr->ucache, (size_t)Q * P);
     if (first_order || tr->pub.n > 0)
         bad |= ALLOC(tr->grad, P);
