@@ -14,6 +14,7 @@
 #define _GNU_SOURCE /* dladdr */
 #endif
 #include <dlfcn.h>
+#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -969,7 +970,6 @@ static void test_forward_tolerance(void **state)
 
 /* The models' cblas_sgemm is OpenBLAS's, not GSL's reference libgslcblas, which exports the
  * same name and, first in the link, made training ten times slower (CMakeLists.txt). */
-extern void cblas_sgemm(void); /* only its address is taken */
 static void test_blas_is_openblas(void **state)
 {
     (void)state;
