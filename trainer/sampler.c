@@ -317,9 +317,13 @@ static int sampler_impl(void)
     int impl = atomic_load_explicit(&sampler_impl_forced, memory_order_relaxed);
 #ifdef SAMPLER_X86
     if (impl < 0)
+#ifdef DPZO_EMULATE_AVX2 /* a build standing in for an AVX2-only CPU (as philox.c) */
+        impl = __builtin_cpu_supports("avx2") ? SAMPLER_AVX2 : SAMPLER_SCALAR;
+#else
         impl = __builtin_cpu_supports("avx512f") ? SAMPLER_AVX512
                : __builtin_cpu_supports("avx2")  ? SAMPLER_AVX2
                                                  : SAMPLER_SCALAR;
+#endif
 #endif
     return impl < 0 ? SAMPLER_SCALAR : impl;
 }
