@@ -10,8 +10,8 @@
 #include "testutil.h"
 #include "train_internal.h"
 
-/* sampler.c's test hooks (it declares them too) */
-enum { IMPL_SCALAR = 0, IMPL_AVX2 = 1, IMPL_AVX512 = 2, N_IMPL = 3 };
+/* the versions, DPZO_SAMPLER_SCALAR .. DPZO_SAMPLER_AVX512 (train_internal.h) */
+enum { N_IMPL = DPZO_SAMPLER_AVX512 + 1 };
 
 static const uint32_t sigma[4] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
 
