@@ -69,8 +69,11 @@ fi
 
 mkdir -p "$OUT"
 raw=$OUT/cpu_step.jsonl
-tmp=$(mktemp "${TMPDIR:-/tmp}/cpu_step.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
+# both outputs are written next to their final names and renamed into place (atomic: an
+# interrupted run or a failing report leaves the previous results whole)
+tmp=$(mktemp "$OUT/.cpu_step.jsonl.XXXXXX")
+tmp_md=$(mktemp "$OUT/.cpu_step.md.XXXXXX")
+trap 'rm -f "$tmp" "$tmp_md"' EXIT
 python3 bench/report_cpu_step.py machine --build "$BUILD" > "$tmp"
 
 # unique thread counts, in order
@@ -109,9 +112,11 @@ for variant in "${variants[@]}"; do
     done
 done
 python3 bench/report_cpu_step.py machine --end >> "$tmp"
+AVX2_BUILD=$AVX2_BUILD python3 bench/report_cpu_step.py report "$tmp" > "$tmp_md"
+chmod 644 "$tmp" "$tmp_md"
 mv "$tmp" "$raw"
+mv "$tmp_md" "$OUT/cpu_step.md"
 trap - EXIT
-AVX2_BUILD=$AVX2_BUILD python3 bench/report_cpu_step.py report "$raw" > "$OUT/cpu_step.md"
 cat "$OUT/cpu_step.md"
 if [[ $have_torch == 0 ]]; then
     echo "$torch_msg" >&2
