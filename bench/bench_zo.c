@@ -66,6 +66,30 @@ static double cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The machine the times are of: Linux's CPU model name (/proc/cpuinfo), else "?"; quotes
+ * and backslashes dropped (it goes into JSON). */
+static void cpu_name(char *out, size_t size)
+{
+    snprintf(out, size, "?");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        const char *v = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !v)
+            continue;
+        v += strspn(v + 1, " \t") + 1;
+        size_t k = 0;
+        for (; *v && *v != '\n' && k + 1 < size; v++)
+            if (*v != '"' && *v != '\\')
+                out[k++] = *v;
+        out[k] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
 /* The peak resident size: Linux's VmHWM (of this program's memory: getrusage's ru_maxrss
  * would carry a larger parent's peak over fork and exec, as under bench/torch_step.py),
  * else getrusage. */
@@ -481,10 +505,13 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
                g.flop * 1e-9 / gm.min, st.med / gm.med, st.min / gm.min);
     else
         printf("\"sgemm_s\": null, ");
-    printf("\"openblas\": \"%s\", \"openblas_core\": \"%s\", "
+    char cpu[256];
+    cpu_name(cpu, sizeof cpu);
+    printf("\"cpu\": \"%s\", \"nproc\": %ld, \"openblas\": \"%s\", \"openblas_core\": \"%s\", "
            "\"rss_inference_mib\": %.1f, \"rss_train_mib\": %.1f, "
            "\"batch_activations_mib\": %.2f}\n",
-           openblas_get_config(), openblas_get_corename(), rss_inference, rss_train,
+           cpu, sysconf(_SC_NPROCESSORS_ONLN), openblas_get_config(), openblas_get_corename(),
+           rss_inference, rss_train,
            /* the widest layer's activations for one batch: a yardstick for the goal */
            (double)batch * (double)(spec[0] == 'c' ? 28 * 28 * 16 : 784) * 4.0 / 1048576.0);
     fflush(stdout);
