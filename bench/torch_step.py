@@ -52,7 +52,7 @@ import torch.nn.functional as F
 
 
 def load_fmnist_train():
-    """(x float32 [n, 784] in [0, 1], y int64 [n]) or None when not found."""
+    """(x float32 [n, 784] in [0, 1], y int64 [n], the directory) or None when not found."""
     dirs = [os.environ.get("DPZO_FMNIST_DIR"), "/usr/share/datasets/fashion-mnist"]
     for d in dirs:
         if not d:
@@ -77,6 +77,18 @@ def load_fmnist_train():
     return None
 
 
+def cpu_name() -> str:
+    """The machine the times are of: /proc/cpuinfo's model name, else platform's."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "?"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=1)
@@ -93,6 +105,8 @@ def main() -> int:
     ap.add_argument("command", nargs=argparse.REMAINDER,
                     help="-- CMD ARGS: dpzo's side, run before each alternation's rounds")
     a = ap.parse_args()
+    if a.rounds < 1 or a.steps < 1:
+        ap.error("--rounds and --steps must be at least 1 (the JSON line needs samples)")
     if a.command and a.command[0] == "--":
         a.command = a.command[1:]
 
@@ -201,6 +215,7 @@ def main() -> int:
         "torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "mkl": torch.backends.mkl.is_available(), "data": data,
         "python": platform.python_version(), "alternations": max(a.alternate, 1),
+        "cpu": cpu_name(), "nproc": os.cpu_count(),
     }
     out.update(tags)
     out["ratio"] = out["step_s"] / out["fwd2_s"]
