@@ -832,7 +832,8 @@ static void bounded_logits(const shadow *sh, const double *th, const float *xf, 
                                     size_t at = in ? (ci * h + (size_t)yy) * w + (size_t)xx : 0;
                                     tap[k] = in ? a[at] : 0;
                                     etap[k] = in ? ea[at] : 0;
-                                    wk[k] = W[(co * cin + ci) * 9 + (size_t)((ky + 1) * 3 + kx + 1)];
+                                    size_t t = (size_t)((ky + 1) * 3 + kx + 1);
+                                    wk[k] = W[(co * cin + ci) * 9 + t];
                                 }
                         double zz, e;
                         bound_dot(wk, 1, tap, etap, k, bias[co], &zz, &e);
@@ -895,8 +896,8 @@ static void bounded_logits(const shadow *sh, const double *th, const float *xf, 
  * sizes (784 inputs, mlp:128, mlp:256-64, cnn:8-16 on 28x28), plain and perturbed, every
  * logit is within the propagated float error bound of the double shadow's, and the loss
  * within twice the largest logit bound (a worst case: up to a few percent of 1 + |z| for
- * 784 inputs, tens of percent through three layers). The observed error is also held to the working tolerance docs/trainer.md
- * states, 1e-5 (1 + |z|). */
+ * 784 inputs, tens of percent through three layers). The observed error is also held to
+ * the working tolerance docs/trainer.md states, 1e-5 (1 + |z|). */
 static void test_forward_tolerance(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -924,7 +925,8 @@ static void test_forward_tolerance(void **state)
             dpzo_perturb pert = {&dir, lambda, 1};
             const dpzo_perturb *pp = pass ? &pert : NULL;
             for (size_t j = 0; j < P; j++) /* the floats the model materialises */
-                th[j] = pass ? (float)((double)theta[j] + lambda * (double)(float)dpzo_dir_at(&dir, j))
+                th[j] = pass ? (float)((double)theta[j] +
+                                       lambda * (double)(float)dpzo_dir_at(&dir, j))
                              : theta[j];
             assert_ok(ctx, dpzo_model_logits(m, theta, pp, &ds, idx, n, logits));
             assert_ok(ctx, dpzo_model_losses(m, theta, pp, &ds, idx, n, loss));

@@ -39,9 +39,10 @@
  * (dpzo_model_losses_pm) fills each layer's u once and materialises theta + lambda u and
  * theta - lambda u from it by the same formula; a layer reading the input reads it once for
  * both signs (the rows gathered once, one im2col). Each sign's products are the very calls
- * of a one-sign pass (same shapes; the minus sign's rows have their own stride), so its losses are those of the two
- * dpzo_model_losses calls bit for bit (test_model's test_losses_pm; stacking both signs'
- * weights into one product of twice the outputs broke that with OpenBLAS's Haswell kernels).
+ * of a one-sign pass (same shapes; the minus sign's rows have their own stride), so its
+ * losses are those of the two dpzo_model_losses calls bit for bit (test_model's
+ * test_losses_pm; stacking both signs' weights into one product of twice the outputs broke
+ * that with OpenBLAS's Haswell kernels).
  * Only one layer's perturbed weights exist at a time.
  *
  * Work is done layer-major on chunks of rows (at most DPZO_ACT_BUDGET activation floats),

@@ -8,8 +8,9 @@
  * profile's noise (certified: dpzo_event_epsilon for the Gaussian, dpzo_lmo_epsilon for
  * LMO) and, for a Gaussian profile accounted by PLD or PRV, the smaller of that and the
  * certified PLD upper end (dpzo_pld_epsilon: otherwise a tight profile's ledger would show
- * the whole budget from its first steps), each capped by the profile's epsilon for all its steps (the guarantee dpzo has just
- * re-proven; spending is monotone in the number of steps). dpzo_privacy_epsilon_after(t)
+ * the whole budget from its first steps), each capped by the profile's epsilon for all its
+ * steps (the guarantee dpzo has just re-proven; spending is monotone in the number of
+ * steps). dpzo_privacy_epsilon_after(t)
  * returns the entry of the smallest t_k >= t: an upper bound on what t steps spent, in O(1).
  * The entries are made nondecreasing. */
 #include <math.h>
