@@ -65,6 +65,11 @@ def msp(lo, med) -> str:
     return "-" if lo is None or med is None else "%.2f / %.2f ms" % (lo, med)
 
 
+def ms(lo_med) -> str:
+    """msp of a (min, median) pair in seconds."""
+    return msp(*[None if v is None else 1e3 * v for v in lo_med])
+
+
 def pair(lo, med, fmt="%.2f") -> str:
     if lo is None or med is None:
         return "-"
@@ -177,8 +182,8 @@ def report(path: str) -> None:
                 variant, th, pair(*rg), verdict(*rg, 1.5), pair(*rt),
                 verdict(*rt, 1.0, strict=True), pair(*rf), verdict(*rf, 1.2), pair(*rc),
                 verdict(*rc, 1.2),
-                msp(*[None if v is None else 1e3 * v for v in c["step"]]),
-                msp(*[None if v is None else 1e3 * v for v in c["tstep"]])))
+                ms(c["step"]),
+                ms(c["tstep"])))
         gf = [r.get("sgemm_gflops") for r in mlp if r.get("sgemm_gflops")]
         times.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
@@ -186,14 +191,14 @@ def report(path: str) -> None:
                                                         for r in mlp + cnn})) or "-",
                          ", ".join(sorted({r.get("cpu_capability", "?") for r in tmlp}))
                          or "-",
-                         msp(*[None if v is None else 1e3 * v for v in step]),
-                         msp(*[None if v is None else 1e3 * v for v in gemm]),
+                         ms(step),
+                         ms(gemm),
                          "%.0f" % max(gf) if gf else "-",
-                         msp(*[None if v is None else 1e3 * v for v in tstep]),
-                         msp(*[None if v is None else 1e3 * v for v in fwd2]),
-                         msp(*[None if v is None else 1e3 * v for v in tfwd2]),
-                         msp(*[None if v is None else 1e3 * v for v in cstep]),
-                         msp(*[None if v is None else 1e3 * v for v in cfwd2]),
+                         ms(tstep),
+                         ms(fwd2),
+                         ms(tfwd2),
+                         ms(cstep),
+                         ms(cfwd2),
                          "%d / %d / %d" % (sum(r.get("timed_steps", 0) for r in mlp),
                                            sum(r.get("timed_steps", 0) for r in tmlp),
                                            sum(r.get("timed_steps", 0) for r in cnn))))
