@@ -58,11 +58,8 @@
 #include <cblas.h>
 #include "internal.h"
 #include "train_internal.h"
-#include "../kernels/cpu/zo_math.h" /* DPZO_KERNEL_CLONES */
+#include "zo_math.h" /* kernels/cpu: DPZO_KERNEL_CLONES */
 #include "dpzo/model.h"
-
-/* OpenBLAS's own thread setting (declared by its cblas.h; repeated for other headers). */
-void openblas_set_num_threads(int num_threads);
 
 /* Floats of activations kept for one chunk of rows (16 MiB). */
 #define DPZO_ACT_BUDGET ((size_t)1 << 22)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include "internal.h"
 #include "train_internal.h"
-#include "../kernels/cpu/zo_math.h" /* dpzo__axpy_floats */
+#include "zo_math.h" /* kernels/cpu: dpzo__axpy_floats */
 
 dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
 {
