@@ -60,7 +60,7 @@ int dpzo__dir_raw_impl(int impl);
 
 /* v[k] = (float)((double)v[k] + alpha * (double)u[k]), k < n: dpzo_dir_axpy's operation on
  * direction elements already generated (the trainer's direction cache), dispatched by
- * vector width like the generator's own loops. */
+ * vector width like the generator's own loops. u and v must not overlap. */
 void dpzo__axpy_floats(size_t n, double alpha, const float *u, float *v);
 
 #endif
