@@ -182,7 +182,7 @@ void dpzo__plan_free(dpzo__plan *p)
 
 /* RDP of one term at one order. L caches a sampled Gaussian's alpha-independent work
  * (fast path only; NULL: build one here). Leaves: Laplace (closed form) and sampling
- * without replacement (always an interval: rdp_wor.c). */
+ * without replacement (rdp_wor.c: an interval, or its double estimate on the fast path). */
 static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_linear *L,
                             double alpha, int certified, dpzo_bound *b)
 {
@@ -218,7 +218,13 @@ static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_l
         *b = (dpzo_bound){0.0, 0.0, 0.0};
         return DPZO_OK;
     }
-    return dpzo_rdp_wor_gaussian(ctx, e->batch, e->n, sigma, alpha, b);
+    if (certified)
+        return dpzo_rdp_wor_gaussian(ctx, e->batch, e->n, sigma, alpha, b);
+    double r;
+    if ((st = dpzo__rdp_wor_fast(ctx, e->batch, e->n, sigma, alpha, &r)))
+        return st;
+    *b = (dpzo_bound){r, r, r};
+    return DPZO_OK;
 }
 
 dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *p, double alpha, int certified,
