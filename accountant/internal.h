@@ -101,5 +101,8 @@ dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, 
 /* Fast values at many orders at once (shares per-term work across orders). */
 dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *plan, const double *orders,
                                  size_t n, double *out);
+/* Certified bounds at many orders: dpzo__plan_rdp(certified) at each, terms outside. */
+dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *plan,
+                                           const double *orders, size_t n, dpzo_bound *out);
 
 #endif

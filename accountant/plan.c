@@ -274,3 +274,29 @@ dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *p, const doubl
     }
     return DPZO_OK;
 }
+
+dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *p,
+                                           const double *orders, size_t n, dpzo_bound *out)
+{
+    dpzo_status st;
+    for (size_t j = 0; j < n; j++) {
+        if ((st = dpzo__check_order(ctx, orders[j])))
+            return st;
+        out[j] = (dpzo_bound){0.0, 0.0, 0.0};
+    }
+    /* terms outside, orders inside (each order's sum in the same term order as
+     * dpzo__plan_rdp's, so the same result): a WOR term's enclosures are formed once for
+     * the whole curve even where the ctx keeps fewer sigmas' than the plan has (rdp_wor.c) */
+    for (size_t i = 0; i < p->n; i++) {
+        const dpzo__plan_term *t = &p->terms[i];
+        for (size_t j = 0; j < n; j++) {
+            dpzo_bound b;
+            if ((st = term_rdp(ctx, t, NULL, orders[j], 1, &b)))
+                return st;
+            out[j].value += t->count * b.value;
+            out[j].lower = dpzo__down(out[j].lower + dpzo__down(t->count * b.lower));
+            out[j].upper = dpzo__up(out[j].upper + dpzo__up(t->count * b.upper));
+        }
+    }
+    return DPZO_OK;
+}

@@ -24,6 +24,7 @@
  * always certified at the order chosen). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 #include "ival.h"
 
@@ -41,8 +42,6 @@
 /* per-sigma enclosures for i = 0 .. WOR_SUM_MAX_TERMS; |D(m)| for even m up to i + 1 */
 #define WOR_NI (WOR_SUM_MAX_TERMS + 1)
 #define WOR_NM (WOR_SUM_MAX_TERMS + 3)
-/* sigmas cached per ctx (a schedule's phases alternate at every order the search visits) */
-#define WOR_CACHE_SLOTS 8
 
 /* Upper bound on D(m) = E[(e^L - 1)^m] for even m, L ~ N(mu, s) the Gaussian's privacy
  * loss (s = 2c = 1/sigma^2, mu = -s/2), from |e^L - 1| <= |L| e^{max(L,0)}:
@@ -114,39 +113,138 @@ static double wor_log_d_ratio(double c, unsigned long n)
 /* The per-sigma enclosures: logs of the second branch l2_i = log 2 + i(i-1)c, of the
  * analytic first branch fa_i = log 4 + (log Dub(2 floor(i/2)) + log Dub(2 ceil(i/2)))/2
  * (Dub: wor_log_d_bound; the tail bound below needs it alone), and of v_i itself (the
- * smaller branch, each |D| the smaller of the table's and Dub). Enclosed at base_prec + 64
- * bits; the fast path reads the doubles (upper ends). */
+ * smaller branch, each |D| the smaller of the table's and Dub), at base_prec + 64 bits
+ * (struct wor_ivals, about 190 kB: the certified path's), and their upper ends as
+ * doubles (struct wor_entry, 12 kB: the fast path's).
+ *
+ * The ctx keeps the doubles of every sigma met (a hash table; cleared when it reaches
+ * WOR_CACHE_MAX sigmas), since the order search evaluates every phase of a schedule at
+ * every order it visits, and the enclosures of the last WOR_IVAL_SLOTS sigmas whose
+ * enclosures were formed (an evicted entry forms them again when it is certified). */
+#define WOR_CACHE_MAX 4096
+#define WOR_IVAL_SLOTS 8
+struct wor_ivals {
+    ival lv[WOR_NI], fa[WOR_NI], l2[WOR_NI];
+};
+
 struct wor_entry {
     double sigma;
     long base_prec;
-    ival lv[WOR_NI], fa[WOR_NI], l2[WOR_NI];
+    struct wor_ivals *iv; /* NULL once evicted */
     double lv_d[WOR_NI], fa_d[WOR_NI], l2_d[WOR_NI];
 };
 
 struct dpzo__wor_table {
-    struct wor_entry *slot[WOR_CACHE_SLOTS];
-    unsigned next; /* the slot replaced next (round robin) */
+    struct wor_entry **tab; /* open addressing on (sigma, base_prec), cap a power of 2 */
+    size_t cap, n;
+    struct wor_entry *held[WOR_IVAL_SLOTS]; /* the entries holding enclosures */
+    unsigned next;                          /* the slot evicted next (round robin) */
 };
+
+static void wor_ivals_free(struct wor_ivals *iv)
+{
+    if (iv == NULL)
+        return;
+    for (size_t i = 0; i < WOR_NI; i++) {
+        ival_clear(&iv->lv[i]);
+        ival_clear(&iv->fa[i]);
+        ival_clear(&iv->l2[i]);
+    }
+    free(iv);
+}
 
 static void wor_entry_free(struct wor_entry *w)
 {
     if (w == NULL)
         return;
-    for (size_t i = 0; i < WOR_NI; i++) {
-        ival_clear(&w->lv[i]);
-        ival_clear(&w->fa[i]);
-        ival_clear(&w->l2[i]);
-    }
+    wor_ivals_free(w->iv);
     free(w);
+}
+
+static void wor_table_clear(struct dpzo__wor_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        wor_entry_free(t->tab[i]);
+        t->tab[i] = NULL;
+    }
+    t->n = 0;
+    for (size_t i = 0; i < WOR_IVAL_SLOTS; i++)
+        t->held[i] = NULL;
+    t->next = 0;
 }
 
 void dpzo__wor_table_free(struct dpzo__wor_table *t)
 {
     if (t == NULL)
         return;
-    for (size_t i = 0; i < WOR_CACHE_SLOTS; i++)
-        wor_entry_free(t->slot[i]);
+    wor_table_clear(t);
+    free(t->tab);
     free(t);
+}
+
+static size_t wor_hash(double sigma, long base_prec, size_t cap)
+{
+    uint64_t z;
+    memcpy(&z, &sigma, sizeof z);
+    z ^= (uint64_t)base_prec * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (size_t)(z ^ (z >> 31)) & (cap - 1);
+}
+
+static struct wor_entry *wor_table_find(const struct dpzo__wor_table *t, double sigma,
+                                        long base_prec)
+{
+    if (t->cap == 0)
+        return NULL;
+    for (size_t i = wor_hash(sigma, base_prec, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        struct wor_entry *w = t->tab[i];
+        if (w == NULL)
+            return NULL;
+        if (w->sigma == sigma && w->base_prec == base_prec)
+            return w;
+    }
+}
+
+/* Inserts w (not present); the table stays at most half full. -1: out of memory. */
+static int wor_table_insert(struct dpzo__wor_table *t, struct wor_entry *w)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        struct wor_entry **tab = calloc(cap, sizeof *tab);
+        if (tab == NULL)
+            return -1;
+        for (size_t i = 0; i < t->cap; i++) {
+            struct wor_entry *e = t->tab[i];
+            if (e == NULL)
+                continue;
+            size_t j = wor_hash(e->sigma, e->base_prec, cap);
+            while (tab[j] != NULL)
+                j = (j + 1) & (cap - 1);
+            tab[j] = e;
+        }
+        free(t->tab);
+        t->tab = tab;
+        t->cap = cap;
+    }
+    size_t j = wor_hash(w->sigma, w->base_prec, t->cap);
+    while (t->tab[j] != NULL)
+        j = (j + 1) & (t->cap - 1);
+    t->tab[j] = w;
+    t->n++;
+    return 0;
+}
+
+/* w's enclosures are kept: the oldest holder's are freed if every slot is taken */
+static void wor_table_hold(struct dpzo__wor_table *t, struct wor_entry *w)
+{
+    unsigned k = t->next;
+    t->next = (k + 1) % WOR_IVAL_SLOTS;
+    if (t->held[k] != NULL && t->held[k] != w) {
+        wor_ivals_free(t->held[k]->iv);
+        t->held[k]->iv = NULL;
+    }
+    t->held[k] = w;
 }
 
 /* 1/(2 sigma^2) enclosed: in range for every double sigma > 0 (MPFR's exponent range) */
@@ -193,10 +291,15 @@ static int wor_table_logs(mpfr_prec_t p, mpfr_prec_t ps, double sigma, ival *out
             ival_mul(&hp, &hp, &h);
         }
     }
+    mpfr_t tmp;
+    mpfr_init2(tmp, p);
     for (size_t m = 0; m <= m_max; m++) {
         if (m > 0)
-            for (size_t i = 0; i + m <= m_max; i++)
-                ival_sub(&f[i], &f[i + 1], &f[i]);
+            for (size_t i = 0; i + m <= m_max; i++) { /* f[i] = f[i+1] - f[i], outward */
+                mpfr_sub(tmp, f[i + 1].lo, f[i].hi, MPFR_RNDD);
+                mpfr_sub(f[i].hi, f[i + 1].hi, f[i].lo, MPFR_RNDU);
+                mpfr_swap(f[i].lo, tmp);
+            }
         /* |D(m)| = |f[0]|, rounded outward to ps bits, then its log */
         ival *d = &f[0];
         if (mpfr_sgn(d->hi) < 0) {
@@ -211,6 +314,7 @@ static int wor_table_logs(mpfr_prec_t p, mpfr_prec_t ps, double sigma, ival *out
         }
         ival_log(&out[m], &t);
     }
+    mpfr_clear(tmp);
     for (size_t i = 0; i <= m_max; i++)
         ival_clear(&f[i]);
     free(f);
@@ -221,23 +325,23 @@ static int wor_table_logs(mpfr_prec_t p, mpfr_prec_t ps, double sigma, ival *out
     return 0;
 }
 
-/* The entry of one sigma at the ctx's precision. NULL: out of memory. */
-static struct wor_entry *wor_entry_new(long base_prec, double sigma)
+/* Forms w's enclosures (w->iv, which must be NULL) and their doubles, for w->sigma at
+ * w->base_prec. -1: out of memory (w->iv stays NULL). */
+static int wor_compute(struct wor_entry *w)
 {
-    const mpfr_prec_t ps = (mpfr_prec_t)(base_prec + 64);
-    struct wor_entry *w = malloc(sizeof *w);
+    const double sigma = w->sigma;
+    const mpfr_prec_t ps = (mpfr_prec_t)(w->base_prec + 64);
+    struct wor_ivals *iv = malloc(sizeof *iv);
     ival *ld = malloc(WOR_NM * sizeof *ld);      /* log min(table, Dub), even m */
     ival *lu = malloc(WOR_NM * sizeof *lu);      /* log Dub, even m */
     ival *lt = malloc((WOR_EXACT_MAX_ALPHA + 2) * sizeof *lt); /* log |D| from the table */
-    if (w == NULL || ld == NULL || lu == NULL || lt == NULL) {
-        free(w);
+    if (iv == NULL || ld == NULL || lu == NULL || lt == NULL) {
+        free(iv);
         free(ld);
         free(lu);
         free(lt);
-        return NULL;
+        return -1;
     }
-    w->sigma = sigma;
-    w->base_prec = base_prec;
     ival c, t, u, dfact, ln2, ln4, lns;
     ival *all[] = {&c, &t, &u, &dfact, &ln2, &ln4, &lns};
     for (size_t i = 0; i < 7; i++)
@@ -249,9 +353,9 @@ static struct wor_entry *wor_entry_new(long base_prec, double sigma)
     for (size_t m = 0; m < WOR_EXACT_MAX_ALPHA + 2; m++)
         ival_init(&lt[m], ps);
     for (size_t i = 0; i < WOR_NI; i++) {
-        ival_init(&w->lv[i], ps);
-        ival_init(&w->fa[i], ps);
-        ival_init(&w->l2[i], ps);
+        ival_init(&iv->lv[i], ps);
+        ival_init(&iv->fa[i], ps);
+        ival_init(&iv->l2[i], ps);
     }
     wor_c(&c, sigma);
     ival_set_ui(&ln2, 2);
@@ -286,37 +390,37 @@ static struct wor_entry *wor_entry_new(long base_prec, double sigma)
     }
     for (size_t i = 2; i < WOR_NI && table >= 0; i++) {
         ival_set_d(&t, (double)i * ((double)i - 1.0)); /* exact: small integers */
-        ival_mul(&w->l2[i], &t, &c);
-        ival_add(&w->l2[i], &w->l2[i], &ln2);
-        ival_set(&w->lv[i], &w->l2[i]);
+        ival_mul(&iv->l2[i], &t, &c);
+        ival_add(&iv->l2[i], &iv->l2[i], &ln2);
+        ival_set(&iv->lv[i], &iv->l2[i]);
         if (i == 2) {
             /* first branch 4 (e^{1/s^2} - 1): smaller only while 1/s^2 < log 2 */
-            mpfr_set_inf(w->fa[i].lo, 1);
-            mpfr_set_inf(w->fa[i].hi, 1);
+            mpfr_set_inf(iv->fa[i].lo, 1);
+            mpfr_set_inf(iv->fa[i].hi, 1);
             ival_add(&t, &c, &c); /* 1/sigma^2 */
             if (mpfr_cmp_d(t.hi, 1.0) < 0) {
                 ival_expm1(&u, &t);
                 ival_set_ui(&t, 4);
                 ival_mul(&u, &u, &t);
                 ival_log(&u, &u);
-                ival_min(&w->lv[i], &w->lv[i], &u);
+                ival_min(&iv->lv[i], &iv->lv[i], &u);
             }
         } else {
             size_t lo_m = 2 * (i / 2), hi_m = 2 * ((i + 1) / 2);
             ival_set_d(&t, 0.5);
             ival_add(&u, &lu[lo_m], &lu[hi_m]);
             ival_mul(&u, &u, &t);
-            ival_add(&w->fa[i], &u, &ln4);
+            ival_add(&iv->fa[i], &u, &ln4);
             ival_add(&u, &ld[lo_m], &ld[hi_m]);
             ival_mul(&u, &u, &t);
             ival_add(&u, &u, &ln4);
-            ival_min(&w->lv[i], &w->lv[i], &u);
+            ival_min(&iv->lv[i], &iv->lv[i], &u);
         }
     }
     for (size_t i = 0; i < WOR_NI; i++) {
-        w->lv_d[i] = ival_hi_d(&w->lv[i]);
-        w->fa_d[i] = ival_hi_d(&w->fa[i]);
-        w->l2_d[i] = ival_hi_d(&w->l2[i]);
+        w->lv_d[i] = ival_hi_d(&iv->lv[i]);
+        w->fa_d[i] = ival_hi_d(&iv->fa[i]);
+        w->l2_d[i] = ival_hi_d(&iv->l2[i]);
     }
     for (size_t i = 0; i < 7; i++)
         ival_clear(all[i]);
@@ -330,42 +434,58 @@ static struct wor_entry *wor_entry_new(long base_prec, double sigma)
     free(lu);
     free(lt);
     if (table < 0) {
-        wor_entry_free(w);
-        return NULL;
+        wor_ivals_free(iv);
+        return -1;
     }
-    return w;
+    w->iv = iv;
+    return 0;
 }
 
-/* The entry for (sigma, the ctx's precision): a cached one, or a new one (kept in the
- * ctx; with no ctx, *own receives it and the caller frees it). NULL: out of memory. */
-static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma,
+/* The entry for (sigma, the ctx's precision), with its enclosures when want_iv: the
+ * ctx's, or a new one kept in the ctx (with no ctx, *own receives it and the caller
+ * frees it). NULL: out of memory. */
+static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma, int want_iv,
                                              struct wor_entry **own)
 {
     *own = NULL;
     long base_prec = dpzo_ctx_precision(ctx);
     struct dpzo__wor_table *tb = ctx != NULL ? ctx->wor_table : NULL;
-    if (tb != NULL)
-        for (size_t i = 0; i < WOR_CACHE_SLOTS; i++)
-            if (tb->slot[i] != NULL && tb->slot[i]->sigma == sigma
-                && tb->slot[i]->base_prec == base_prec)
-                return tb->slot[i];
     if (ctx != NULL && tb == NULL) {
         tb = calloc(1, sizeof *tb);
         if (tb == NULL)
             return NULL;
         ctx->wor_table = tb;
     }
-    struct wor_entry *w = wor_entry_new(base_prec, sigma);
+    struct wor_entry *w = tb != NULL ? wor_table_find(tb, sigma, base_prec) : NULL;
+    if (w != NULL) {
+        if (w->iv != NULL || !want_iv)
+            return w;
+        if (wor_compute(w)) /* evicted: formed again (the same values) */
+            return NULL;
+        wor_table_hold(tb, w);
+        return w;
+    }
+    w = malloc(sizeof *w);
     if (w == NULL)
         return NULL;
-    if (tb != NULL) {
-        unsigned k = tb->next;
-        tb->next = (k + 1) % WOR_CACHE_SLOTS;
-        wor_entry_free(tb->slot[k]);
-        tb->slot[k] = w;
-    } else {
-        *own = w;
+    w->sigma = sigma;
+    w->base_prec = base_prec;
+    w->iv = NULL;
+    if (wor_compute(w)) {
+        free(w);
+        return NULL;
     }
+    if (tb == NULL) {
+        *own = w;
+        return w;
+    }
+    if (tb->n >= WOR_CACHE_MAX)
+        wor_table_clear(tb);
+    if (wor_table_insert(tb, w)) {
+        wor_entry_free(w);
+        return NULL;
+    }
+    wor_table_hold(tb, w);
     return w;
 }
 
@@ -375,7 +495,7 @@ static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma,
  * however small sigma is (the terms reach e^{n(n-1)/(2 sigma^2)}); when no term exceeds
  * 1 (M = 0), log1p(T) keeps A close to 1 exact. An abandoned sum (over budget, or a term
  * without a finite bound) gives [-inf, +inf]. */
-static void wor_log_a_int(const struct wor_entry *w, mpfr_prec_t p, uint64_t batch,
+static void wor_log_a_int(const struct wor_ivals *w, mpfr_prec_t p, uint64_t batch,
                           uint64_t size, double sigma, unsigned long n, ival *out)
 {
     ival lq, t, u, binom, term, one, tsum;
@@ -536,7 +656,7 @@ static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double 
         return 0;
     }
     struct wor_entry *own = NULL;
-    const struct wor_entry *w = wor_entry_get(ctx, sigma, &own);
+    const struct wor_entry *w = wor_entry_get(ctx, sigma, !fast, &own);
     if (w == NULL)
         return -1;
     const long ps = dpzo_ctx_precision(ctx) + 64;
@@ -551,7 +671,7 @@ static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double 
     ival_init(&r, (mpfr_prec_t)ps);
     ival_init(&cb, (mpfr_prec_t)ps);
     ival_init(&one, (mpfr_prec_t)ps);
-    wor_log_a_int(w, (mpfr_prec_t)ps, batch, size, sigma, n, &r);
+    wor_log_a_int(w->iv, (mpfr_prec_t)ps, batch, size, sigma, n, &r);
     wor_c(&cb, sigma);
     ival_set_d(&one, (double)n * ((double)n - 1.0)); /* exact: n <= 2^26 */
     ival_mul(&cb, &cb, &one);

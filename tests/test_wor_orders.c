@@ -71,7 +71,7 @@ static void test_above_256_reference(void **state)
 static void test_fast_in_enclosure(void **state)
 {
     dpzo_ctx *ctx = *state;
-    for (int k = 0; k < 24; k++) {
+    for (int k = 0; k < 16; k++) {
         double sigma = log_uniform(0.5, 30.0);
         uint64_t n = 1000 + (uint64_t)(urand() * 1e6);
         uint64_t batch = 1 + (uint64_t)(log_uniform(1e-4, 0.5) * (double)n);
@@ -112,6 +112,7 @@ static void test_default_never_worse_than_grids(void **state)
     static const dpzo_order_grid grids[] = {DPZO_ORDERS_OPACUS, DPZO_ORDERS_DP_ACCOUNTING,
                                             DPZO_ORDERS_TF};
     int strictly_better = 0;
+    rng_state = 0x2545F4914F6CDD1DULL; /* these 40 cases whatever the other tests draw */
     for (int k = 0; k < 40; k++) {
         double sigma = log_uniform(0.5, 30.0);
         uint64_t n = 1000 + (uint64_t)(urand() * 1e6);
@@ -135,9 +136,54 @@ static void test_default_never_worse_than_grids(void **state)
     }
     /* elsewhere the best order is an integer that a grid holds too (log A is linear
      * between integers, so the objective often has its minimum at such a kink); the
-     * search between and beyond grid points is lower by more than 1e-6 in 17 of these
+     * search between and beyond grid points is lower by more than 1e-6 in 21 of these
      * 40 cases */
+    print_message("default below every grid by more than 1e-6 in %d of 40 cases\n",
+                  strictly_better);
     assert_true(strictly_better >= 12);
+}
+
+/* A schedule of 10 phases with distinct sigmas (more than the 8 sigmas whose enclosures
+ * the ctx keeps, so they are evicted and formed again): the certified curve is the sum of
+ * the phases' certified bounds, before and after a query, the query's RDP is the curve's
+ * at its order, and its epsilon is not above the dp_accounting grid's. */
+static void test_many_phases(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    enum { K = 10 };
+    dpzo_event *ph[K];
+    for (int j = 0; j < K; j++)
+        ph[j] = wor_event(ctx, 256, 60000, 1.0 + 0.37 * j, 100 + j);
+    dpzo_event *e = dpzo_event_composed(ctx, ph, K);
+    assert_non_null(e);
+    const double orders[3] = {2.0, 8.5, 300.0};
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (int j = 0; j < K; j++)
+        for (int i = 0; i < 3; i++) {
+            dpzo_bound b;
+            assert_ok(ctx,
+                      dpzo_rdp_wor_gaussian(ctx, 256, 60000, 1.0 + 0.37 * j, orders[i], &b));
+            sum[i] += (100 + j) * b.upper;
+        }
+    for (int pass = 0; pass < 2; pass++) {
+        dpzo_bound curve[3];
+        assert_ok(ctx, dpzo_event_rdp_certified(ctx, e, orders, 3, curve));
+        for (int i = 0; i < 3; i++)
+            assert_rel(curve[i].upper, sum[i], 1e-12);
+        if (pass == 1)
+            break;
+        dpzo_rdp_options o = dpzo_rdp_options_default();
+        dpzo_dp_result r;
+        assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, &o, &r));
+        dpzo_bound at;
+        assert_ok(ctx, dpzo_event_rdp_certified(ctx, e, &r.order, 1, &at));
+        assert_true(at.upper == r.rdp);
+        o.grid = DPZO_ORDERS_DP_ACCOUNTING;
+        dpzo_dp_result g;
+        assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, &o, &g));
+        assert_true(r.epsilon <= g.epsilon * (1.0 + 1e-10));
+    }
+    dpzo_event_free(e);
 }
 
 #define ISSUE_EPS_508 0.0485796513386751917007563126623 /* mpmath, make_wor_orders_reference */
@@ -164,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_fast_in_enclosure),
         cmocka_unit_test(test_default_never_worse_than_grids),
         cmocka_unit_test(test_issue_case),
+        cmocka_unit_test(test_many_phases),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
