@@ -10,6 +10,8 @@
 static dpzo_status curve(dpzo_ctx *ctx, const dpzo_event *event, const double *orders,
                         size_t n_orders, int certified, dpzo_bound *out, double *values)
 {
+    if (n_orders > 0 && (orders == NULL || (certified ? out == NULL : values == NULL)))
+        return dpzo__fail(ctx, DPZO_EINVAL, "orders and the output array must not be NULL");
     dpzo__plan plan;
     dpzo_status st = dpzo__plan_build(ctx, event, 0, &plan);
     if (st == DPZO_OK)
