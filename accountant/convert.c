@@ -5,9 +5,11 @@
  * proven lower bounds (RDP is nondecreasing in alpha, so beyond alpha every order
  * gives epsilon >= RDP(alpha) - (1 + log alpha)/(alpha - 1); below alpha < 1/delta the
  * improved conversion term alone is decreasing in alpha), then refined by golden
- * section between the best point's neighbours. Whatever order is found, the answer
- * is the certified RDP upper bound at that order converted with upward rounding, so
- * search accuracy affects tightness, never soundness. */
+ * section between the best point's neighbours. With sampling without replacement in
+ * the event (its bound is not unimodal in alpha), the integers around that order and
+ * every named grid's orders are tried too (wor_candidates). Whatever order is found,
+ * the answer is the certified RDP upper bound at that order converted with upward
+ * rounding, so search accuracy affects tightness, never soundness. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +319,52 @@ static size_t coarse_orders(double alpha_max, double *out)
     return n;
 }
 
+static int plan_has_wor(const dpzo__plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->terms[i].leaf != NULL && p->terms[i].leaf->kind == DPZO_EVENT_WOR_SAMPLED)
+            return 1;
+    return 0;
+}
+
+/* Sampling without replacement: its bound is not unimodal in the order. It is
+ * piecewise smooth between integers (log A is interpolated linearly), and it switches
+ * between the WBK19 sum's regimes (the table of exact differences ends at 257, a sum's
+ * largest terms move from its head to its tail as the order grows), so golden section
+ * may end at a local minimum, or a hair off the integer kink it converges to. Both
+ * integers around the search's order and every order of every named grid (opacus,
+ * dp_accounting, tf) within [alpha_lo, alpha_max] are tried as well: the order chosen
+ * then ranks no worse than any named grid's best. */
+static dpzo_status wor_candidates(objective *o, double alpha_max, double alpha_lo,
+                                  double *best, double *best_alpha, int *at_edge)
+{
+    static const dpzo_order_grid grids[] = {DPZO_ORDERS_OPACUS, DPZO_ORDERS_DP_ACCOUNTING,
+                                            DPZO_ORDERS_TF};
+    double r, found = *best_alpha;
+    double near[2] = {floor(found), ceil(found)};
+    for (size_t g = 0; g <= sizeof grids / sizeof *grids; g++) {
+        const double *orders = near;
+        size_t n = 2;
+        if (g < sizeof grids / sizeof *grids)
+            n = dpzo_order_grid_values(grids[g], &orders);
+        for (size_t i = 0; i < n; i++) {
+            double a = orders[i];
+            if (!(a >= alpha_lo && a <= alpha_max) || a == found)
+                continue;
+            double v = obj_eval(o, a, &r);
+            if (o->st)
+                return o->st;
+            if (v < *best) {
+                *best = v;
+                *best_alpha = a;
+            }
+        }
+    }
+    if (*best_alpha != found)
+        *at_edge = *best_alpha <= alpha_lo || *best_alpha >= alpha_max;
+    return DPZO_OK;
+}
+
 static dpzo_status continuous_search(objective *o, double alpha_max, double *best_alpha,
                                      int *at_edge)
 {
@@ -385,6 +433,8 @@ static dpzo_status continuous_search(objective *o, double alpha_max, double *bes
         best = f2;
         *best_alpha = x2;
     }
+    if (plan_has_wor(o->plan))
+        return wor_candidates(o, alpha_max, grid[0], &best, best_alpha, at_edge);
     return DPZO_OK;
 }
 

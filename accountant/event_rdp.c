@@ -10,20 +10,13 @@
 static dpzo_status curve(dpzo_ctx *ctx, const dpzo_event *event, const double *orders,
                         size_t n_orders, int certified, dpzo_bound *out, double *values)
 {
+    if (n_orders > 0 && (orders == NULL || (certified ? out == NULL : values == NULL)))
+        return dpzo__fail(ctx, DPZO_EINVAL, "orders and the output array must not be NULL");
     dpzo__plan plan;
     dpzo_status st = dpzo__plan_build(ctx, event, 0, &plan);
-    if (st == DPZO_OK && !certified) {
-        st = dpzo__plan_rdp_curve(ctx, &plan, orders, n_orders, values);
-        n_orders = 0;
-    }
-    for (size_t i = 0; i < n_orders && st == DPZO_OK; i++) {
-        dpzo_bound b;
-        st = dpzo__plan_rdp(ctx, &plan, orders[i], certified, &b);
-        if (st == DPZO_OK && out != NULL)
-            out[i] = b;
-        if (st == DPZO_OK && values != NULL)
-            values[i] = b.value;
-    }
+    if (st == DPZO_OK)
+        st = certified ? dpzo__plan_rdp_curve_certified(ctx, &plan, orders, n_orders, out)
+                       : dpzo__plan_rdp_curve(ctx, &plan, orders, n_orders, values);
     dpzo__plan_free(&plan);
     return st;
 }

@@ -9,7 +9,7 @@
 
 #define DPZO_ERRMSG_SIZE 512
 
-struct dpzo__wor_table; /* rdp_wor.c: the forward differences D(m) of one sigma */
+struct dpzo__wor_table; /* rdp_wor.c: per-sigma enclosures of the WBK19 terms (a few sigmas) */
 
 struct dpzo_ctx {
     char errmsg[DPZO_ERRMSG_SIZE];
@@ -18,6 +18,10 @@ struct dpzo_ctx {
 };
 
 void dpzo__wor_table_free(struct dpzo__wor_table *t);
+/* The double estimate of dpzo_rdp_wor_gaussian's bound (rdp_wor.c), for ranking orders:
+ * the same terms and stopping rules, not certified. */
+dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
+                               double alpha, double *rdp);
 
 /* Switches GSL's aborting error handler off, once per process (ctx.c); every function that
  * calls GSL routines that may report an error calls it first. */
@@ -97,5 +101,8 @@ dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, 
 /* Fast values at many orders at once (shares per-term work across orders). */
 dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *plan, const double *orders,
                                  size_t n, double *out);
+/* Certified bounds at many orders: dpzo__plan_rdp(certified) at each, terms outside. */
+dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *plan,
+                                           const double *orders, size_t n, dpzo_bound *out);
 
 #endif

@@ -182,7 +182,7 @@ void dpzo__plan_free(dpzo__plan *p)
 
 /* RDP of one term at one order. L caches a sampled Gaussian's alpha-independent work
  * (fast path only; NULL: build one here). Leaves: Laplace (closed form) and sampling
- * without replacement (always an interval: rdp_wor.c). */
+ * without replacement (rdp_wor.c: an interval, or its double estimate on the fast path). */
 static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_linear *L,
                             double alpha, int certified, dpzo_bound *b)
 {
@@ -218,7 +218,13 @@ static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_l
         *b = (dpzo_bound){0.0, 0.0, 0.0};
         return DPZO_OK;
     }
-    return dpzo_rdp_wor_gaussian(ctx, e->batch, e->n, sigma, alpha, b);
+    if (certified)
+        return dpzo_rdp_wor_gaussian(ctx, e->batch, e->n, sigma, alpha, b);
+    double r;
+    if ((st = dpzo__rdp_wor_fast(ctx, e->batch, e->n, sigma, alpha, &r)))
+        return st;
+    *b = (dpzo_bound){r, r, r};
+    return DPZO_OK;
 }
 
 dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *p, double alpha, int certified,
@@ -264,6 +270,32 @@ dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *p, const doubl
             if ((st = term_rdp(ctx, t, lp, orders[j], 0, &b)))
                 return st;
             out[j] += t->count * b.value;
+        }
+    }
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *p,
+                                           const double *orders, size_t n, dpzo_bound *out)
+{
+    dpzo_status st;
+    for (size_t j = 0; j < n; j++) {
+        if ((st = dpzo__check_order(ctx, orders[j])))
+            return st;
+        out[j] = (dpzo_bound){0.0, 0.0, 0.0};
+    }
+    /* terms outside, orders inside (each order's sum in the same term order as
+     * dpzo__plan_rdp's, so the same result): a WOR term's enclosures are formed once for
+     * the whole curve even where the ctx keeps fewer sigmas' than the plan has (rdp_wor.c) */
+    for (size_t i = 0; i < p->n; i++) {
+        const dpzo__plan_term *t = &p->terms[i];
+        for (size_t j = 0; j < n; j++) {
+            dpzo_bound b;
+            if ((st = term_rdp(ctx, t, NULL, orders[j], 1, &b)))
+                return st;
+            out[j].value += t->count * b.value;
+            out[j].lower = dpzo__down(out[j].lower + dpzo__down(t->count * b.lower));
+            out[j].upper = dpzo__up(out[j].upper + dpzo__up(t->count * b.upper));
         }
     }
     return DPZO_OK;

@@ -7,15 +7,24 @@
  *   A <= 1 + q^2 C(alpha,2) min(4 (e^{1/s^2} - 1), 2 e^{1/s^2})
  *          + sum_{i=3}^{alpha} q^i C(alpha,i) min(4 sqrt(|D(2 floor(i/2))| |D(2 ceil(i/2))|),
  *                                                2 e^{cgf(i-1)}),
- * RDP <= log(A)/(alpha-1). For alpha > 256 only the second branch of the min is used
- * (a looser but valid bound; the difference table costs O(alpha^2)), as dp_accounting
- * does. Fractional alpha: linear interpolation of log A between floor and ceil
- * (WBK19 Cor. 10: the CGF is convex), log A(1) = 0.
+ * RDP <= log(A)/(alpha-1). Each |D(m)| is the smaller of an exact enclosure (m <= 257,
+ * a table formed once per sigma) and an analytic bound (every m). dp_accounting forms
+ * D only for alpha <= 256 and uses the second branch alone above; the theorem holds at
+ * every alpha with any upper bound on |D|, so the table serves every order here and the
+ * bound has no jump at 256 (it is at most dp_accounting's there, and equal below).
+ * Fractional alpha: linear interpolation of log A between floor and ceil (WBK19
+ * Cor. 10: the CGF is convex), log A(1) = 0.
  *
- * Everything is computed in interval arithmetic; the forward differences cancel
- * heavily, so the precision is raised until the enclosure is tight. */
+ * Cost. log v_i = log min(first branch, second branch) depends on sigma and i only, not
+ * on the order or q: it is enclosed once per sigma (struct wor_entry, cached in the ctx,
+ * i <= 512, the sum's budget), so an order costs one exp and one log per term of the
+ * sum. Two evaluations share those enclosures: the certified one (MPFR intervals,
+ * outward rounding, dpzo_rdp_wor_gaussian) and the fast one in doubles
+ * (dpzo__rdp_wor_fast: the estimate the order searches rank orders by; the answer is
+ * always certified at the order chosen). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 #include "ival.h"
 
@@ -30,6 +39,9 @@
  * is abandoned and only the unamplified bound log A <= n(n-1)c stands, so one order costs
  * O(WOR_SUM_MAX_TERMS) operations whatever sigma, delta, B and n are. */
 #define WOR_SUM_MAX_TERMS 512UL
+/* per-sigma enclosures for i = 0 .. WOR_SUM_MAX_TERMS; |D(m)| for even m up to i + 1 */
+#define WOR_NI (WOR_SUM_MAX_TERMS + 1)
+#define WOR_NM (WOR_SUM_MAX_TERMS + 3)
 
 /* Upper bound on D(m) = E[(e^L - 1)^m] for even m, L ~ N(mu, s) the Gaussian's privacy
  * loss (s = 2c = 1/sigma^2, mu = -s/2), from |e^L - 1| <= |L| e^{max(L,0)}:
@@ -79,118 +91,6 @@ static void wor_log_d_bound(mpfr_prec_t p, const ival *c, unsigned long m, const
         ival_clear(all[i]);
 }
 
-/* The forward differences |D(m)|, m = 0 .. WOR_EXACT_MAX_ALPHA + 1, of one sigma at one
- * precision: independent of the order and of q, so one table serves every order the
- * search visits (cached in the ctx). D(m) = sum_i (-1)^(m-i) C(m,i) g(i), g(i) =
- * exp((i-1) i c) <= e^{2^20} (the caller checks), C(m,i) held exactly in bx
- * (C(m,i) (m-i) < 2^(m+9) and p >= m_max + 64 bits). */
-struct dpzo__wor_table {
-    double sigma;
-    mpfr_prec_t prec;
-    ival d[WOR_EXACT_MAX_ALPHA + 2];
-};
-
-void dpzo__wor_table_free(struct dpzo__wor_table *t)
-{
-    if (t == NULL)
-        return;
-    for (size_t i = 0; i < WOR_EXACT_MAX_ALPHA + 2; i++)
-        ival_clear(&t->d[i]);
-    free(t);
-}
-
-static struct dpzo__wor_table *wor_table_new(mpfr_prec_t p, double sigma)
-{
-    const unsigned long m_max = WOR_EXACT_MAX_ALPHA + 1;
-    struct dpzo__wor_table *tb = malloc(sizeof *tb);
-    ival *g = malloc((m_max + 1) * sizeof *g);
-    if (tb == NULL || g == NULL) {
-        free(tb);
-        free(g);
-        return NULL;
-    }
-    tb->sigma = sigma;
-    tb->prec = p;
-    ival *d = tb->d;
-    ival c, t, u, term;
-    ival_init(&c, p);
-    ival_init(&t, p);
-    ival_init(&u, p);
-    ival_init(&term, p);
-    mpfr_t bx;
-    mpfr_init2(bx, p);
-    ival_set_d(&t, sigma);
-    ival_mul(&t, &t, &t);
-    ival_add(&t, &t, &t);
-    ival_set_ui(&u, 1);
-    ival_div(&c, &u, &t);
-    for (unsigned long i = 0; i <= m_max; i++) {
-        ival_init(&g[i], p);
-        ival_init(&d[i], p);
-        ival_set_d(&t, (double)i * ((double)i - 1.0)); /* exact: small integers */
-        ival_mul(&t, &t, &c);
-        ival_exp(&g[i], &t);
-    }
-    for (unsigned long m = 0; m <= m_max; m++) {
-        ival_set_ui(&d[m], 0);
-        mpfr_set_ui(bx, 1, MPFR_RNDN);
-        for (unsigned long i = 0; i <= m; i++) {
-            if ((m - i) % 2 == 1) { /* - C g: [-C g.hi, -C g.lo] */
-                mpfr_mul(term.lo, bx, g[i].hi, MPFR_RNDU);
-                mpfr_neg(term.lo, term.lo, MPFR_RNDD);
-                mpfr_mul(term.hi, bx, g[i].lo, MPFR_RNDD);
-                mpfr_neg(term.hi, term.hi, MPFR_RNDU);
-            } else {
-                mpfr_mul(term.lo, bx, g[i].lo, MPFR_RNDD);
-                mpfr_mul(term.hi, bx, g[i].hi, MPFR_RNDU);
-            }
-            ival_add(&d[m], &d[m], &term);
-            mpfr_mul_ui(bx, bx, m - i, MPFR_RNDN); /* exact */
-            mpfr_div_ui(bx, bx, i + 1, MPFR_RNDN); /* exact: an integer */
-        }
-        /* |D(m)| */
-        if (mpfr_sgn(d[m].hi) < 0)
-            ival_neg(&d[m], &d[m]);
-        else if (mpfr_sgn(d[m].lo) < 0)
-            mpfr_set_zero(d[m].lo, 1);
-    }
-    for (unsigned long i = 0; i <= m_max; i++)
-        ival_clear(&g[i]);
-    free(g);
-    mpfr_clear(bx);
-    ival_clear(&c);
-    ival_clear(&t);
-    ival_clear(&u);
-    ival_clear(&term);
-    return tb;
-}
-
-/* The table for (sigma, p): the ctx's cached one, or a new one (kept in the ctx; with
- * no ctx, *own receives it and the caller frees it). NULL: out of memory. */
-static const ival *wor_table_get(dpzo_ctx *ctx, mpfr_prec_t p, double sigma,
-                                 struct dpzo__wor_table **own)
-{
-    *own = NULL;
-    if (ctx != NULL && ctx->wor_table != NULL && ctx->wor_table->sigma == sigma
-        && ctx->wor_table->prec >= p)
-        return ctx->wor_table->d;
-    struct dpzo__wor_table *tb = wor_table_new(p, sigma);
-    if (tb == NULL)
-        return NULL;
-    if (ctx != NULL) {
-        dpzo__wor_table_free(ctx->wor_table);
-        ctx->wor_table = tb;
-    } else {
-        *own = tb;
-    }
-    return tb->d;
-}
-
-/* Encloses the WBK19 bound on log A at integer order n >= 2 (q < 1, sigma > 0). The sum
- * 1 + sum_i q^i C(n,i) v_i is accumulated from the logs of its terms as e^M (e^{-M} + T),
- * M the largest log term so far, so no term overflows however small sigma is (the terms
- * reach e^{n(n-1)/(2 sigma^2)}); when no term exceeds 1 (M = 0), log1p(T) keeps A close
- * to 1 exact. table: form the forward differences D(m), m <= n+1, exactly. */
 /* log of an upper bound on R = max over even m <= n - 1 of Dub(m + 2) / Dub(m), Dub the
  * analytic bound of wor_log_d_bound: Dub(m) = 2^{m+1} max(P1..P4), and the ratio of two
  * maxima is at most the largest ratio of their parts:
@@ -210,32 +110,404 @@ static double wor_log_d_ratio(double c, unsigned long n)
     return log(4.0) + 4.0 * dn * c + l;
 }
 
-static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double sigma,
-                         unsigned long n, const ival *d, ival *out)
+/* The per-sigma enclosures: logs of the second branch l2_i = log 2 + i(i-1)c, of the
+ * analytic first branch fa_i = log 4 + (log Dub(2 floor(i/2)) + log Dub(2 ceil(i/2)))/2
+ * (Dub: wor_log_d_bound; the tail bound below needs it alone), and of v_i itself (the
+ * smaller branch, each |D| the smaller of the table's and Dub), at base_prec + 64 bits
+ * (struct wor_ivals, about 190 kB: the certified path's), and their upper ends as
+ * doubles (struct wor_entry, 12 kB: the fast path's).
+ *
+ * The ctx keeps the doubles of every sigma met (a hash table; cleared when it reaches
+ * WOR_CACHE_MAX sigmas), since the order search evaluates every phase of a schedule at
+ * every order it visits, and the enclosures of the last WOR_IVAL_SLOTS sigmas whose
+ * enclosures were formed (an evicted entry forms them again when it is certified). */
+#define WOR_CACHE_MAX 4096
+#define WOR_IVAL_SLOTS 8
+struct wor_ivals {
+    ival lv[WOR_NI], fa[WOR_NI], l2[WOR_NI];
+};
+
+struct wor_entry {
+    double sigma;
+    long base_prec;
+    struct wor_ivals *iv; /* NULL once evicted */
+    double lv_d[WOR_NI], fa_d[WOR_NI], l2_d[WOR_NI];
+};
+
+struct dpzo__wor_table {
+    struct wor_entry **tab; /* open addressing on (sigma, base_prec), cap a power of 2 */
+    size_t cap, n;
+    struct wor_entry *held[WOR_IVAL_SLOTS]; /* the entries holding enclosures */
+    unsigned next;                          /* the slot evicted next (round robin) */
+};
+
+static void wor_ivals_free(struct wor_ivals *iv)
 {
-    const int table = d != NULL;
-    ival c, lq, t, u, lv, binom, term, one, tsum, logd_prev, logd_next, dfact, l2, fb, ln2, ln4,
-        lns;
-    ival *all[] = {&c, &lq, &t, &u, &lv, &binom, &term, &one, &tsum, &logd_prev, &logd_next,
-                   &dfact, &l2, &fb, &ln2, &ln4, &lns};
-    /* first-branch tail (no table: every |D| bound analytic): the analytic first-branch
-     * terms F_j = q^j C(n,j) 4 sqrt(Dub Dub) have ratio F_{j+1}/F_j <= q (n-j)/(j+1) sqrt(R) */
-    const double half_log_r = table ? INFINITY : 0.5 * wor_log_d_ratio(0.5 / sigma / sigma, n);
-    const size_t n_all = sizeof all / sizeof *all;
-    for (size_t i = 0; i < n_all; i++)
-        ival_init(all[i], p);
-    mpfr_t mx;
-    mpfr_init2(mx, p);
+    if (iv == NULL)
+        return;
+    for (size_t i = 0; i < WOR_NI; i++) {
+        ival_clear(&iv->lv[i]);
+        ival_clear(&iv->fa[i]);
+        ival_clear(&iv->l2[i]);
+    }
+    free(iv);
+}
+
+static void wor_entry_free(struct wor_entry *w)
+{
+    if (w == NULL)
+        return;
+    wor_ivals_free(w->iv);
+    free(w);
+}
+
+static void wor_table_clear(struct dpzo__wor_table *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        wor_entry_free(t->tab[i]);
+        t->tab[i] = NULL;
+    }
+    t->n = 0;
+    for (size_t i = 0; i < WOR_IVAL_SLOTS; i++)
+        t->held[i] = NULL;
+    t->next = 0;
+}
+
+void dpzo__wor_table_free(struct dpzo__wor_table *t)
+{
+    if (t == NULL)
+        return;
+    wor_table_clear(t);
+    free(t->tab);
+    free(t);
+}
+
+static size_t wor_hash(double sigma, long base_prec, size_t cap)
+{
+    uint64_t z;
+    memcpy(&z, &sigma, sizeof z);
+    z ^= (uint64_t)base_prec * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return (size_t)(z ^ (z >> 31)) & (cap - 1);
+}
+
+static struct wor_entry *wor_table_find(const struct dpzo__wor_table *t, double sigma,
+                                        long base_prec)
+{
+    if (t->cap == 0)
+        return NULL;
+    for (size_t i = wor_hash(sigma, base_prec, t->cap);; i = (i + 1) & (t->cap - 1)) {
+        struct wor_entry *w = t->tab[i];
+        if (w == NULL)
+            return NULL;
+        if (w->sigma == sigma && w->base_prec == base_prec)
+            return w;
+    }
+}
+
+/* Inserts w (not present); the table stays at most half full. -1: out of memory. */
+static int wor_table_insert(struct dpzo__wor_table *t, struct wor_entry *w)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 16;
+        struct wor_entry **tab = calloc(cap, sizeof *tab);
+        if (tab == NULL)
+            return -1;
+        for (size_t i = 0; i < t->cap; i++) {
+            struct wor_entry *e = t->tab[i];
+            if (e == NULL)
+                continue;
+            size_t j = wor_hash(e->sigma, e->base_prec, cap);
+            while (tab[j] != NULL)
+                j = (j + 1) & (cap - 1);
+            tab[j] = e;
+        }
+        free(t->tab);
+        t->tab = tab;
+        t->cap = cap;
+    }
+    size_t j = wor_hash(w->sigma, w->base_prec, t->cap);
+    while (t->tab[j] != NULL)
+        j = (j + 1) & (t->cap - 1);
+    t->tab[j] = w;
+    t->n++;
+    return 0;
+}
+
+/* w's enclosures are kept: the oldest holder's are freed if every slot is taken */
+static void wor_table_hold(struct dpzo__wor_table *t, struct wor_entry *w)
+{
+    unsigned k = t->next;
+    t->next = (k + 1) % WOR_IVAL_SLOTS;
+    if (t->held[k] != NULL && t->held[k] != w) {
+        wor_ivals_free(t->held[k]->iv);
+        t->held[k]->iv = NULL;
+    }
+    t->held[k] = w;
+}
+
+/* 1/(2 sigma^2) enclosed: in range for every double sigma > 0 (MPFR's exponent range) */
+static void wor_c(ival *c, double sigma)
+{
+    ival t, u;
+    ival_init(&t, mpfr_get_prec(c->lo));
+    ival_init(&u, mpfr_get_prec(c->lo));
     ival_set_d(&t, sigma);
     ival_mul(&t, &t, &t);
     ival_add(&t, &t, &t);
     ival_set_ui(&u, 1);
-    ival_div(&c, &u, &t); /* 1/(2 sigma^2): in range for every double sigma > 0 */
+    ival_div(c, &u, &t);
+    ival_clear(&t);
+    ival_clear(&u);
+}
+
+/* log |D(m)|, m = 0 .. WOR_EXACT_MAX_ALPHA + 1, enclosed at ps bits (out[m]), from the
+ * forward differences of g(i) = e^{(i-1) i c} formed at p bits: g(i+1) = g(i) h^i with
+ * h = e^{2c}, then D(m) = (Delta^m g)(0) by repeated differencing, every step outward
+ * rounded. Each level doubles the enclosures' widths at most, which is what the
+ * precision p pays for (wor_log_a_tight). Returns -1: out of memory. */
+static int wor_table_logs(mpfr_prec_t p, mpfr_prec_t ps, double sigma, ival *out)
+{
+    const size_t m_max = WOR_EXACT_MAX_ALPHA + 1;
+    ival *f = malloc((m_max + 1) * sizeof *f);
+    if (f == NULL)
+        return -1;
+    ival c, h, hp, t;
+    ival_init(&c, p);
+    ival_init(&h, p);
+    ival_init(&hp, p);
+    ival_init(&t, ps);
+    wor_c(&c, sigma);
+    ival_add(&h, &c, &c);
+    ival_exp(&h, &h);
+    ival_set_ui(&hp, 1);
+    for (size_t i = 0; i <= m_max; i++) {
+        ival_init(&f[i], p);
+        if (i == 0) {
+            ival_set_ui(&f[i], 1);
+        } else {
+            ival_mul(&f[i], &f[i - 1], &hp); /* g(i) = g(i-1) h^{i-1} */
+            ival_mul(&hp, &hp, &h);
+        }
+    }
+    mpfr_t tmp;
+    mpfr_init2(tmp, p);
+    for (size_t m = 0; m <= m_max; m++) {
+        if (m > 0)
+            for (size_t i = 0; i + m <= m_max; i++) { /* f[i] = f[i+1] - f[i], outward */
+                mpfr_sub(tmp, f[i + 1].lo, f[i].hi, MPFR_RNDD);
+                mpfr_sub(f[i].hi, f[i + 1].hi, f[i].lo, MPFR_RNDU);
+                mpfr_swap(f[i].lo, tmp);
+            }
+        /* |D(m)| = |f[0]|, rounded outward to ps bits, then its log */
+        ival *d = &f[0];
+        if (mpfr_sgn(d->hi) < 0) {
+            mpfr_neg(t.lo, d->hi, MPFR_RNDD);
+            mpfr_neg(t.hi, d->lo, MPFR_RNDU);
+        } else {
+            if (mpfr_sgn(d->lo) < 0)
+                mpfr_set_zero(t.lo, 1);
+            else
+                mpfr_set(t.lo, d->lo, MPFR_RNDD);
+            mpfr_set(t.hi, d->hi, MPFR_RNDU);
+        }
+        ival_log(&out[m], &t);
+    }
+    mpfr_clear(tmp);
+    for (size_t i = 0; i <= m_max; i++)
+        ival_clear(&f[i]);
+    free(f);
+    ival_clear(&c);
+    ival_clear(&h);
+    ival_clear(&hp);
+    ival_clear(&t);
+    return 0;
+}
+
+/* Forms w's enclosures (w->iv, which must be NULL) and their doubles, for w->sigma at
+ * w->base_prec. -1: out of memory (w->iv stays NULL). */
+static int wor_compute(struct wor_entry *w)
+{
+    const double sigma = w->sigma;
+    const mpfr_prec_t ps = (mpfr_prec_t)(w->base_prec + 64);
+    struct wor_ivals *iv = malloc(sizeof *iv);
+    ival *ld = malloc(WOR_NM * sizeof *ld);      /* log min(table, Dub), even m */
+    ival *lu = malloc(WOR_NM * sizeof *lu);      /* log Dub, even m */
+    ival *lt = malloc((WOR_EXACT_MAX_ALPHA + 2) * sizeof *lt); /* log |D| from the table */
+    if (iv == NULL || ld == NULL || lu == NULL || lt == NULL) {
+        free(iv);
+        free(ld);
+        free(lu);
+        free(lt);
+        return -1;
+    }
+    ival c, t, u, dfact, ln2, ln4, lns;
+    ival *all[] = {&c, &t, &u, &dfact, &ln2, &ln4, &lns};
+    for (size_t i = 0; i < 7; i++)
+        ival_init(all[i], ps);
+    for (size_t m = 0; m < WOR_NM; m++) {
+        ival_init(&ld[m], ps);
+        ival_init(&lu[m], ps);
+    }
+    for (size_t m = 0; m < WOR_EXACT_MAX_ALPHA + 2; m++)
+        ival_init(&lt[m], ps);
+    for (size_t i = 0; i < WOR_NI; i++) {
+        ival_init(&iv->lv[i], ps);
+        ival_init(&iv->fa[i], ps);
+        ival_init(&iv->l2[i], ps);
+    }
+    wor_c(&c, sigma);
     ival_set_ui(&ln2, 2);
     ival_log(&ln2, &ln2);
     ival_add(&ln4, &ln2, &ln2);
     ival_add(&lns, &c, &c);
     ival_log(&lns, &lns); /* log s, s = 1/sigma^2 */
+    /* the table: entries below e^{2^20}, and the cancellation it needs affordable (about
+     * log2(2 + 2c) + 2 bits per order, plus log2(sigma) when D(m) ~ sigma^-m is small;
+     * 24 more for the roundings of the products g(i) and the differencing) */
+    const double m_top = WOR_EXACT_MAX_ALPHA + 2.0;
+    double cd = 0.5 / sigma / sigma; /* +inf when sigma^2 underflows */
+    double need = -1.0;
+    if (cd * m_top * (m_top - 1.0) <= WOR_TABLE_MAX_EXP)
+        need = m_top * (log2(2.0 + 2.0 * cd) + 2.0 + fmax(0.0, log2(sigma))) + 24.0;
+    int table = need >= 0.0 && need <= (double)WOR_TABLE_PREC_CAP + 24.0;
+    if (table && wor_table_logs((mpfr_prec_t)(ps + (long)need), ps, sigma, lt)) {
+        table = -1; /* out of memory: cleaned up below */
+    }
+    /* log Dub(m) for even m >= 2, (m-1)!! accumulated in dfact; log 0 at m = 0 */
+    ival_set_ui(&dfact, 0);
+    for (size_t m = 2; m < WOR_NM && table >= 0; m += 2) {
+        if (m > 2) {
+            ival_set_ui(&t, m - 1);
+            ival_log(&t, &t);
+            ival_add(&dfact, &dfact, &t);
+        }
+        wor_log_d_bound(ps, &c, m, &dfact, &ln2, &lns, &lu[m]);
+        ival_set(&ld[m], &lu[m]);
+        if (table && m <= WOR_EXACT_MAX_ALPHA + 1)
+            ival_min(&ld[m], &ld[m], &lt[m]);
+    }
+    for (size_t i = 2; i < WOR_NI && table >= 0; i++) {
+        ival_set_d(&t, (double)i * ((double)i - 1.0)); /* exact: small integers */
+        ival_mul(&iv->l2[i], &t, &c);
+        ival_add(&iv->l2[i], &iv->l2[i], &ln2);
+        ival_set(&iv->lv[i], &iv->l2[i]);
+        if (i == 2) {
+            /* first branch 4 (e^{1/s^2} - 1): smaller only while 1/s^2 < log 2 */
+            mpfr_set_inf(iv->fa[i].lo, 1);
+            mpfr_set_inf(iv->fa[i].hi, 1);
+            ival_add(&t, &c, &c); /* 1/sigma^2 */
+            if (mpfr_cmp_d(t.hi, 1.0) < 0) {
+                ival_expm1(&u, &t);
+                ival_set_ui(&t, 4);
+                ival_mul(&u, &u, &t);
+                ival_log(&u, &u);
+                ival_min(&iv->lv[i], &iv->lv[i], &u);
+            }
+        } else {
+            size_t lo_m = 2 * (i / 2), hi_m = 2 * ((i + 1) / 2);
+            ival_set_d(&t, 0.5);
+            ival_add(&u, &lu[lo_m], &lu[hi_m]);
+            ival_mul(&u, &u, &t);
+            ival_add(&iv->fa[i], &u, &ln4);
+            ival_add(&u, &ld[lo_m], &ld[hi_m]);
+            ival_mul(&u, &u, &t);
+            ival_add(&u, &u, &ln4);
+            ival_min(&iv->lv[i], &iv->lv[i], &u);
+        }
+    }
+    for (size_t i = 0; i < WOR_NI; i++) {
+        w->lv_d[i] = ival_hi_d(&iv->lv[i]);
+        w->fa_d[i] = ival_hi_d(&iv->fa[i]);
+        w->l2_d[i] = ival_hi_d(&iv->l2[i]);
+    }
+    for (size_t i = 0; i < 7; i++)
+        ival_clear(all[i]);
+    for (size_t m = 0; m < WOR_NM; m++) {
+        ival_clear(&ld[m]);
+        ival_clear(&lu[m]);
+    }
+    for (size_t m = 0; m < WOR_EXACT_MAX_ALPHA + 2; m++)
+        ival_clear(&lt[m]);
+    free(ld);
+    free(lu);
+    free(lt);
+    if (table < 0) {
+        wor_ivals_free(iv);
+        return -1;
+    }
+    w->iv = iv;
+    return 0;
+}
+
+/* The entry for (sigma, the ctx's precision), with its enclosures when want_iv: the
+ * ctx's, or a new one kept in the ctx (with no ctx, *own receives it and the caller
+ * frees it). NULL: out of memory. */
+static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma, int want_iv,
+                                             struct wor_entry **own)
+{
+    *own = NULL;
+    long base_prec = dpzo_ctx_precision(ctx);
+    struct dpzo__wor_table *tb = ctx != NULL ? ctx->wor_table : NULL;
+    if (ctx != NULL && tb == NULL) {
+        tb = calloc(1, sizeof *tb);
+        if (tb == NULL)
+            return NULL;
+        ctx->wor_table = tb;
+    }
+    struct wor_entry *w = tb != NULL ? wor_table_find(tb, sigma, base_prec) : NULL;
+    if (w != NULL) {
+        if (w->iv != NULL || !want_iv)
+            return w;
+        if (wor_compute(w)) /* evicted: formed again (the same values) */
+            return NULL;
+        wor_table_hold(tb, w);
+        return w;
+    }
+    w = malloc(sizeof *w);
+    if (w == NULL)
+        return NULL;
+    w->sigma = sigma;
+    w->base_prec = base_prec;
+    w->iv = NULL;
+    if (wor_compute(w)) {
+        free(w);
+        return NULL;
+    }
+    if (tb == NULL) {
+        *own = w;
+        return w;
+    }
+    if (tb->n >= WOR_CACHE_MAX)
+        wor_table_clear(tb);
+    if (wor_table_insert(tb, w)) {
+        wor_entry_free(w);
+        return NULL;
+    }
+    wor_table_hold(tb, w);
+    return w;
+}
+
+/* Encloses the WBK19 bound on log A at integer order n >= 2 (q < 1, sigma > 0), from the
+ * per-sigma enclosures w. The sum 1 + sum_i q^i C(n,i) v_i is accumulated from the logs
+ * of its terms as e^M (e^{-M} + T), M the largest log term so far, so no term overflows
+ * however small sigma is (the terms reach e^{n(n-1)/(2 sigma^2)}); when no term exceeds
+ * 1 (M = 0), log1p(T) keeps A close to 1 exact. An abandoned sum (over budget, or a term
+ * without a finite bound) gives [-inf, +inf]. */
+static void wor_log_a_int(const struct wor_ivals *w, mpfr_prec_t p, uint64_t batch,
+                          uint64_t size, double sigma, unsigned long n, ival *out)
+{
+    ival lq, t, u, binom, term, one, tsum;
+    ival *all[] = {&lq, &t, &u, &binom, &term, &one, &tsum};
+    /* first-branch tail: the analytic first-branch terms F_j = q^j C(n,j) e^{fa_j}, which
+     * bound every term j >= 3, have ratio F_{j+1}/F_j <= q (n-j)/(j+1) sqrt(R) */
+    const double half_log_r = 0.5 * wor_log_d_ratio(0.5 / sigma / sigma, n);
+    const size_t n_all = sizeof all / sizeof *all;
+    for (size_t i = 0; i < n_all; i++)
+        ival_init(all[i], p);
+    mpfr_t mx;
+    mpfr_init2(mx, p);
     /* log q, q = batch/size enclosed exactly (no double rounding of the ratio) */
     mpfr_set_ui(t.lo, (unsigned long)batch, MPFR_RNDD);
     mpfr_div_ui(t.lo, t.lo, (unsigned long)size, MPFR_RNDD);
@@ -248,7 +520,6 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
     ival_set_ui(&one, 1); /* e^{-M} */
     ival_set_ui(&tsum, 0); /* T */
     ival_set_ui(&binom, 1);
-    unsigned long cur_m = 0;
     for (unsigned long i = 1; i <= n; i++) {
         mpfr_mul_ui(binom.lo, binom.lo, n - i + 1, MPFR_RNDD);
         mpfr_div_ui(binom.lo, binom.lo, i, MPFR_RNDD);
@@ -256,61 +527,12 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
         mpfr_div_ui(binom.hi, binom.hi, i, MPFR_RNDU);
         if (i < 2)
             continue;
-        /* second branch, in logs: log 2 + (i-1) i c */
-        ival_set_d(&t, (double)i * ((double)i - 1.0));
-        ival_mul(&lv, &t, &c);
-        ival_add(&lv, &lv, &ln2);
-        ival_set(&l2, &lv);
-        if (i == 2) {
-            /* first branch 4 (e^{1/s^2} - 1): smaller only while 1/s^2 < log 2 */
-            ival_add(&t, &c, &c); /* 1/sigma^2 */
-            if (mpfr_cmp_d(t.hi, 1.0) < 0) {
-                ival_expm1(&u, &t);
-                ival_set_ui(&t, 4);
-                ival_mul(&u, &u, &t);
-                ival_log(&u, &u);
-                ival_min(&lv, &lv, &u);
-            }
-        } else {
-            /* first branch 4 sqrt(|D(2 floor(i/2))| |D(2 ceil(i/2))|), in logs, each |D|
-             * the smaller of the table's and the analytic bound */
-            unsigned long m2 = 2 * ((i + 1) / 2);
-            if (cur_m == 0) { /* start at m = 2: (2-1)!! = 1 */
-                cur_m = 2;
-                ival_set_ui(&dfact, 0);
-                wor_log_d_bound(p, &c, cur_m, &dfact, &ln2, &lns, &logd_next);
-                if (table) {
-                    ival_log(&t, &d[cur_m]);
-                    ival_min(&logd_next, &logd_next, &t);
-                }
-            }
-            while (cur_m < m2) { /* logd_prev: bound at cur_m - 2, logd_next: at cur_m */
-                ival_set(&logd_prev, &logd_next);
-                cur_m += 2;
-                ival_set_ui(&t, cur_m - 1);
-                ival_log(&t, &t);
-                ival_add(&dfact, &dfact, &t);
-                wor_log_d_bound(p, &c, cur_m, &dfact, &ln2, &lns, &logd_next);
-                if (table) {
-                    ival_log(&t, &d[cur_m]);
-                    ival_min(&logd_next, &logd_next, &t);
-                }
-            }
-            /* 2 floor(i/2) is m2 (i even) or m2 - 2 (i odd) */
-            const ival *lower_m = i % 2 == 0 ? &logd_next : &logd_prev;
-            ival_add(&u, lower_m, &logd_next);
-            ival_set_d(&t, 0.5);
-            ival_mul(&u, &u, &t);
-            ival_add(&u, &u, &ln4);
-            ival_set(&fb, &u);
-            ival_min(&lv, &lv, &u);
-        }
-        /* log term = i log q + log C(n,i) + log v */
+        /* log q^i C(n,i): the common part of the term and of both tail bounds */
         ival_set_ui(&t, i);
-        ival_mul(&term, &t, &lq);
+        ival_mul(&u, &t, &lq);
         ival_log(&t, &binom);
-        ival_add(&term, &term, &t);
-        ival_add(&term, &term, &lv);
+        ival_add(&u, &u, &t);
+        ival_add(&term, &u, &w->lv[i]);
         if (!mpfr_number_p(term.hi)) { /* +inf (or NaN): no finite bound */
             mpfr_set_inf(out->lo, -1);
             mpfr_set_inf(out->hi, 1);
@@ -330,47 +552,29 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
         mpfr_sub(t.hi, term.hi, mx, MPFR_RNDU);
         ival_exp(&t, &t);
         ival_add(&tsum, &tsum, &t);
-        /* Tail: every v_j <= 2 e^{j(j-1)c} (the second branch), and those terms have
-         * ratio q (n-j)/(j+1) e^{2jc} <= rho = q (n-i)/(i+1) e^{2nc} for j >= i. Once
-         * rho <= 1/2 the terms after i sum to at most the second-branch term at i; when
-         * that is below the sum's resolution it is added as [0, it] and the sum stops
-         * (at large sigma and alpha = 1e5, after about a thousand terms). */
+        /* Tails. Second branch: every v_j <= 2 e^{j(j-1)c}, and those terms have ratio
+         * q (n-j)/(j+1) e^{2jc} <= rho = q (n-i)/(i+1) e^{2nc} for j >= i. First branch:
+         * every v_j <= e^{fa_j} (j >= 3), ratio at most q (n-j)/(j+1) sqrt(R) (R from
+         * wor_log_d_ratio). Once a ratio is <= 1/2 the terms after i sum to at most that
+         * bound's term at i; when it is below the sum's resolution it is added as [0, it]
+         * and the sum stops (at large sigma and alpha = 1e5, after about a thousand
+         * terms for the second branch, a few dozen for the first). */
         if (i < n && i > 2) {
             double log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
                                - log((double)size);
-            /* the analytic first branch decays much faster at large sigma: once its ratio
-             * rho1 <= 1/2 the first-branch terms after i sum to at most F_i, the same way */
-            if (log_ratio + half_log_r < -0.7) {
-                ival_set_ui(&t, i);
-                ival_mul(&u, &t, &lq);
-                ival_log(&t, &binom);
-                ival_add(&u, &u, &t);
-                ival_add(&u, &u, &fb); /* log F_i */
-                mpfr_sub(u.hi, u.hi, mx, MPFR_RNDU);
-                mpfr_add(t.lo, one.lo, tsum.lo, MPFR_RNDD);
-                mpfr_log(t.lo, t.lo, MPFR_RNDD);
-                mpfr_sub_ui(t.lo, t.lo, (unsigned long)p + 8, MPFR_RNDD);
-                if (mpfr_number_p(u.hi) && mpfr_cmp(u.hi, t.lo) < 0) {
-                    mpfr_exp(u.hi, u.hi, MPFR_RNDU);
-                    mpfr_add(tsum.hi, tsum.hi, u.hi, MPFR_RNDU);
-                    break;
-                }
-            }
             double log_rho = log_ratio + (double)n / (sigma * sigma);
-            if (log_rho < -0.7) { /* < log(1/2), with room for the double roundings */
-                ival_set_ui(&t, i);
-                ival_mul(&u, &t, &lq);
-                ival_log(&t, &binom);
-                ival_add(&u, &u, &t);
-                ival_add(&u, &u, &l2); /* log of the second-branch term at i */
-                mpfr_sub(u.hi, u.hi, mx, MPFR_RNDU);
+            for (int b = 0; b < 2; b++) {
+                if (!(b == 0 ? log_ratio + half_log_r < -0.7 : log_rho < -0.7))
+                    continue; /* -0.7 < log(1/2), with room for the double roundings */
+                mpfr_add(t.hi, u.hi, b == 0 ? w->fa[i].hi : w->l2[i].hi, MPFR_RNDU);
+                mpfr_sub(t.hi, t.hi, mx, MPFR_RNDU);
                 mpfr_add(t.lo, one.lo, tsum.lo, MPFR_RNDD);
                 mpfr_log(t.lo, t.lo, MPFR_RNDD);
-                mpfr_sub_ui(t.lo, t.lo, (unsigned long)p + 8, MPFR_RNDD); /* > bits * ln 2 */
-                if (mpfr_number_p(u.hi) && mpfr_cmp(u.hi, t.lo) < 0) {
-                    mpfr_exp(u.hi, u.hi, MPFR_RNDU);
-                    mpfr_add(tsum.hi, tsum.hi, u.hi, MPFR_RNDU);
-                    break;
+                mpfr_sub_ui(t.lo, t.lo, (unsigned long)p + 8, MPFR_RNDD); /* > bits ln 2 */
+                if (mpfr_number_p(t.hi) && mpfr_cmp(t.hi, t.lo) < 0) {
+                    mpfr_exp(t.hi, t.hi, MPFR_RNDU);
+                    mpfr_add(tsum.hi, tsum.hi, t.hi, MPFR_RNDU);
+                    goto sum;
                 }
             }
         }
@@ -380,6 +584,7 @@ static int wor_log_a_int(mpfr_prec_t p, uint64_t batch, uint64_t size, double si
             goto done;
         }
     }
+sum:
     if (mpfr_zero_p(mx)) {
         ival_log1p(out, &tsum);
     } else {
@@ -392,74 +597,97 @@ done:
     mpfr_clear(mx);
     for (size_t i = 0; i < n_all; i++)
         ival_clear(all[i]);
-    return 0;
 }
 
-/* Encloses log A at integer n, raising the precision until the width is below 2^-50
- * relative (or the precision cap is reached: the enclosure stays valid). Every
- * precision is bounded whatever sigma is (sigma only enters through c = 1/(2 sigma^2),
- * never through a precision): the base precision plus at most WOR_TABLE_PREC_CAP. */
+/* The same sum in doubles, for ranking orders: the same terms, the same stopping rules
+ * (tested against the enclosure), +inf where the certified sum is abandoned. p: the
+ * certified sum's precision, for the same resolution test. */
+static double wor_log_a_fast(const struct wor_entry *w, long p, uint64_t batch, uint64_t size,
+                             double sigma, unsigned long n)
+{
+    const double half_log_r = 0.5 * wor_log_d_ratio(0.5 / sigma / sigma, n);
+    const double lq = log((double)batch) - log((double)size);
+    double mx = 0.0, one = 1.0, tsum = 0.0, lc = 0.0; /* lc = log C(n, i) */
+    for (unsigned long i = 1; i <= n; i++) {
+        lc += log((double)(n - i + 1) / (double)i);
+        if (i < 2)
+            continue;
+        double u = (double)i * lq + lc, term = u + w->lv_d[i];
+        if (!(term < INFINITY))
+            return INFINITY;
+        if (term > mx) {
+            tsum *= exp(mx - term);
+            mx = term;
+            one = exp(-mx);
+        }
+        tsum += exp(term - mx);
+        if (i < n && i > 2) {
+            double log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
+                               - log((double)size);
+            double log_rho = log_ratio + (double)n / (sigma * sigma);
+            for (int b = 0; b < 2; b++) {
+                if (!(b == 0 ? log_ratio + half_log_r < -0.7 : log_rho < -0.7))
+                    continue;
+                double tail = u + (b == 0 ? w->fa_d[i] : w->l2_d[i]) - mx;
+                if (tail < INFINITY && tail < log(one + tsum) - (double)(p + 8)) {
+                    tsum += exp(tail);
+                    goto sum;
+                }
+            }
+        }
+        if (i >= WOR_SUM_MAX_TERMS && i < n)
+            return INFINITY;
+    }
+sum:
+    return mx == 0.0 ? log1p(tsum) : mx + log(one + tsum);
+}
+
+/* Encloses log A at integer n: the smaller of the WBK19 sum and the unamplified bound
+ * log A <= n(n-1)c, c = 1/(2 sigma^2): a replace-one neighbour changes at most one record
+ * of the batch (couple the two draws by index), and e^{(n-1) D_n} is jointly convex, so
+ * the sampled mechanism's A is at most the Gaussian's e^{n(n-1)c}. That bound alone
+ * stands where the sum was abandoned. fast: the double estimate in *lo = *hi instead.
+ * Returns -1: out of memory. */
 static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double sigma,
-                           unsigned long n, double *lo, double *hi)
+                           unsigned long n, int fast, double *lo, double *hi)
 {
     if (n <= 1) {
         *lo = *hi = 0.0;
         return 0;
     }
-    long base_prec = dpzo_ctx_precision(ctx);
-    /* the table: entries below e^{2^20}, and the cancellation it needs affordable
-     * (about log2(2 + 2c) + 2 bits per order, plus log2(sigma) when D(m) ~ sigma^-m is
-     * small); otherwise the analytic bound on D(m) alone. One table, at the precision
-     * the largest order needs, serves every order. */
-    const double m_top = WOR_EXACT_MAX_ALPHA + 2.0;
-    double c = 0.5 / sigma / sigma; /* +inf when sigma^2 underflows */
-    double need = -1.0;
-    if (n <= WOR_EXACT_MAX_ALPHA && c * m_top * (m_top - 1.0) <= WOR_TABLE_MAX_EXP)
-        need = m_top * (log2(2.0 + 2.0 * c) + 2.0 + fmax(0.0, log2(sigma)));
-    int table = need >= 0.0 && need <= (double)WOR_TABLE_PREC_CAP;
-    long p = base_prec + 64 + (table ? (long)need : 0);
-    struct dpzo__wor_table *own = NULL;
-    const ival *d = NULL;
-    if (table && (d = wor_table_get(ctx, (mpfr_prec_t)p, sigma, &own)) == NULL)
+    struct wor_entry *own = NULL;
+    const struct wor_entry *w = wor_entry_get(ctx, sigma, !fast, &own);
+    if (w == NULL)
         return -1;
-    /* the cancellation happens inside the table; the sum of positive terms needs only
-     * the base precision */
-    mpfr_prec_t ps = (mpfr_prec_t)(base_prec + 64);
-    ival r;
-    ival_init(&r, ps);
-    int fail = wor_log_a_int(ps, batch, size, sigma, n, d, &r);
-    if (!fail) {
-        /* the unamplified bound log A <= n(n-1)c, c = 1/(2 sigma^2): a replace-one
-         * neighbour changes at most one record of the batch (couple the two draws by
-         * index), and e^{(n-1) D_n} is jointly convex, so the sampled mechanism's A is at
-         * most the Gaussian's e^{n(n-1)c}. The smaller of the two bounds stands (the only
-         * one where the sum was abandoned). */
-        ival cb, one;
-        ival_init(&cb, ps);
-        ival_init(&one, ps);
-        ival_set_d(&cb, sigma);
-        ival_mul(&cb, &cb, &cb);
-        ival_add(&cb, &cb, &cb);
-        ival_set_ui(&one, 1);
-        ival_div(&cb, &one, &cb);
-        ival_set_d(&one, (double)n * ((double)n - 1.0)); /* exact: n <= 2^26 */
-        ival_mul(&cb, &cb, &one);
-        if (mpfr_inf_p(r.hi) || mpfr_nan_p(r.hi)) /* abandoned, or no finite sum */
-            ival_set(&r, &cb);
-        else
-            ival_min(&r, &r, &cb);
-        /* both bounds are logs of numbers >= 1: a lower end below 0 is 0 */
-        if (!(mpfr_sgn(r.lo) >= 0))
-            mpfr_set_zero(r.lo, 1);
-        ival_clear(&cb);
-        ival_clear(&one);
+    const long ps = dpzo_ctx_precision(ctx) + 64;
+    if (fast) {
+        double s = wor_log_a_fast(w, ps, batch, size, sigma, n);
+        double cb = (double)n * ((double)n - 1.0) * (0.5 / sigma / sigma);
+        *lo = *hi = s < cb ? s : cb;
+        wor_entry_free(own);
+        return 0;
     }
+    ival r, cb, one;
+    ival_init(&r, (mpfr_prec_t)ps);
+    ival_init(&cb, (mpfr_prec_t)ps);
+    ival_init(&one, (mpfr_prec_t)ps);
+    wor_log_a_int(w->iv, (mpfr_prec_t)ps, batch, size, sigma, n, &r);
+    wor_c(&cb, sigma);
+    ival_set_d(&one, (double)n * ((double)n - 1.0)); /* exact: n <= 2^26 */
+    ival_mul(&cb, &cb, &one);
+    if (mpfr_inf_p(r.hi) || mpfr_nan_p(r.hi)) /* abandoned, or no finite sum */
+        ival_set(&r, &cb);
+    else
+        ival_min(&r, &r, &cb);
+    /* both bounds are logs of numbers >= 1: a lower end below 0 is 0 */
+    if (!(mpfr_sgn(r.lo) >= 0))
+        mpfr_set_zero(r.lo, 1);
     *lo = ival_lo_d(&r);
     *hi = ival_hi_d(&r);
     ival_clear(&r);
-    dpzo__wor_table_free(own);
-    if (fail)
-        return -1;
+    ival_clear(&cb);
+    ival_clear(&one);
+    wor_entry_free(own);
     if (!(*hi >= *lo)) { /* never expected: no enclosure is no bound */
         *lo = 0.0;
         *hi = INFINITY;
@@ -467,8 +695,10 @@ static int wor_log_a_tight(dpzo_ctx *ctx, uint64_t batch, uint64_t size, double 
     return 0;
 }
 
-dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
-                                  double alpha, dpzo_bound *rdp)
+/* The RDP bound at alpha from the log A bounds at floor and ceil (fast: the double
+ * estimate in value = lower = upper). */
+static dpzo_status wor_rdp(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
+                           double alpha, int fast, dpzo_bound *rdp)
 {
     dpzo_status st;
     if ((st = dpzo__check_sigma(ctx, sigma)) || (st = dpzo__check_order(ctx, alpha)))
@@ -485,12 +715,19 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
         *rdp = (dpzo_bound){INFINITY, INFINITY, INFINITY};
         return DPZO_OK;
     }
-    if (batch == n)
-        return dpzo_rdp_sampled_gaussian_certified(ctx, 1.0, sigma, alpha, rdp);
+    if (batch == n) {
+        if (!fast)
+            return dpzo_rdp_sampled_gaussian_certified(ctx, 1.0, sigma, alpha, rdp);
+        double r;
+        if ((st = dpzo_rdp_sampled_gaussian(ctx, 1.0, sigma, alpha, &r)))
+            return st;
+        *rdp = (dpzo_bound){r, r, r};
+        return DPZO_OK;
+    }
     unsigned long af = (unsigned long)floor(alpha), ac = (unsigned long)ceil(alpha);
-    double lo_f, hi_f, lo_c, hi_c;
-    if (wor_log_a_tight(ctx, batch, n, sigma, af, &lo_f, &hi_f)
-        || wor_log_a_tight(ctx, batch, n, sigma, ac, &lo_c, &hi_c))
+    double lo_f, hi_f, lo_c = 0.0, hi_c = 0.0;
+    if (wor_log_a_tight(ctx, batch, n, sigma, af, fast, &lo_f, &hi_f)
+        || (ac != af && wor_log_a_tight(ctx, batch, n, sigma, ac, fast, &lo_c, &hi_c)))
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory in sampling-without-replacement RDP");
     /* (1-t) logA(af) + t logA(ac), t = alpha - af; divided by alpha - 1, rounded outward.
      * A weight of 0 drops its end (0 * inf would be NaN); an infinite end is +inf. */
@@ -509,6 +746,10 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
         hi = cheap;
     if (cheap < lo)
         lo = cheap;
+    if (fast) {
+        *rdp = (dpzo_bound){hi, hi, hi};
+        return DPZO_OK;
+    }
     /* a handful of double roundings happened above: widen by far more than they can cost */
     lo -= ldexp(fabs(lo), -45);
     hi += ldexp(fabs(hi), -45);
@@ -520,4 +761,20 @@ dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dou
         hi = INFINITY;
     *rdp = (dpzo_bound){0.5 * (lo + hi), lo, hi};
     return DPZO_OK;
+}
+
+dpzo_status dpzo_rdp_wor_gaussian(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
+                                  double alpha, dpzo_bound *rdp)
+{
+    return wor_rdp(ctx, batch, n, sigma, alpha, 0, rdp);
+}
+
+dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
+                               double alpha, double *rdp)
+{
+    dpzo_bound b = {0.0, 0.0, 0.0};
+    dpzo_status st = wor_rdp(ctx, batch, n, sigma, alpha, 1, &b);
+    if (st == DPZO_OK)
+        *rdp = b.value;
+    return st;
 }
