@@ -57,10 +57,12 @@
 #include "pld_internal.h"
 
 #define U (0.5 * DBL_EPSILON)
-#define HEAD_MAX 256
+#define HEAD_MAX 4096
+#define HEAD_REST 1e-9
+#define HEAD_WORK 3e8 /* bound on K^2 H^2 / 2, the heads' direct work */
 #define SPLIT_TAIL 1e-2
 #define SPLIT_MAX_STEPS 64
-#define SPLIT_MAX_WORK 4e9 /* multiply-adds (FFT: 5 M log2 M per transform) */
+#define SPLIT_MAX_WORK 1e9 /* multiply-adds (FFT: 5 M log2 M per transform) */
 
 void dpzo__pld_split_ws_free(dpzo__pld_split_ws *w)
 {
@@ -84,7 +86,8 @@ typedef struct {
     double St;     /* >= sum of the tail's computed values */
 } tstep;
 
-static int make_step(const dpzo__pld_pmf *p, const double *m, double d, double lambda, tstep *ts)
+static int make_step(const dpzo__pld_pmf *p, const double *m, double d, double lambda, size_t hcap,
+                     tstep *ts)
 {
     ts->lo = p->lo;
     ts->n = p->n;
@@ -122,17 +125,25 @@ static int make_step(const dpzo__pld_pmf *p, const double *m, double d, double l
         s += ts->a[k];
     }
     ts->S = s * (1.0 + 2.0 * ((double)p->n + 2.0) * U);
-    /* the head: the window of at most HEAD_MAX points with the largest sum */
-    size_t H = p->n < HEAD_MAX ? p->n : HEAD_MAX, best = 0;
-    double w = 0.0, bw = -1.0;
-    for (size_t k = 0; k < p->n; k++) {
-        w += ts->a[k];
-        if (k >= H)
-            w -= ts->a[k - H];
-        if (k + 1 >= H && w > bw) {
-            bw = w;
-            best = k + 1 - H;
+    /* the head: the narrowest window (16, 32, ... points, at most hcap) leaving at most
+     * HEAD_REST of the mass outside, else the window of hcap points with the most mass
+     * (the choice only affects the work and the FFT parts' error, not soundness) */
+    size_t H = 16, best = 0;
+    for (;; H *= 2) {
+        if (H >= hcap || H >= p->n)
+            H = hcap < p->n ? hcap : p->n;
+        double w = 0.0, bw = -1.0;
+        for (size_t k = 0; k < p->n; k++) {
+            w += ts->a[k];
+            if (k >= H)
+                w -= ts->a[k - H];
+            if (k + 1 >= H && w > bw) {
+                bw = w;
+                best = k + 1 - H;
+            }
         }
+        if (s - bw <= HEAD_REST * s || H == hcap || H == p->n)
+            break;
     }
     ts->hs = best;
     ts->he = best + H;
@@ -166,40 +177,99 @@ static size_t pow2_ge(size_t x)
     return n;
 }
 
-static double fft_work(size_t M) { return 15.0 * (double)M * log2((double)M); }
+/* multiply-adds of one transform of length M */
+static double fft_work(size_t M) { return 5.0 * (double)M * log2((double)M); }
 
-int dpzo__pld_split_plan(const dpzo__pld_term *terms, size_t n, size_t *len, double *work)
+/* How one step's parts are computed (the same choice in the work estimate and in the
+ * composition). A0: l0 points, A1: l1 points (0 before it exists), the step: n points,
+ * head H. Direct where it costs at most DIRECT_FACTOR transforms (the parts A1 * h and
+ * A0 * t, whose FFT error is linear in the tail mass) or one transform (A1 * t, whose FFT
+ * error is the product of two tail masses). */
+#define DIRECT_FACTOR 4.0
+typedef struct {
+    int d1, d2, d3; /* A1 * h, A0 * t, A1 * t direct */
+    int any_fft;
+    size_t M;
+    double work;
+} step_plan;
+
+static step_plan plan_step(size_t l0, size_t l1, size_t n, size_t H)
 {
-    double K = 0.0, L = 1.0, w = 0.0;
-    for (size_t t = 0; t < n; t++) {
-        K += (double)terms[t].count;
-        L += (double)terms[t].count * ((double)terms[t].pmf->n - 1.0);
-    }
-    if (K > SPLIT_MAX_STEPS || K < 1.0 || L > 0x1p28)
-        return 0;
-    /* a bound on the work: per step, the heads against the running arrays and the FFT */
-    double cur = 0.0, h0 = 0.0;
+    step_plan P = {1, 1, 1, 0, 0, (double)l0 * (double)H};
+    /* A0 lies within A1's range (l0 <= l1): both parts' linear convolutions fit in l1 + n */
+    P.M = pow2_ge((l0 > l1 ? l0 : l1) + n);
+    double f = fft_work(P.M), tl = (double)(n - H);
+    if (l1 && (double)l1 * (double)H > DIRECT_FACTOR * f)
+        P.d1 = 0;
+    if (tl > 0.0 && (double)l0 * tl > DIRECT_FACTOR * f)
+        P.d2 = 0;
+    if (l1 && tl > 0.0 && (double)l1 * tl > f)
+        P.d3 = 0;
+    P.any_fft = !P.d1 || !P.d2 || !P.d3;
+    if (l1)
+        P.work += P.d1 ? (double)l1 * (double)H : 0.0;
+    P.work += P.d2 ? (double)l0 * tl : 0.0;
+    if (l1)
+        P.work += P.d3 ? (double)l1 * tl : 0.0;
+    if (P.any_fft)
+        P.work += 5.0 * f;
+    return P;
+}
+
+/* The support's length and the work of composing steps st[0 .. n) (counts from terms). */
+static double split_work(const dpzo__pld_term *terms, const tstep *st, size_t n)
+{
+    double w = 0.0;
+    size_t l0 = 0, l1 = 0;
+    int first = 1;
     for (size_t t = 0; t < n; t++)
         for (uint64_t k = 0; k < terms[t].count; k++) {
-            double nt = (double)terms[t].pmf->n;
-            double hm = nt < HEAD_MAX ? nt : HEAD_MAX;
-            if (cur > 0.0) {
-                double direct = cur * nt;
-                double fft = fft_work(pow2_ge((size_t)(cur + nt)));
-                w += (cur + h0) * hm + h0 * nt + (direct < fft ? direct : fft);
+            size_t H = st[t].he - st[t].hs;
+            if (first) {
+                first = 0;
+                l0 = H;
+                l1 = st[t].n;
+                continue;
             }
-            cur += cur > 0.0 ? nt - 1.0 : nt;
-            h0 += hm;
+            step_plan P = plan_step(l0, l1, st[t].n, H);
+            w += P.work;
+            l0 += H - 1;
+            l1 += st[t].n - 1;
         }
-    *len = (size_t)L;
-    *work = w;
-    return w <= SPLIT_MAX_WORK;
+    return w;
+}
+
+/* acc += FFT(x shifted by xshift) FFT(y restricted to [y0, y1) less [hs, he)) (cx, cy:
+ * scratch) */
+static void fft_part(const dpzo__fft_plan *plan, size_t M, double complex *acc, double complex *cx,
+                     double complex *cy, const double *x, size_t nx, size_t xshift, const double *y,
+                     size_t y0, size_t y1, size_t hs, size_t he)
+{
+    memset(cx, 0, M * sizeof *cx);
+    memset(cy, 0, M * sizeof *cy);
+    for (size_t i = 0; i < nx; i++)
+        cx[i + xshift] = x[i];
+    for (size_t j = y0; j < y1; j++)
+        if (j < hs || j >= he)
+            cy[j] = y[j];
+    dpzo__fft_forward(plan, cx);
+    dpzo__fft_forward(plan, cy);
+    for (size_t j = 0; j < M; j++)
+        acc[j] += cx[j] * cy[j];
+}
+
+static double sum_up(const double *x, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    return s * (1.0 + 2.0 * ((double)n + 2.0) * U);
 }
 
 /* The composition of all steps on one side into y (length N, grid indices from base), with
  * its error terms (see the file comment). */
 static dpzo_status compose_side(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n,
-                                tstep *st, size_t N, long base, double *y, double *r_out,
+                                const tstep *st, size_t N, long base, double *y, double *r_out,
                                 double *e_out)
 {
     double *buf = malloc(4 * N * sizeof *buf);
@@ -210,7 +280,7 @@ static dpzo_status compose_side(dpzo_ctx *ctx, const dpzo__pld_term *terms, size
     long s0 = 0, s1 = 0;
     size_t l0 = 0, l1 = 0;
     double r = 0.0, e = 0.0;
-    double complex *cx = NULL, *cy = NULL;
+    double complex *cw = NULL;
     dpzo__fft_plan *plan = NULL;
     size_t plan_n = 0;
     dpzo_status status = DPZO_OK;
@@ -232,84 +302,91 @@ static dpzo_status compose_side(dpzo_ctx *ctx, const dpzo__pld_term *terms, size
                 e = 0.0;
                 continue;
             }
+            step_plan P = plan_step(l0, l1, s->n, H);
             /* A0' = A0 * h */
             long ns0 = s0 + s->lo + (long)s->hs;
             size_t nl0 = l0 + H - 1;
             memset(A0n, 0, nl0 * sizeof *A0n);
             conv_add(A0n, A0, l0, s->a + s->hs, 0, H, 0);
-            /* A1' over the union of the parts' ranges */
-            long lo1 = (l1 ? (s1 < s0 ? s1 : s0) : s0) + s->lo;
-            long e0 = s0 + (long)l0, e1 = l1 ? s1 + (long)l1 : e0;
+            /* A1' on the union of the parts' ranges: from min(s0, s1) + lo */
+            long lo1 = (s1 < s0 ? s1 : s0) + s->lo;
+            long e0 = s0 + (long)l0, e1 = s1 + (long)l1;
             long hi1 = (e0 > e1 ? e0 : e1) - 1 + s->lo + (long)s->n - 1;
             size_t nl1 = (size_t)(hi1 - lo1 + 1);
             memset(A1n, 0, nl1 * sizeof *A1n);
-            double m = 0.0; /* addends per entry */
-            /* A1 * h */
-            if (l1) {
-                conv_add(A1n, A1, l1, s->a + s->hs, 0, H, (size_t)(s1 + s->lo + (long)s->hs - lo1));
-                m += (double)H;
+            const size_t z1 = (size_t)(s1 - (lo1 - s->lo)), z0 = (size_t)(s0 - (lo1 - s->lo));
+            double m = 0.0, efft = 0.0, under = 0.0; /* addends per entry */
+            if (P.d1) {
+                conv_add(A1n, A1, l1, s->a + s->hs, 0, H, z1 + s->hs);
+                m += (double)(H < l1 ? H : l1);
             }
-            /* A0 * t (the tail: the two pieces around the head) */
-            size_t zo = (size_t)(s0 + s->lo - lo1);
-            conv_add(A1n, A0, l0, s->a, 0, s->hs, zo);
-            conv_add(A1n, A0, l0, s->a, s->he, s->n, zo);
-            m += (double)l0;
-            double efft = 0.0, under = 0.0;
-            if (l1 && s->St > 0.0) {
-                double direct = (double)l1 * (double)s->n;
-                size_t M = pow2_ge(l1 + s->n);
-                if (direct <= fft_work(M)) {
-                    size_t zo1 = (size_t)(s1 + s->lo - lo1);
-                    conv_add(A1n, A1, l1, s->a, 0, s->hs, zo1);
-                    conv_add(A1n, A1, l1, s->a, s->he, s->n, zo1);
-                    m += (double)(l1 < s->n ? l1 : s->n);
-                } else {
-                    if (plan_n != M) {
-                        dpzo__fft_plan_free(plan);
-                        free(cx);
-                        plan = dpzo__fft_plan_create(M);
-                        cx = malloc(2 * M * sizeof *cx);
-                        plan_n = M;
-                        if (plan == NULL || cx == NULL) {
-                            status = dpzo__fail(ctx, DPZO_ENOMEM,
-                                                "out of memory composing (split, FFT size %zu)", M);
-                            goto done;
-                        }
-                        cy = cx + M;
+            if (P.d2) {
+                conv_add(A1n, A0, l0, s->a, 0, s->hs, z0);
+                conv_add(A1n, A0, l0, s->a, s->he, s->n, z0);
+                m += (double)l0;
+            }
+            if (P.d3) {
+                conv_add(A1n, A1, l1, s->a, 0, s->hs, z1);
+                conv_add(A1n, A1, l1, s->a, s->he, s->n, z1);
+                m += (double)(l1 < s->n ? l1 : s->n);
+            }
+            if (P.any_fft) {
+                size_t M = P.M;
+                if (plan_n != M) {
+                    dpzo__fft_plan_free(plan);
+                    free(cw);
+                    plan = dpzo__fft_plan_create(M);
+                    cw = malloc(3 * M * sizeof *cw);
+                    plan_n = M;
+                    if (plan == NULL || cw == NULL) {
+                        status = dpzo__fail(ctx, DPZO_ENOMEM,
+                                            "out of memory composing (split, FFT size %zu)", M);
+                        goto done;
                     }
-                    memset(cx, 0, 2 * M * sizeof *cx);
-                    double sa = 0.0;
-                    for (size_t i = 0; i < l1; i++) {
-                        cx[i] = A1[i];
-                        sa += A1[i];
-                    }
-                    for (size_t j = 0; j < s->n; j++)
-                        if (j < s->hs || j >= s->he)
-                            cy[j] = s->a[j];
-                    double Ab = sa * (1.0 + 2.0 * ((double)l1 + 2.0) * U), Bb = s->St;
-                    dpzo__fft_forward(plan, cx);
-                    dpzo__fft_forward(plan, cy);
-                    for (size_t j = 0; j < M; j++)
-                        cx[j] *= cy[j];
-                    dpzo__fft_inverse(plan, cx);
-                    double eta = dpzo__fft_error_bound(M);
-                    double kappa = eta * (2.0 + eta) + 3.0 * U * (1.0 + eta) * (1.0 + eta)
-                                   + eta * (1.0 + eta) * (1.0 + eta) * (1.0 + 3.0 * U);
-                    efft = kappa * Ab * Bb * (1.0 + 16.0 * U);
-                    under = 8.0 * (double)M * (log2((double)M) + 2.0) * DBL_TRUE_MIN;
-                    size_t zo1 = (size_t)(s1 + s->lo - lo1);
-                    for (size_t i = 0; i + zo1 < nl1 && i < M; i++) {
-                        double v = creal(cx[i]);
-                        if (v > 0.0)
-                            A1n[i + zo1] += v;
-                    }
-                    m += 1.0;
                 }
+                double complex *acc = cw, *cx = cw + M, *cy = cw + 2 * M;
+                memset(acc, 0, M * sizeof *acc);
+                /* sum over the FFT parts of ||x||_1 ||y||_1 */
+                double ab = 0.0;
+                const double Sh = sum_up(s->a + s->hs, H);
+                if (!P.d1 || !P.d3) {
+                    /* A1 against the head (d1 off), the tail (d3 off) or the whole step */
+                    int head_only = !P.d1 && P.d3, tail_only = P.d1 && !P.d3;
+                    size_t y0 = head_only ? s->hs : 0, y1 = head_only ? s->he : s->n;
+                    size_t hs = tail_only ? s->hs : 0, he = tail_only ? s->he : 0;
+                    fft_part(plan, M, acc, cx, cy, A1, l1, 0, s->a, y0, y1, hs, he);
+                    double B = (!P.d1 ? Sh : 0.0) + (!P.d3 ? s->St : 0.0);
+                    ab += sum_up(A1, l1) * B;
+                }
+                if (!P.d2) {
+                    /* A0 against the tail; A0 lies within A1's range, so shifted by
+                     * s0 - s1 it shares A1's output offset z1 */
+                    fft_part(plan, M, acc, cx, cy, A0, l0, (size_t)(s0 - s1), s->a, 0, s->n,
+                             s->hs, s->he);
+                    ab += sum_up(A0, l0) * s->St;
+                }
+                dpzo__fft_inverse(plan, acc);
+                /* per part: forward errors eta A, eta B, spectra within A and B, product 3u
+                 * (Higham Lemma 3.5), the sum of at most two spectra gamma_2, the inverse
+                 * eta (1/M) sum |C'_j|; with (1/M) sum |C'_j - C_j| this bounds each entry */
+                double eta = dpzo__fft_error_bound(M);
+                double q1 = (1.0 + eta) * (1.0 + eta) * (1.0 + 3.0 * U);
+                double kappa = eta * (2.0 + eta) + 3.0 * U * (1.0 + eta) * (1.0 + eta)
+                               + (gamma_m(2.0) + eta * (1.0 + gamma_m(2.0))) * q1;
+                efft = kappa * ab * (1.0 + 16.0 * U);
+                under = 8.0 * (double)M * (log2((double)M) + 2.0) * DBL_TRUE_MIN;
+                const size_t zf = z1;
+                for (size_t i = 0; i < M && i + zf < nl1; i++) {
+                    double v = creal(acc[i]);
+                    if (v > 0.0)
+                        A1n[i + zf] += v;
+                }
+                m += 1.0;
             }
             double g = gamma_m(m + (double)H + 2.0);
             r = ((1.0 + r) * (1.0 + s->theta) * (1.0 + g) - 1.0) * (1.0 + 4.0 * U);
-            e = (e * s->S + efft + under + (m + (double)H + 2.0) * DBL_TRUE_MIN) * (1.0 + g)
-                * (1.0 + 4.0 * U);
+            e = (e * (s->S + s->St) + efft + under + (m + (double)H + 2.0) * DBL_TRUE_MIN)
+                * (1.0 + g) * (1.0 + 4.0 * U);
             double *tmp = A0;
             A0 = A0n;
             A0n = tmp;
@@ -322,19 +399,20 @@ static dpzo_status compose_side(dpzo_ctx *ctx, const dpzo__pld_term *terms, size
             l1 = nl1;
         }
     }
-    /* y = A0 + A1 on [base, base + N) */
+    /* y = A0 + A1 on [base, base + N): each within r x + e, the sum within r x + 2e, and
+     * its rounding */
     memset(y, 0, N * sizeof *y);
     for (size_t i = 0; i < l1; i++)
         y[(size_t)(s1 - base) + i] = A1[i];
     for (size_t i = 0; i < l0; i++)
         y[(size_t)(s0 - base) + i] += A0[i];
     r = ((1.0 + r) * (1.0 + U) - 1.0) * (1.0 + 4.0 * U);
-    e = e * (1.0 + U) * (1.0 + 4.0 * U);
+    e = 2.0 * e * (1.0 + U) * (1.0 + 4.0 * U);
     *r_out = r;
     *e_out = e;
 done:
     dpzo__fft_plan_free(plan);
-    free(cx);
+    free(cw);
     free(buf);
     return status;
 }
@@ -345,33 +423,51 @@ dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
 {
     memset(out, 0, sizeof *out);
     *used = 0;
-    size_t N = 0;
-    double work = 0.0;
-    if (n == 0 || !dpzo__pld_split_plan(terms, n, &N, &work))
+    double K = 0.0, L = 1.0;
+    for (size_t t = 0; t < n; t++) {
+        K += (double)terms[t].count;
+        L += (double)terms[t].count * ((double)terms[t].pmf->n - 1.0);
+    }
+    if (n == 0 || K > SPLIT_MAX_STEPS || K < 1.0 || L > 0x1p28)
         return DPZO_OK;
+    const size_t N = (size_t)L;
     int nsides = o->want_opt ? 2 : 1;
-    size_t bytes = (2 * N + 4 * N) * sizeof(double) + 2 * pow2_ge(N) * sizeof(double complex);
+    /* the result (2 N), the running arrays (4 N), three FFT buffers of at most
+     * pow2(N + the widest step) points, the tilted steps */
+    size_t maxn = 0;
+    for (size_t t = 0; t < n; t++)
+        maxn = terms[t].pmf->n > maxn ? terms[t].pmf->n : maxn;
+    size_t bytes = 6 * N * sizeof(double) + 3 * pow2_ge(N + maxn) * sizeof(double complex);
     for (size_t t = 0; t < n; t++)
         bytes += terms[t].pmf->n * sizeof(double) * (size_t)nsides;
     if (bytes > o->memory_limit)
         return DPZO_OK;
+    /* the heads' direct work is about K^2 H^2 / 2 */
+    double hc = floor(sqrt(2.0 * HEAD_WORK) / K);
+    size_t hcap = hc < (double)HEAD_MAX ? (size_t)hc : HEAD_MAX;
+    if (hcap < 16)
+        hcap = 16;
     tstep *st = calloc(n * (size_t)nsides, sizeof *st);
     if (st == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (split)");
     dpzo_status status = DPZO_OK;
-    for (int s = 0; s < nsides; s++)
+    for (int s = 0; s < nsides; s++) {
         for (size_t t = 0; t < n; t++) {
             const dpzo__pld_pmf *p = terms[t].pmf;
-            int rc = make_step(p, s == 0 ? p->pess : p->opt, d, o->lambda, &st[(size_t)s * n + t]);
+            tstep *ts = &st[(size_t)s * n + t];
+            int rc = make_step(p, s == 0 ? p->pess : p->opt, d, o->lambda, hcap, ts);
             if (rc == -1) {
                 status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (split)");
                 goto done;
             }
-            tstep *ts = &st[(size_t)s * n + t];
             /* not a sampled step's shape (or no mass): the FFT composition alone */
             if (rc || ts->St > SPLIT_TAIL * ts->S)
                 goto done;
         }
+        double w = split_work(terms, &st[(size_t)s * n], n);
+        if (w > SPLIT_MAX_WORK)
+            goto done;
+    }
     if (ws->cap < N) {
         free(ws->buf);
         ws->buf = malloc(2 * N * sizeof *ws->buf);
@@ -382,18 +478,17 @@ dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         }
     }
     long base = 0;
-    double K = 0.0, off = 0.0, log_inf_keep = 0.0;
+    double off = 0.0, log_inf_keep = 0.0;
     for (size_t t = 0; t < n; t++) {
         base += (long)terms[t].count * terms[t].pmf->lo;
-        K += (double)terms[t].count;
         off += (double)terms[t].count * terms[t].pmf->off;
         log_inf_keep += (double)terms[t].count * log1p(-terms[t].pmf->pess_inf);
     }
     double rel = 0.0;
     for (int s = 0; s < nsides; s++) {
         double r = 0.0, e = 0.0;
-        status = compose_side(ctx, terms, n, &st[(size_t)s * n], N, base, ws->buf + (size_t)s * N, &r,
-                              &e);
+        status = compose_side(ctx, terms, n, &st[(size_t)s * n], N, base, ws->buf + (size_t)s * N,
+                              &r, &e);
         if (status)
             goto done;
         out->y[s] = ws->buf + (size_t)s * N;

@@ -136,9 +136,6 @@ typedef struct {
     size_t cap;
 } dpzo__pld_split_ws;
 void dpzo__pld_split_ws_free(dpzo__pld_split_ws *w);
-/* Whether it applies by size (at most 64 steps, bounded work): *len is the support's
- * length, *work an estimate of the multiply-adds. */
-int dpzo__pld_split_plan(const dpzo__pld_term *terms, size_t n, size_t *len, double *work);
 dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                                     const dpzo__pld_compose_opts *o, dpzo__pld_split_ws *ws,
                                     dpzo__pld_composed *out, int *used);
