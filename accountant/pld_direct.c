@@ -11,16 +11,20 @@
  * 0.240 at 1e-5, where the truth is 0.0516).
  *
  * Method. Each step's tilted, normalised masses (the same tilt as pld_compose.c) are
- * split into a head h (the window of at most HEAD_MAX points holding the most mass) and
- * a tail t (the rest). The steps are composed one at a time, keeping two nonnegative
- * arrays: A0 = the composition of the heads so far, A1 = everything else. A step does
+ * split into a head h (the narrowest window of 16, 32, ... points, up to HEAD_MAX and the
+ * heads' work bound, leaving at most HEAD_REST of the mass outside) and a tail t (the
+ * rest). The steps are composed one at a time, keeping two nonnegative arrays:
+ * A0 = the composition of the heads so far, A1 = everything else. A step does
  *     A0' = A0 * h                   (direct convolution),
- *     A1' = A1 * h + A0 * t + A1 * t (direct; the last by FFT where direct is dearer).
- * Every part but A1 * t is a sum of products of nonnegative numbers, so it has a
- * componentwise RELATIVE error (Higham, Accuracy and Stability, eq. 3.4: a sum of m
- * rounded nonnegative products is within gamma_m = m u / (1 - m u) of its value): tiny
- * tail masses stay accurate. The FFT part's error is absolute but proportional to
- * ||A1||_1 ||t||_1, the product of two tail masses (about q^2 K instead of 1).
+ *     A1' = A1 * h + A0 * t + A1 * t (each part direct where that costs at most
+ *                                     DIRECT_FACTOR transforms, A1 * t at most one;
+ *                                     else by FFT, the FFT parts summed in one spectrum).
+ * A direct part is a sum of products of nonnegative numbers, so it has a componentwise
+ * RELATIVE error (Higham, Accuracy and Stability, eq. 3.4: a sum of m rounded
+ * nonnegative products is within gamma_m = m u / (1 - m u) of its value): tiny tail
+ * masses stay accurate. An FFT part's error is absolute but proportional to
+ * ||x||_1 ||y||_1 with x or y a tail (mass about q) or A1 (about K q), not the whole
+ * distribution (mass 1).
  *
  * Error bound. Let x be the exact composition of the exact tilted masses (exact here: the
  * tilt's normaliser c is the computed double, which the query uses as well) and y the
@@ -30,24 +34,31 @@
  *   - direct convolution of y with a': |y * a' - x * a| <= ((1 + r)(1 + theta) - 1) x*a
  *     + e S, as all terms are nonnegative; its rounding adds gamma_m relative (m: the
  *     number of products and parts summed into one entry, all nonnegative);
- *   - FFT convolution of nonnegative y (||y||_1 <= A) with t' (||t'||_1 <= B): the
+ *   - FFT convolution of nonnegative x (||x||_1 <= A) with y (||y||_1 <= B): the
  *     forward transforms are within eta A and eta B componentwise (fft.h), the spectra
  *     bounded by A and B, the complex product adds at most 3u relative (Higham Lemma 3.5:
- *     sqrt 2 gamma_2), and the inverse adds eta (1/M) sum |C'_j| and (1/M) sum |C'_j - C_j|
- *     per entry, so each entry is within kappa A B of the exact convolution of y and t',
- *     kappa = eta (2 + eta) + 3u (1 + eta)^2 + eta (1 + eta)^2 (1 + 3u). Negative results
- *     are raised to 0 (the exact value is >= 0, so this only moves it closer);
- *   - underflow: each product that underflows errs by at most 2^-1074 (additions of
- *     subnormals are exact), added to e per part and per FFT operation chain.
- * So r' = (1 + r)(1 + theta)(1 + gamma_m) - 1 and e' = (e S + kappa A B + under)(1 + gamma_m).
- * The result: y = A0 + A1 (one more rounding), x <= (y + e)(1 + r/(1 - r)) and
- * x >= (y - e)(1 - r), which is what pld_query.c applies with err = e and rel.
+ *     sqrt 2 gamma_2), the sum of at most two parts' spectra gamma_2, and the inverse adds
+ *     eta (1/M) sum |C'_j| and (1/M) sum |C'_j - C_j| per entry, so each entry is within
+ *     kappa sum(A B) of the exact convolutions of the computed inputs,
+ *     kappa = eta (2 + eta) + 3u (1 + eta)^2 + (gamma_2 + eta (1 + gamma_2)) (1 + eta)^2
+ *     (1 + 3u). Negative results are raised to 0 (the exact value is >= 0, so this only
+ *     moves it closer);
+ *   - underflow: each product that underflows, and each tilted mass whose exp underflows,
+ *     errs by at most 2^-1074 (additions of subnormals are exact); the steps' masses sum
+ *     to about 1, so (number of addends + H + 2) 2^-1074 a step covers them, and the FFT
+ *     parts add 8 M (log2 M + 2) 2^-1074.
+ * So r' = (1 + r)(1 + theta)(1 + gamma_m) - 1 and
+ * e' = (e (S + S_t) + kappa sum(A B) + under)(1 + gamma_m): A1's error meets the whole step
+ * (S), A0's the tail (S_t), both at most e. The result y = A0 + A1 is within r x + 2e (and
+ * one more rounding), so x <= (y + 2e)(1 + r/(1 - r)) and x >= (y - 2e)(1 - r), which is
+ * what pld_query.c applies with err = 2e and rel.
  * The whole support is composed (no window, no aliasing): above = outside = 0.
  *
  * When. The split composition is run next to the FFT composition (pld.c takes the tighter
  * of the two bounds, both proven) when every step's head holds all but a fraction
  * SPLIT_TAIL of its tilted mass (sampled steps at small rates), the composition has at
- * most SPLIT_MAX_STEPS steps, and its work and memory are bounded; otherwise *used = 0. */
+ * most SPLIT_MAX_STEPS steps, its work is at most SPLIT_MAX_WORK multiply-adds a side
+ * and its memory fits; otherwise *used = 0. */
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -299,7 +310,7 @@ static dpzo_status compose_side(dpzo_ctx *ctx, const dpzo__pld_term *terms, size
                 memcpy(A1, s->a, s->n * sizeof *A1);
                 memset(A1 + s->hs, 0, H * sizeof *A1);
                 r = s->theta;
-                e = 0.0;
+                e = DBL_TRUE_MIN; /* a tilted mass whose exp underflowed */
                 continue;
             }
             step_plan P = plan_step(l0, l1, s->n, H);
