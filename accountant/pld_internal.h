@@ -127,6 +127,19 @@ void dpzo__pld_composed_free(dpzo__pld_composed *c);
  * FFT length times the number of distinct steps (for tests that the work is bounded). */
 extern _Atomic unsigned long long dpzo__pld_fft_points;
 
+/* The split composition (pld_direct.c): the whole support composed by direct convolution
+ * of each step's head and FFT convolution of tails only, with componentwise relative
+ * error; for few sampled steps at small rates, where the FFT's absolute error exceeds a
+ * small delta. *used = 0 (and DPZO_OK) where it does not apply. */
+typedef struct {
+    double *buf;
+    size_t cap;
+} dpzo__pld_split_ws;
+void dpzo__pld_split_ws_free(dpzo__pld_split_ws *w);
+dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
+                                    const dpzo__pld_compose_opts *o, dpzo__pld_split_ws *ws,
+                                    dpzo__pld_composed *out, int *used);
+
 /* Bounds from a composed distribution. side 0: pessimistic (upper bounds, error terms
  * added), 1: optimistic (lower bounds, error terms subtracted), 2: the pessimistic
  * distribution as computed (the estimate, no error terms), 3: the pessimistic
