@@ -56,10 +56,15 @@ static double theta_at(int m) { return ldexp(1.0, m - 20); }
 
 static const double *side_mass(const dpzo__pld_pmf *p, int s) { return s == 0 ? p->pess : p->opt; }
 
-/* log of the tilted weight of entry k before normalisation */
+/* the tilt's exponent at entry k, and log of the tilted weight before normalisation */
+static double tilt_at(const dpzo__pld_pmf *p, size_t k, double d, double lambda)
+{
+    return lambda * ((double)(p->lo + (long)k) + p->off) * d;
+}
+
 static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, double d, double lambda)
 {
-    return log(a[k]) + lambda * ((double)(p->lo + (long)k) + p->off) * d;
+    return log(a[k]) + tilt_at(p, k, d, lambda);
 }
 
 static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, term_stats *st)
@@ -72,11 +77,18 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
     double span = 0.0;
     for (int s = 0; s < nsides; s++) {
         const double *a = side_mass(p, s);
-        double mx = -INFINITY;
+        double mx = -INFINITY, log_a_max = 0.0; /* the largest |log a_k| of a mass taken */
         for (size_t k = 0; k < p->n; k++) {
-            w[k] = a[k] > 0.0 ? log_weight(p, a, k, d, lambda) : -INFINITY;
+            if (!(a[k] > 0.0)) {
+                w[k] = -INFINITY;
+                continue;
+            }
+            double la = log(a[k]);
+            w[k] = la + tilt_at(p, k, d, lambda); /* log_weight */
             if (w[k] > mx)
                 mx = w[k];
+            if (fabs(la) > log_a_max)
+                log_a_max = fabs(la);
         }
         double sum = 0.0, m1 = 0.0, m2 = 0.0;
         for (size_t k = 0; k < p->n; k++) {
@@ -103,7 +115,9 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
         }
         if (v > var)
             var = v;
-        double e = 2.0 * U * (fabs(mx) + fabs(st->c[s]) + 40.0
+        /* log a_k is within an ulp of |log a_k|, which exp turns into that much relative
+         * error of the weight: a mass of 1e-300 carries 690 u, more than the terms below */
+        double e = 2.0 * U * (log_a_max + fabs(mx) + fabs(st->c[s]) + 40.0
                               + fabs(lambda * (double)(p->lo + (long)p->n) * d)
                               + fabs(lambda * (double)p->lo * d));
         if (e > terr)
