@@ -373,7 +373,7 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
 {
     bounds b = {0.0, 0.0, 0.0, 1, 0, 0};
     dpzo__pld_compose_opts co = {q->lam[dir], TAU_TILT, limit,
-                                 q->o.method == DPZO_PLD_CONNECT_DOTS};
+                                 q->o.method == DPZO_PLD_CONNECT_DOTS, 0};
     dpzo__pld_composed c;
     dpzo_status st = dpzo__pld_compose_cover(ctx, q->cterms[dir], q->terms.n, q->d, &co,
                                              q->cover[dir], &q->ws[dir], &c);
@@ -835,7 +835,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         for (int dir = 0; dir < q.n_dirs; dir++) {
             size_t f, b;
             dpzo__pld_compose_opts co = {q.lambda, TAU_TILT, q.o.memory_limit,
-                                         q.o.method == DPZO_PLD_CONNECT_DOTS};
+                                         q.o.method == DPZO_PLD_CONNECT_DOTS, 0};
             if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b))) {
                 query_free(&q);
                 return st;

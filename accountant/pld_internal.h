@@ -89,6 +89,8 @@ typedef struct {
     double rel;          /* relative error from rounding the inputs (both sides) */
     double above[2];     /* tilted mass above the window (Chernoff bound) */
     double outside[2];   /* tilted mass outside the window (aliased into it) */
+    double misplaced[2]; /* tilted mass put in the wrong place by intermediate windows
+                            (pld_tree.c), anywhere in the window; 0 without a tree */
     double inf_mass;     /* pessimistic mass at +infinity */
     size_t bytes;        /* bytes the composition needed */
     int top_covered;     /* the window reaches the top of the composition's support */
@@ -99,6 +101,8 @@ typedef struct {
     double tau_tilt;     /* tilted mass allowed outside the window (each side) */
     size_t memory_limit; /* bytes */
     int want_opt;
+    int tree;            /* 0: a tree of short transforms where cheaper (pld_tree.c),
+                            1: never, 2: always (three or more distinct steps) */
 } dpzo__pld_compose_opts;
 
 /* Bytes the composition of these terms would allocate, and its FFT size. */
