@@ -280,8 +280,9 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         if (qb == 0.0) {
             hi = pb;
         } else {
-            double frac = log(pb) - log(qb) - (grid_loss(bot + (long)k, d, off) - sl);
-            double guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
+            const double lpb = log(pb), lqb = log(qb);
+            double frac = lpb - lqb - (grid_loss(bot + (long)k, d, off) - sl);
+            double guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(lpb) + fabs(lqb) + 1.0);
             frac += guard;
             frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
             /* the guard is raised from a merged loss within `guard` of the true one:

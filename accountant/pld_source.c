@@ -123,23 +123,44 @@ static double threshold_lt(const dpzo__pld_source *s, double rs)
     return 0.5 * (b * rs + 1.0);
 }
 
+/* log q and log(1 - q), kept for the last q this thread asked for: the tails are evaluated
+ * at every grid point of a step with the same q (the same values as computing them anew,
+ * five fewer logarithms an evaluation) */
+static _Thread_local double memo_q = -1.0, memo_lq, memo_l1q;
+
+static double log_q(double q)
+{
+    if (q != memo_q) {
+        memo_lq = log(q);
+        memo_l1q = log1p(-q);
+        memo_q = q;
+    }
+    return memo_lq;
+}
+
+static double log1m_q(double q)
+{
+    log_q(q);
+    return memo_l1q;
+}
+
 /* g^{-1}(l) = log((e^l - 1 + q)/q); -inf at or below log(1 - q). */
 static double ginv(double q, double l)
 {
     if (q == 1.0)
         return l;
-    if (l <= log1p(-q))
+    if (l <= log1m_q(q))
         return -INFINITY;
     /* e^l overflows above l = 709.78: there log(e^l - 1 + q) = l + log1p(-(1 - q) e^-l),
      * computed without forming e^l (a loss beyond the double range of e^l is no different) */
     if (l > 1.0)
-        return l + log1p(-(1.0 - q) * exp(-l)) - log(q);
-    return log(expm1(l) + q) - log(q);
+        return l + log1p(-(1.0 - q) * exp(-l)) - log_q(q);
+    return log(expm1(l) + q) - log_q(q);
 }
 
 static double mix(double q, double a0, double a1)
 {
-    return q == 1.0 ? a1 : dpzo__log_add(log1p(-q) + a0, log(q) + a1);
+    return q == 1.0 ? a1 : dpzo__log_add(log1m_q(q) + a0, log_q(q) + a1);
 }
 
 /* g[j] = log P_j(r > rs), l[j] = log P_j(r <= rs) (lt = 0), or of r < rs and r >= rs
