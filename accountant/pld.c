@@ -3,8 +3,9 @@
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
  * Gaussian or Laplace, Gaussian on a batch drawn without replacement) with counts.
  * Each step is discretised once per adjacency direction (symmetric steps once), the
- * steps of a direction are composed by one FFT per distinct step (pld_compose.c), and
- * the answer is read off with its error terms (pld_query.c).
+ * steps of a direction are composed by one FFT per distinct step (pld_compose.c), or for
+ * many distinct steps in a tree of shorter transforms (pld_tree.c), and the answer is
+ * read off with its error terms (pld_query.c).
  *
  * Tilt. lambda = alpha* - 1 where alpha* is the RDP accountant's optimal order for the
  * same query with the standard conversion: at that order the tilted composition's mean

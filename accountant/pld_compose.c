@@ -29,7 +29,12 @@
  * (1/N) sum_j |C'_j - C_j| (the inverse DFT's entries are bounded by the l1 norm / N).
  * Inputs: each tilted mass is computed with relative error theta (exp of a sum of
  * logs), so with nonnegative masses the composition is within (1 +- theta)^K of the
- * exact one; this is `rel`. */
+ * exact one; this is `rel`.
+ *
+ * Many distinct steps: where a tree of shorter transforms plans under half the work of
+ * one full-length transform per step, pld_tree.c composes instead (its file comment
+ * extends these bounds to the tree: `misplaced`, and the propagation of each node's
+ * rounding). */
 #include <complex.h>
 #include <stdio.h>
 #include <float.h>

@@ -38,6 +38,9 @@ typedef struct {
 } dpzo__pld_tails;
 
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t);
+/* The same, part & 1: the upper tails pg, qg only, part & 2: the lower ones pl, ql only (the
+ * others may be NaN); the values computed are those of dpzo__pld_tails_at. */
+void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t);
 /* The support of L under P: inf / sup (may be -inf / +inf). */
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
 
@@ -128,7 +131,8 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
                                     dpzo__pld_ws *ws, dpzo__pld_composed *out);
 void dpzo__pld_composed_free(dpzo__pld_composed *c);
 /* Work done by dpzo__pld_compose since the process started: the sum over its calls of the
- * FFT length times the number of distinct steps (for tests that the work is bounded). */
+ * FFT length times the number of distinct steps (a tree composition, pld_tree.c: each
+ * node's length times its two children) (for tests that the work is bounded). */
 extern _Atomic unsigned long long dpzo__pld_fft_points;
 
 /* Bounds from a composed distribution. side 0: pessimistic (upper bounds, error terms

@@ -6,6 +6,9 @@
  *          mass above the window (at most above * exp(logscale - lambda l_top));
  *   lower: max(0, y_j - err) times (1 - rel), minus what folding may have brought into
  *          the window (outside * exp(logscale - lambda max(eps, l_bottom)));
+ *   both, for a tree composition (pld_tree.c): the misplaced mass m, anywhere in the
+ *          window and anywhere in truth, adds m exp(logscale - lambda eps) to the upper
+ *          side and is subtracted like aliased mass from the lower ones;
  *   estimate: y_j and the mass at +inf, as computed;
  *   side 3: the pessimistic distribution with the lower side's error treatment (the PRV
  *          accountant's lower end starts from it).
