@@ -351,8 +351,12 @@ static int eval(evalctx *X, tnode *v, int root)
             double e = ec + U * (fabs(creal(a)) + fabs(cimag(a)) + fabs(creal(b)) + fabs(cimag(b)));
             double complex z[2] = {0.5 * (a + b), -0.5 * I * (a - b)};
             for (int s = 0; s < nsides; s++) {
-                double eb, rb;
-                double complex zk = dpzo__pld_power_bound(z[s], e, count, small_r2, &eb, &rb);
+                double eb = e, rb;
+                double complex zk = z[s];
+                if (count == 1) /* dpzo__pld_power_bound's k = 1 case, inline */
+                    rb = fabs(creal(zk)) + fabs(cimag(zk)) + e;
+                else
+                    zk = dpzo__pld_power_bound(z[s], e, count, small_r2, &eb, &rb);
                 size_t ix = (size_t)s * H + j;
                 double newe = ra[ix] * eb + rb * ea[ix] + ea[ix] * eb;
                 prod[ix] *= zk;
