@@ -274,6 +274,7 @@ static int eval(evalctx *X, tnode *v, int root)
         tnode *k = v->kid[c];
         memset(work, 0, N * sizeof *work);
         double l1 = 0.0, sums[2] = {0.0, 0.0};
+        double nsum; /* the number of terms summed into l1 */
         uint64_t count = 1;
         if (k->kid[0] == NULL) {
             /* a step: its tilted masses at (index - shift) mod N */
@@ -303,6 +304,7 @@ static int eval(evalctx *X, tnode *v, int root)
                 sums[1] += im;
             }
             l1 = sums[0] + sums[1];
+            nsum = 2.0 * (double)p->n;
             size_t m = (p->n + N - 1) / N;
             /* relative errors: folding, m - 1 additions of nonnegative numbers an entry;
              * the exponential at a block's start, whose argument lambda l - c is off by
@@ -327,6 +329,7 @@ static int eval(evalctx *X, tnode *v, int root)
             }
         } else {
             /* an intermediate node: entry i (index w0_c + i) at position i */
+            nsum = 2.0 * (double)k->N;
             for (size_t i = 0; i < k->N; i++) {
                 work[i] = k->y[i];
                 l1 += fabs(creal(k->y[i])) + fabs(cimag(k->y[i]));
@@ -341,9 +344,9 @@ static int eval(evalctx *X, tnode *v, int root)
         B[c] = fmax(k->l1[0], k->l1[1]) + (double)k->N * k->E;
         Ek[c] = k->E;
         dpzo__fft_forward(plan, work);
-        /* forward rounding, componentwise; the sum of the l1 norm's terms is within
-         * (n + 2) u of itself */
-        const double ec = eta * l1 * (1.0 + 2.0 * U * ((double)N + (double)(k->b - k->a) + 4.0));
+        /* forward rounding, componentwise; the computed l1 norm, a sum of nsum
+         * nonnegative terms, is within (nsum + 2) u of the exact one */
+        const double ec = eta * l1 * (1.0 + 2.0 * U * (nsum + 4.0));
         const double small_r2 = count > 1 ? exp(-1380.0 / (double)count) : 0.0;
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
