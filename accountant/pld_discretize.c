@@ -389,8 +389,12 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
              * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. */
             double clo = bnd[k], chi = lk;
             dpzo__pld_tails tc, best;
-            /* the bisection's buckets may read the other side of b_{k+1}: in full */
-            dpzo__pld_tails_at(s, bnd[k + 1], &t[k + 1]);
+            /* the bisection's buckets may read the other side of b_{k+1}: in full (a custom
+             * noise's are: its tails are not asked for twice, they may depend on the
+             * order of the calls) */
+            if (isnan(t[k + 1].pg) || isnan(t[k + 1].qg) || isnan(t[k + 1].pl)
+                || isnan(t[k + 1].ql))
+                dpzo__pld_tails_at(s, bnd[k + 1], &t[k + 1]);
             dpzo__pld_tails_at(s, chi, &best);
             double pu, qu;
             if (merged_loss(&best, &t[k + 1], &pu, &qu) < lk)
