@@ -3,8 +3,9 @@
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
  * Gaussian or Laplace, Gaussian on a batch drawn without replacement) with counts.
  * Each step is discretised once per adjacency direction (symmetric steps once), the
- * steps of a direction are composed by one FFT per distinct step (pld_compose.c), and
- * the answer is read off with its error terms (pld_query.c).
+ * steps of a direction are composed by one FFT per distinct step (pld_compose.c), or for
+ * many distinct steps in a tree of shorter transforms (pld_tree.c), and the answer is
+ * read off with its error terms (pld_query.c).
  *
  * Tilt. lambda = alpha* - 1 where alpha* is the RDP accountant's optimal order for the
  * same query with the standard conversion: at that order the tilted composition's mean
@@ -440,7 +441,7 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
                                     size_t *fft, size_t *bytes)
 {
     dpzo__pld_compose_opts co = {q->lam[dir], TAU_TILT, limit,
-                                 q->o.method == DPZO_PLD_CONNECT_DOTS};
+                                 q->o.method == DPZO_PLD_CONNECT_DOTS, 0};
     dpzo__pld_composed c;
     dpzo_status st = dpzo__pld_compose_cover(ctx, q->cterms[dir], q->terms.n, q->d, &co,
                                              q->cover[dir], &q->ws[dir], &c);
@@ -917,7 +918,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         for (int dir = 0; dir < q.n_dirs; dir++) {
             size_t f, b;
             dpzo__pld_compose_opts co = {q.lambda, TAU_TILT, q.o.memory_limit,
-                                         q.o.method == DPZO_PLD_CONNECT_DOTS};
+                                         q.o.method == DPZO_PLD_CONNECT_DOTS, 0};
             if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b))) {
                 query_free(&q);
                 return st;

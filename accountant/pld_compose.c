@@ -29,7 +29,12 @@
  * (1/N) sum_j |C'_j - C_j| (the inverse DFT's entries are bounded by the l1 norm / N).
  * Inputs: each tilted mass is computed with relative error theta (exp of a sum of
  * logs), so with nonnegative masses the composition is within (1 +- theta)^K of the
- * exact one; this is `rel`. */
+ * exact one; this is `rel`.
+ *
+ * Many distinct steps: where a tree of shorter transforms plans under half the work of
+ * one full-length transform per step, pld_tree.c composes instead (its file comment
+ * extends these bounds to the tree: `misplaced`, and the propagation of each node's
+ * rounding). */
 #include <complex.h>
 #include <stdio.h>
 #include <float.h>
@@ -37,20 +42,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fft.h"
-#include "pld_internal.h"
+#include "pld_tree.h"
 
 #define U (0.5 * DBL_EPSILON)
-#define N_THETA 24
+#define N_THETA DPZO__PLD_N_THETA
 
 _Atomic unsigned long long dpzo__pld_fft_points;
 
-typedef struct {
-    double c[2];       /* log normaliser per side */
-    double mean, var;  /* tilted mean and variance in index units (max over sides) */
-    long shift;        /* placement offset: round(mean) */
-    double theta_err;  /* relative error of the tilted masses */
-    double cgf[2][2][N_THETA]; /* [side][sign][m]: log E e^{+-theta_m (i - shift)} */
-} term_stats;
+typedef dpzo__pld_term_stats term_stats; /* pld_tree.h */
 
 static double theta_at(int m) { return ldexp(1.0, m - 20); }
 
@@ -124,22 +123,37 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
             terr = e;
         /* cumulant generating function of the tilted step about `shift` at +-theta_m */
         double inv = 1.0 / sum;
-        for (int sg = 0; sg < 2; sg++)
+        for (int sg = 0; sg < 2; sg++) {
+            /* the ladder's recurrences run side by side (each one's operations, in the
+             * same order, are those of a loop of its own: the same results, without
+             * waiting on one multiplication at a time) */
+            double step[N_THETA], g[N_THETA], acc[N_THETA];
+            int idx[N_THETA], nl = 0;
             for (int m = 0; m < N_THETA; m++) {
                 double th = theta_at(m) * (sg ? -1.0 : 1.0);
                 if (fabs(th) * span > 600.0) {
                     st->cgf[s][sg][m] = INFINITY;
                     continue;
                 }
-                double step = exp(th), g = exp(th * (double)(p->lo - st->shift)), acc = 0.0;
-                for (size_t k = 0; k < p->n; k++) {
-                    acc += w[k] * g;
-                    g *= step;
-                }
-                /* the recurrence for g drifts by at most 2 n u relative */
-                acc *= inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr);
-                st->cgf[s][sg][m] = log(acc) + 4.0 * U * (fabs(log(acc)) + 1.0);
+                idx[nl] = m;
+                step[nl] = exp(th);
+                g[nl] = exp(th * (double)(p->lo - st->shift));
+                acc[nl] = 0.0;
+                nl++;
             }
+            for (size_t k = 0; k < p->n; k++) {
+                const double wk = w[k];
+                for (int j = 0; j < nl; j++) {
+                    acc[j] += wk * g[j];
+                    g[j] *= step[j];
+                }
+            }
+            for (int j = 0; j < nl; j++) {
+                /* the recurrence for g drifts by at most 2 n u relative */
+                double a = acc[j] * (inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr));
+                st->cgf[s][sg][idx[j]] = log(a) + 4.0 * U * (fabs(log(a)) + 1.0);
+            }
+        }
     }
     free(w);
     st->mean = mean;
@@ -191,15 +205,7 @@ static size_t pow2_at_least(double x)
     return n;
 }
 
-typedef struct {
-    size_t N;
-    long w0;
-    double M;
-    double imin, imax; /* the composition's support (index units) */
-    term_stats *st;
-    size_t max_n;
-    int covered;       /* the window reaches imax */
-} layout;
+typedef dpzo__pld_layout layout; /* pld_tree.h */
 
 static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                                const dpzo__pld_compose_opts *o, int cover_top, layout *L)
@@ -274,6 +280,16 @@ dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, s
     if (st == DPZO_OK) {
         *fft_size = L.N;
         *bytes = dpzo__pld_compose_bytes(L.N, n, L.max_n);
+        if (n >= 3 && o->tree != 1) { /* the tree's extra buffers, where it is used */
+            dpzo__pld_tree *tree = NULL;
+            int use = 0;
+            size_t extra = 0;
+            st = dpzo__pld_tree_plan(ctx, terms, n, o, &L, &tree, &use, &extra);
+            if (st == DPZO_OK && (use || o->tree == 2)
+                && (*bytes + extra <= o->memory_limit || o->tree == 2))
+                *bytes += extra;
+            dpzo__pld_tree_free(tree);
+        }
     }
     free(L.st);
     return st;
@@ -402,6 +418,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     memset(out, 0, sizeof *out);
     int nsides = o->want_opt ? 2 : 1;
     layout L = {0};
+    dpzo__pld_tree *tree = NULL;
     dpzo_status status = make_layout(ctx, terms, n, d, o, cover_top, &L);
     if (status)
         goto done;
@@ -415,10 +432,40 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         goto done;
     }
     int multi = n > 1;
-    dpzo__pld_fft_points += (unsigned long long)N * n; /* one transform per distinct step */
-    if (ws_reserve(ws, N, multi)) {
+    /* many distinct steps: a tree of short transforms (pld_tree.c) where it is cheaper */
+    int use_tree = 0;
+    if (n >= 3 && o->tree != 1) {
+        size_t extra = 0;
+        if ((status = dpzo__pld_tree_plan(ctx, terms, n, o, &L, &tree, &use_tree, &extra)))
+            goto done;
+        use_tree |= o->tree == 2;
+        if (use_tree && bytes + extra > o->memory_limit && o->tree != 2)
+            use_tree = 0; /* the flat composition fits the limit: it is used */
+        if (use_tree)
+            bytes += extra;
+    }
+    if (!use_tree)
+        dpzo__pld_fft_points += (unsigned long long)N * n; /* one transform per distinct step */
+    if (ws_reserve(ws, N, multi || use_tree)) {
         status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (FFT size %zu)", N);
         goto done;
+    }
+    double K = 0.0, theta = 0.0, log_inf_keep = 0.0, off = 0.0, err = 0.0;
+    if (use_tree) {
+        for (size_t t = 0; t < n; t++) {
+            K += (double)terms[t].count;
+            off += (double)terms[t].count * terms[t].pmf->off;
+            theta = L.st[t].theta_err > theta ? L.st[t].theta_err : theta;
+            for (int s = 0; s < nsides; s++)
+                out->logscale[s] += (double)terms[t].count * L.st[t].c[s];
+            log_inf_keep += (double)terms[t].count * log1p(-terms[t].pmf->pess_inf);
+        }
+        double theta_fold = 0.0;
+        if ((status = dpzo__pld_tree_compose(ctx, tree, terms, d, o, &L, ws, &err, out->misplaced,
+                                             &theta_fold)))
+            goto done;
+        theta += theta_fold;
+        goto finish;
     }
     double complex *work = ws->work;
     const size_t H = N / 2 + 1;
@@ -429,7 +476,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             ws->ea[j] = 0.0;
         }
     const double eta = dpzo__fft_error_bound(N);
-    double K = 0.0, theta = 0.0, log_inf_keep = 0.0, off = 0.0, sum_e = 0.0;
+    double sum_e = 0.0;
     long S = 0;
     for (size_t t = 0; t < n; t++) {
         const dpzo__pld_pmf *p = terms[t].pmf;
@@ -503,15 +550,16 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     for (size_t j = 0; j < N; j++)
         sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
     dpzo__fft_inverse(ws->plan, work);
-    double err = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
-    out->y[0] = ws->y;
-    out->y[1] = o->want_opt ? ws->y + N : NULL;
+    err = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
     for (long i = 0; i < (long)N; i++) {
         long pos = ((L.w0 + i - S) % (long)N + (long)N) % (long)N;
-        out->y[0][i] = creal(work[pos]);
+        ws->y[i] = creal(work[pos]);
         if (o->want_opt)
-            out->y[1][i] = cimag(work[pos]);
+            ws->y[N + (size_t)i] = cimag(work[pos]);
     }
+finish:
+    out->y[0] = ws->y;
+    out->y[1] = o->want_opt ? ws->y + N : NULL;
     out->d = d;
     out->lambda = o->lambda;
     out->w0 = L.w0;
@@ -527,8 +575,40 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     }
     out->top_covered = L.covered;
     out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
+    /* what intermediate windows misplaced is a mass of the composition of the computed
+     * inputs, which is within (1 + rel) of the exact tilted one */
+    for (int s = 0; s < 2; s++)
+        out->misplaced[s] *= 1.0 + out->rel;
     out->bytes = bytes;
 done:
+    dpzo__pld_tree_free(tree);
     free(L.st);
     return status;
 }
+
+/* For pld_tree.c (pld_tree.h). */
+double dpzo__pld_chernoff_width(const dpzo__pld_term *terms, const dpzo__pld_term_stats *st,
+                                size_t n, int side, int sg, double log_tau)
+{
+    return chernoff_width(terms, st, n, side, sg, log_tau);
+}
+
+double dpzo__pld_chernoff_tail(const dpzo__pld_term *terms, const dpzo__pld_term_stats *st,
+                               size_t n, int side, int sg, double w)
+{
+    return chernoff_tail(terms, st, n, side, sg, w);
+}
+
+double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, double small_r2,
+                                     double *eb, double *rb)
+{
+    return power_bound(z, e, k, small_r2, eb, rb);
+}
+
+double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda, double c)
+{
+    const double *a = side_mass(p, s);
+    return a[k] > 0.0 ? exp(log_weight(p, a, k, d, lambda) - c) : 0.0;
+}
+
+size_t dpzo__pld_pow2_at_least(double x) { return pow2_at_least(x); }

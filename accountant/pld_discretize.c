@@ -214,6 +214,41 @@ static double grid_offset(const dpzo__pld_source *s, double d)
     return f >= 0.0 && f < 1.0 ? f : 0.0;
 }
 
+/* The tails at increasing losses x_0 < ... < x_{m-1} (xs, or the grid points from bot),
+ * for the buckets between neighbours. between() reads a bucket's upper tails when the
+ * log upper tail at its lower end (P's, and Q's for Q) is below -log 2, else its lower
+ * tails: a point is evaluated with the side its bucket below reads for both P and Q, then
+ * again in full where its own bucket would read the other side (near the medians; a
+ * lower-only point is kept only where log P(L <= l) and log Q(L <= l) are below
+ * -log 2 - 1e-3, so that its upper tails, left NaN, are above -log 2 and between() reads
+ * the lower ones as it would have). The first and last points, and custom noises, are
+ * evaluated in full. The values read are those of full evaluations: the results are the
+ * same, with about a third of the logarithms of the tails saved. */
+static void tails_run(const dpzo__pld_source *s, const double *xs, long bot, double d, double off,
+                      size_t m, dpzo__pld_tails *t)
+{
+    const int partial = s->base != DPZO__PLD_CUSTOM;
+    for (size_t k = 0; k < m; k++) {
+        double x = xs != NULL ? xs[k] : grid_loss(bot + (long)k, d, off);
+        if (!partial || k == 0 || k + 1 == m) {
+            dpzo__pld_tails_at(s, x, &t[k]);
+            continue;
+        }
+        const dpzo__pld_tails *b = &t[k - 1];
+        int up = b->pg < -M_LN2 && b->qg < -M_LN2;
+        int lo = !(b->pg < -M_LN2) && !(b->qg < -M_LN2);
+        if (!up && !lo) {
+            dpzo__pld_tails_at(s, x, &t[k]);
+            continue;
+        }
+        dpzo__pld_tails_part(s, x, up ? 1 : 2, &t[k]);
+        int keep = up ? t[k].pg < -M_LN2 && t[k].qg < -M_LN2
+                      : t[k].pl < -M_LN2 - 1e-3 && t[k].ql < -M_LN2 - 1e-3;
+        if (!keep)
+            dpzo__pld_tails_at(s, x, &t[k]);
+    }
+}
+
 void dpzo__pld_pmf_free(dpzo__pld_pmf *p)
 {
     if (p == NULL)
@@ -251,8 +286,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     out->n = n;
     double *p = out->pess;
     const double inv_norm = 1.0 / -expm1(-d);
-    for (size_t k = 0; k < n; k++)
-        dpzo__pld_tails_at(s, grid_loss(bot + (long)k, d, off), &t[k]);
+    tails_run(s, NULL, bot, d, off, n, t);
     /* slack (custom noises): the cell between l_k and l_k+1 holds losses in
      * [l_k - sl, l_k+1 + sl]. Its connect-the-dots split is taken at those two ends; the
      * lower part is raised to l_k (raising a loss only increases every hockey-stick
@@ -280,8 +314,9 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         if (qb == 0.0) {
             hi = pb;
         } else {
-            double frac = log(pb) - log(qb) - (grid_loss(bot + (long)k, d, off) - sl);
-            double guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(log(pb)) + fabs(log(qb)) + 1.0);
+            const double lpb = log(pb), lqb = log(qb);
+            double frac = lpb - lqb - (grid_loss(bot + (long)k, d, off) - sl);
+            double guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(lpb) + fabs(lqb) + 1.0);
             frac += guard;
             frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
             /* the guard is raised from a merged loss within `guard` of the true one:
@@ -337,8 +372,8 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
             if (sh > 0.25 * d)
                 sh = 0.25 * d;
             bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
-            dpzo__pld_tails_at(s, bnd[k], &t[k]);
         }
+        tails_run(s, bnd, 0, 0.0, 0.0, n + 1, t);
         for (size_t k = 0; k < n; k++) {
             double pb, qb;
             double lstar = merged_loss(&t[k], &t[k + 1], &pb, &qb);
@@ -354,6 +389,12 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
              * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. */
             double clo = bnd[k], chi = lk;
             dpzo__pld_tails tc, best;
+            /* the bisection's buckets may read the other side of b_{k+1}: in full (a custom
+             * noise's are: its tails are not asked for twice, they may depend on the
+             * order of the calls) */
+            if (isnan(t[k + 1].pg) || isnan(t[k + 1].qg) || isnan(t[k + 1].pl)
+                || isnan(t[k + 1].ql))
+                dpzo__pld_tails_at(s, bnd[k + 1], &t[k + 1]);
             dpzo__pld_tails_at(s, chi, &best);
             double pu, qu;
             if (merged_loss(&best, &t[k + 1], &pu, &qu) < lk)

@@ -38,6 +38,9 @@ typedef struct {
 } dpzo__pld_tails;
 
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t);
+/* The same, part & 1: the upper tails pg, qg only, part & 2: the lower ones pl, ql only (the
+ * others may be NaN); the values computed are those of dpzo__pld_tails_at. */
+void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t);
 /* The support of L under P: inf / sup (may be -inf / +inf). */
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
 
@@ -89,6 +92,8 @@ typedef struct {
     double rel;          /* relative error from rounding the inputs (both sides) */
     double above[2];     /* tilted mass above the window (Chernoff bound) */
     double outside[2];   /* tilted mass outside the window (aliased into it) */
+    double misplaced[2]; /* tilted mass put in the wrong place by intermediate windows
+                            (pld_tree.c), anywhere in the window; 0 without a tree */
     double inf_mass;     /* pessimistic mass at +infinity */
     size_t bytes;        /* bytes the composition needed */
     int top_covered;     /* the window reaches the top of the composition's support */
@@ -99,6 +104,8 @@ typedef struct {
     double tau_tilt;     /* tilted mass allowed outside the window (each side) */
     size_t memory_limit; /* bytes */
     int want_opt;
+    int tree;            /* 0: a tree of short transforms where cheaper (pld_tree.c),
+                            1: never, 2: always (three or more distinct steps) */
 } dpzo__pld_compose_opts;
 
 /* Bytes the composition of these terms would allocate, and its FFT size. */
@@ -124,7 +131,8 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
                                     dpzo__pld_ws *ws, dpzo__pld_composed *out);
 void dpzo__pld_composed_free(dpzo__pld_composed *c);
 /* Work done by dpzo__pld_compose since the process started: the sum over its calls of the
- * FFT length times the number of distinct steps (for tests that the work is bounded). */
+ * FFT length times the number of distinct steps (a tree composition, pld_tree.c: each
+ * node's length times its two children) (for tests that the work is bounded). */
 extern _Atomic unsigned long long dpzo__pld_fft_points;
 
 /* The split composition (pld_direct.c): the whole support composed by direct convolution

@@ -6,6 +6,9 @@
  *          mass above the window (at most above * exp(logscale - lambda l_top));
  *   lower: max(0, y_j - err) times (1 - rel), minus what folding may have brought into
  *          the window (outside * exp(logscale - lambda max(eps, l_bottom)));
+ *   both, for a tree composition (pld_tree.c): the misplaced mass m, anywhere in the
+ *          window and anywhere in truth, adds m exp(logscale - lambda eps) to the upper
+ *          side and is subtracted like aliased mass from the lower ones;
  *   estimate: y_j and the mass at +inf, as computed;
  *   side 3: the pessimistic distribution with the lower side's error treatment (the PRV
  *          accountant's lower end starts from it).
@@ -56,14 +59,19 @@ static double extras(const dpzo__pld_composed *c, int side, const frame *f, doub
 {
     double ls = c->logscale[f->side_arr] - unit_log;
     if (side == 1 || side == 3) {
+        /* misplaced mass (pld_tree.c) sits somewhere in the window: like aliased mass,
+         * it adds at most its mass times e^{-lambda max(eps, l_bottom)} */
         double at = eps > f->lbot ? eps : f->lbot;
-        return -scaled(c->outside[f->side_arr], ls - c->lambda * at);
+        return -scaled(c->outside[f->side_arr] + c->misplaced[f->side_arr], ls - c->lambda * at);
     }
     double x = scaled(c->inf_mass, -unit_log);
     if (side == 0) {
         x += scaled(c->above[0] * (1.0 + c->rel), ls - c->lambda * f->ltop);
         if (eps < f->lbot) /* losses in (eps, l_bottom) are outside the window */
             x += scaled(c->outside[0], ls - c->lambda * eps);
+        /* misplaced mass belongs at unknown losses: those above eps add at most its mass
+         * times e^{-lambda eps} (lambda >= 0) */
+        x += scaled(c->misplaced[0], ls - c->lambda * eps);
     }
     return x;
 }
@@ -158,7 +166,9 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
             return lower ? 0.0 : INFINITY; /* not representable: no claim beyond the trivial */
         double lo = l - c->d; /* eps in [lo, l): the losses above eps are those >= l */
         /* lower sides: the alias term at max(lo, l_bottom); lo >= l_bottom except at j = 0 */
-        double X = lower ? extras(c, side, &f, lo, base + shift) : X0;
+        double X = lower || (side == 0 && c->misplaced[0] > 0.0)
+                       ? extras(c, side, &f, lo, base + shift) /* eps-dependent terms at lo */
+                       : X0;
         if (A + X - step_e * B > target) {
             if (jj == 0)
                 break; /* the crossing may lie below the window */

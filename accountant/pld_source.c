@@ -49,15 +49,16 @@ static double log_phibar(double z)
     return -0.5 * z2 - log(z) - 0.5 * log(2.0 * M_PI) + log(s);
 }
 
-/* log P(Z > t), log P(Z <= t) for a standard normal Z (t = +-inf included) */
-static void gauss_tails(double t, double *lg, double *ll)
+/* log P(Z > t) (want & 1), log P(Z <= t) (want & 2) for a standard normal Z (t = +-inf
+ * included); a tail not wanted may be NaN */
+static void gauss_tails(double t, int want, double *lg, double *ll)
 {
     /* one erfc for both tails: the small one directly, the other as log1p of it */
     double a = fabs(t), small, large;
     if (a < 37.0) {
         double e = 0.5 * erfc(a * M_SQRT1_2);
-        small = log(e);
-        large = log1p(-e);
+        small = want & (t >= 0.0 ? 1 : 2) ? log(e) : NAN;
+        large = want & (t >= 0.0 ? 2 : 1) ? log1p(-e) : NAN;
     } else {
         small = log_phibar(a);
         large = -exp(small); /* log1p(-x) = -x to double precision for x < 1e-300 */
@@ -82,7 +83,7 @@ static void noise_tails(dpzo__pld_base base, double scale, double mu, double x, 
     }
     double t = (x - mu) / scale;
     if (base == DPZO__PLD_GAUSSIAN) {
-        gauss_tails(t, lg, ll);
+        gauss_tails(t, 3, lg, ll);
     } else if (t >= 0.0) {
         *lg = -M_LN2 - t;
         *ll = log1p(-0.5 * exp(-t));
@@ -123,29 +124,51 @@ static double threshold_lt(const dpzo__pld_source *s, double rs)
     return 0.5 * (b * rs + 1.0);
 }
 
+/* log q and log(1 - q), kept for the last q this thread asked for: the tails are evaluated
+ * at every grid point of a step with the same q (the same values as computing them anew,
+ * five fewer logarithms an evaluation) */
+static _Thread_local double memo_q = -1.0, memo_lq, memo_l1q;
+
+static double log_q(double q)
+{
+    if (q != memo_q) {
+        memo_lq = log(q);
+        memo_l1q = log1p(-q);
+        memo_q = q;
+    }
+    return memo_lq;
+}
+
+static double log1m_q(double q)
+{
+    log_q(q);
+    return memo_l1q;
+}
+
 /* g^{-1}(l) = log((e^l - 1 + q)/q); -inf at or below log(1 - q). */
 static double ginv(double q, double l)
 {
     if (q == 1.0)
         return l;
-    if (l <= log1p(-q))
+    if (l <= log1m_q(q))
         return -INFINITY;
     /* e^l overflows above l = 709.78: there log(e^l - 1 + q) = l + log1p(-(1 - q) e^-l),
      * computed without forming e^l (a loss beyond the double range of e^l is no different) */
     if (l > 1.0)
-        return l + log1p(-(1.0 - q) * exp(-l)) - log(q);
-    return log(expm1(l) + q) - log(q);
+        return l + log1p(-(1.0 - q) * exp(-l)) - log_q(q);
+    return log(expm1(l) + q) - log_q(q);
 }
 
 static double mix(double q, double a0, double a1)
 {
-    return q == 1.0 ? a1 : dpzo__log_add(log1p(-q) + a0, log(q) + a1);
+    return q == 1.0 ? a1 : dpzo__log_add(log1m_q(q) + a0, log_q(q) + a1);
 }
 
 /* g[j] = log P_j(r > rs), l[j] = log P_j(r <= rs) (lt = 0), or of r < rs and r >= rs
- * (lt = 1); *err: the custom noise's error bound on these logs (0 for built-ins). */
-static void r_tails(const dpzo__pld_source *s, double rs, int lt, double g[2], double l[2],
-                    double *err)
+ * (lt = 1); *err: the custom noise's error bound on these logs (0 for built-ins).
+ * want & 1: g wanted, want & 2: l wanted (the Gaussian may leave the other NaN). */
+static void r_tails(const dpzo__pld_source *s, double rs, int lt, int want, double g[2],
+                    double l[2], double *err)
 {
     *err = 0.0;
     if (s->base == DPZO__PLD_CUSTOM) {
@@ -163,8 +186,8 @@ static void r_tails(const dpzo__pld_source *s, double rs, int lt, double g[2], d
          * overflows for sigma > 1e154 and underflows below 1e-154): sigma rs + (1/2 - mu)
          * / sigma. The two terms cannot be infinite with opposite signs for finite rs. */
         double a = s->scale * rs, b = 0.5 / s->scale;
-        gauss_tails(a + b, &g[0], &l[0]);
-        gauss_tails(a - b, &g[1], &l[1]);
+        gauss_tails(a + b, want, &g[0], &l[0]);
+        gauss_tails(a - b, want, &g[1], &l[1]);
         return;
     }
     double x = lt ? threshold_lt(s, rs) : threshold(s, rs);
@@ -172,36 +195,44 @@ static void r_tails(const dpzo__pld_source *s, double rs, int lt, double g[2], d
     noise_tails(s->base, s->scale, 1.0, x, &g[1], &l[1]);
 }
 
-static void remove_tails(const dpzo__pld_source *s, double q, double l, dpzo__pld_tails *t)
+/* part & 1: the upper tails (pg, qg), part & 2: the lower ones (pl, ql); the others NaN */
+static void remove_tails(const dpzo__pld_source *s, double q, double l, int part,
+                         dpzo__pld_tails *t)
 {
     double g[2], ll[2];
-    r_tails(s, ginv(q, l), 0, g, ll, &t->err);
-    t->pg = mix(q, g[0], g[1]);
-    t->pl = mix(q, ll[0], ll[1]);
-    t->qg = g[0];
-    t->ql = ll[0];
+    r_tails(s, ginv(q, l), 0, part, g, ll, &t->err);
+    t->pg = part & 1 ? mix(q, g[0], g[1]) : NAN;
+    t->pl = part & 2 ? mix(q, ll[0], ll[1]) : NAN;
+    t->qg = part & 1 ? g[0] : NAN;
+    t->ql = part & 2 ? ll[0] : NAN;
 }
 
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
 {
+    dpzo__pld_tails_part(s, l, 3, t);
+}
+
+void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t)
+{
     /* L is a nondecreasing function of r with slope at most 1 (g' = q e^r / (1 - q + q e^r)
      * <= 1), so a misassignment by at most loss_slack in r is one by at most that in L */
     t->slack = s->base == DPZO__PLD_CUSTOM ? s->noise->loss_slack : 0.0;
+    const int swap = (part & 1) << 1 | (part & 2) >> 1; /* upper <-> lower */
     if (s->pair == DPZO__PLD_REMOVE) {
-        remove_tails(s, s->q, l, t);
+        remove_tails(s, s->q, l, part, t);
     } else if (s->pair == DPZO__PLD_ADD) {
         /* {L > l} = {g(r) < -l} = {X < x}: P = P0, Q = mixture */
         double g[2], ll[2];
-        r_tails(s, ginv(s->q, -l), 1, g, ll, &t->err);
-        t->pg = ll[0];
-        t->pl = g[0];
-        t->qg = mix(s->q, ll[0], ll[1]);
-        t->ql = mix(s->q, g[0], g[1]);
+        r_tails(s, ginv(s->q, -l), 1, swap, g, ll, &t->err);
+        t->pg = part & 1 ? ll[0] : NAN;
+        t->pl = part & 2 ? g[0] : NAN;
+        t->qg = part & 1 ? mix(s->q, ll[0], ll[1]) : NAN;
+        t->ql = part & 2 ? mix(s->q, g[0], g[1]) : NAN;
     } else if (l >= 0.0) {
-        remove_tails(s, s->q, l, t);
+        remove_tails(s, s->q, l, part, t);
     } else {
         dpzo__pld_tails a;
-        remove_tails(s, s->q, -l, &a);
+        remove_tails(s, s->q, -l, swap, &a);
         t->err = a.err;
         t->pl = a.qg;
         t->pg = a.ql;

@@ -26,6 +26,10 @@ else
 fi
 build/bin/dpzo-bench-pld > "$out/ours_pld.json"
 python3 bench/report_pld.py "$anchors_pld" "$out/ours_pld.json" | tee "$out/report_pld.md"
+# 1000 distinct steps at grid 1e-4 against dp_accounting, one run (issue 20; about 2 min)
+if [[ " $* " == *" --full "* ]]; then
+    python3 bench/pld_distinct.py --out "$out/pld_distinct.md"
+fi
 
 # LMO noise search against the pure-Python replica of the released search (one core).
 {

@@ -1,0 +1,59 @@
+/* accountant/pld_tree.h: what pld_compose.c shares with pld_tree.c (the composition of
+ * many distinct steps in a balanced tree of short transforms). Internal. */
+#ifndef DPZO_PLD_TREE_H
+#define DPZO_PLD_TREE_H
+
+#include <complex.h>
+#include "pld_internal.h"
+
+#define DPZO__PLD_N_THETA 24
+
+/* One step's tilted statistics (pld_compose.c, stats()). */
+typedef struct {
+    double c[2];       /* log normaliser per side */
+    double mean, var;  /* tilted mean and variance in index units (max over sides) */
+    long shift;        /* placement offset: round(mean) */
+    double theta_err;  /* relative error of the tilted masses */
+    double cgf[2][2][DPZO__PLD_N_THETA]; /* [side][sign][m]: log E e^{+-theta_m (i - shift)} */
+} dpzo__pld_term_stats;
+
+/* The composition's window (pld_compose.c, make_layout()). */
+typedef struct {
+    size_t N;
+    long w0;
+    double M;
+    double imin, imax; /* the composition's support (index units) */
+    dpzo__pld_term_stats *st;
+    size_t max_n;
+    int covered;       /* the window reaches imax */
+} dpzo__pld_layout;
+
+/* pld_compose.c */
+double dpzo__pld_chernoff_width(const dpzo__pld_term *terms, const dpzo__pld_term_stats *st,
+                                size_t n, int side, int sg, double log_tau);
+double dpzo__pld_chernoff_tail(const dpzo__pld_term *terms, const dpzo__pld_term_stats *st,
+                               size_t n, int side, int sg, double w);
+double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, double small_r2,
+                                     double *eb, double *rb);
+/* A step's tilted, normalised mass at entry k of side s: exp(log a_k + lambda l_k - c_s). */
+double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda,
+                        double c);
+size_t dpzo__pld_pow2_at_least(double x);
+
+/* pld_tree.c. The tree's plan: whether it beats one full-length transform per distinct
+ * step (*use), and the bytes it needs beyond the workspace of an FFT of length L->N. */
+typedef struct dpzo__pld_tree dpzo__pld_tree;
+dpzo_status dpzo__pld_tree_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n,
+                                const dpzo__pld_compose_opts *o, const dpzo__pld_layout *L,
+                                dpzo__pld_tree **tree, int *use, size_t *extra_bytes);
+/* Composes by the planned tree into ws->y (ws reserved for L->N). *err: bound on
+ * |computed - exact| of every entry (both sides), misplaced[s]: bound on the tilted mass
+ * that intermediate windows put in the wrong place, *theta_fold: relative error added to
+ * the steps' tilted masses by folding them into a window (see pld_tree.c). */
+dpzo_status dpzo__pld_tree_compose(dpzo_ctx *ctx, dpzo__pld_tree *tree, const dpzo__pld_term *terms,
+                                   double d, const dpzo__pld_compose_opts *o,
+                                   const dpzo__pld_layout *L, dpzo__pld_ws *ws, double *err,
+                                   double misplaced[2], double *theta_fold);
+void dpzo__pld_tree_free(dpzo__pld_tree *tree);
+
+#endif
