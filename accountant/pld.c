@@ -225,6 +225,8 @@ typedef struct {
     struct bounds_ *bdir;      /* ... and then its bounds (bounds[2]) */
     int too_wide[2];           /* per direction: a step's loss lies beyond 2^52 grid steps */
     double wide_scale[2], wide_q[2]; /* ... that step's noise scale and sampling rate */
+    size_t dpeak[2];           /* per direction: the most its discretisation held (this run) */
+    size_t disc_peak;          /* the most the discretisations held at once, over all runs */
 } query;
 
 static void query_free(query *q)
@@ -282,6 +284,7 @@ static size_t discretise_scratch(size_t n)
 
 static void free_pmfs(query *q)
 {
+    size_t freed = held_bytes(q);
     for (int dir = 0; dir < 2; dir++) {
         if (q->pmf[dir] != NULL)
             for (size_t i = 0; i < q->terms.n; i++)
@@ -291,6 +294,7 @@ static void free_pmfs(query *q)
         q->pmf[dir] = NULL;
         q->cterms[dir] = NULL;
     }
+    dpzo__pld_release(freed);
 }
 
 /* One direction's steps (symmetric steps are discretised in each direction: the two
@@ -332,7 +336,12 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
         }
         if (st)
             return st;
-        used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1) * sizeof(double);
+        size_t kept = q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1)
+                      * sizeof(double);
+        size_t pk = used + kept + discretise_scratch(q->pmf[dir][i].n);
+        q->dpeak[dir] = pk > q->dpeak[dir] ? pk : q->dpeak[dir];
+        dpzo__pld_release(discretise_scratch(q->pmf[dir][i].n)); /* freed by the call */
+        used += kept;
         q->cterms[dir][i].pmf = &q->pmf[dir][i];
         q->cterms[dir][i].count = t->count;
     }
@@ -518,6 +527,7 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
         jobs[d].ctx = d == 0 ? q->ctx : NULL;
     }
     int parallel = q->n_dirs == 2;
+    q->dpeak[0] = q->dpeak[1] = 0;
     if (parallel) {
         jobs[1].ctx = dpzo_ctx_new();
         if (jobs[1].ctx == NULL)
@@ -541,6 +551,8 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
         if (jobs[0].st == DPZO_OK && jobs[1].st)
             dpzo__fail(q->ctx, jobs[1].st, "%s", dpzo_ctx_errmsg(jobs[1].ctx));
         dpzo_ctx_free(jobs[1].ctx);
+        if (phase == 0 && q->dpeak[0] + q->dpeak[1] > q->disc_peak)
+            q->disc_peak = q->dpeak[0] + q->dpeak[1]; /* held at the same time */
         if (st != DPZO_ENOMEM) {
             if (st == DPZO_OK && phase == 1)
                 jobs[0].bytes += jobs[1].bytes; /* both were held at once */
@@ -559,7 +571,10 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
         held = held_bytes(q);
         jobs[d].ctx = q->ctx;
         jobs[d].limit = q->o.memory_limit > held ? q->o.memory_limit - held : 0;
+        q->dpeak[d] = 0;
         job_run(&jobs[d]);
+        if (phase == 0 && held + q->dpeak[d] > q->disc_peak)
+            q->disc_peak = held + q->dpeak[d]; /* beside the directions discretised before */
         if (jobs[d].st)
             return jobs[d].st;
         if (phase == 1)
@@ -945,14 +960,15 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         }
 
     if (plan_only) {
-        /* the peak of discretisation (the steps' arrays and, per direction, the largest
-         * step's scratch: the directions may run at the same time) and of the first
-         * composition (the steps' arrays and both directions' buffers, which may be held at
-         * the same time); a retry at another tilt or window is checked against the limit
-         * before it allocates */
-        size_t comp = 0, scratch = 0, fft = 0, held = held_bytes(&q);
+        /* the peak of discretisation (per direction the most it held, its kept arrays and
+         * one step's scratch, at every mesh tried: the directions may run at the same
+         * time) and of the first composition (the steps' arrays and the directions'
+         * buffers, together where they run in parallel); a retry at another tilt or window
+         * is checked against the limit before it allocates */
+        size_t comp = 0, cmax = 0, fft = 0, held = held_bytes(&q);
+        int par = 1;
         for (int dir = 0; dir < q.n_dirs; dir++) {
-            size_t f, b, sc = 0;
+            size_t f, b;
             dpzo__pld_compose_opts co = {q.lambda, TAU_TILT, q.o.memory_limit,
                                          q.o.method == DPZO_PLD_CONNECT_DOTS, 0};
             if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b,
@@ -961,14 +977,14 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                 return st;
             }
             comp += b;
+            cmax = b > cmax ? b : cmax;
+            /* run_phase composes the directions in parallel when each fits half of what
+             * the steps' arrays leave, else one at a time */
+            par &= held <= q.o.memory_limit && b <= (q.o.memory_limit - held) / 2;
             fft = f > fft ? f : fft;
-            for (size_t i = 0; i < q.terms.n; i++) {
-                size_t x = discretise_scratch(q.pmf[dir][i].n);
-                sc = x > sc ? x : sc;
-            }
-            scratch += sc;
         }
-        *plan_bytes = held + (comp > scratch ? comp : scratch);
+        comp = par ? comp : cmax;
+        *plan_bytes = held + comp > q.disc_peak ? held + comp : q.disc_peak;
         *plan_fft = fft;
         query_free(&q);
         return DPZO_OK;
@@ -1041,7 +1057,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         }
     }
     out->fft_size = fft;
-    out->memory_bytes = bytes;
+    /* the query's peak: its discretisations' or its compositions' */
+    out->memory_bytes = bytes > q.disc_peak ? bytes : q.disc_peak;
     out->tilt = q.lambda;
     if (want_delta) {
         out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
