@@ -119,7 +119,7 @@ typedef struct {
 } dpzo__pld_ws;
 void dpzo__pld_ws_free(dpzo__pld_ws *w);
 /* After `freed` bytes were freed: returns the allocator's free pages to the system when that
- * is at least 1 MiB (glibc), so that the resident size follows the accounted bytes. */
+ * is at least 4 MiB (glibc), so that the resident size follows the accounted bytes. */
 void dpzo__pld_release(size_t freed);
 /* Bytes a composition of FFT length N holds at its peak (want_opt: the optimistic side too). */
 size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points, int want_opt);
