@@ -19,7 +19,7 @@ CASES=(
   "A: q=0.01 sigma=1 k=1e6 delta=1e-6|PLD grid 1e-4, default limit|--noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 --delta 1e-6 --accountant pld"
   "A: q=0.01 sigma=1 k=1e6 delta=1e-6|PRV eps_error 0.01, default limit (2048 MiB)|--noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 --delta 1e-6 --accountant prv"
   "A: q=0.01 sigma=1 k=1e6 delta=1e-6|PRV eps_error 0.01, limit 256 MiB|--noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 --delta 1e-6 --accountant prv --memory-limit 256"
-  "A: q=0.01 sigma=1 k=1e6 delta=1e-6|PRV eps_error 0.01, limit 4096 MiB (the requested mesh)|--noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 --delta 1e-6 --accountant prv --memory-limit 4096"
+  "A: q=0.01 sigma=1 k=1e6 delta=1e-6|PRV eps_error 0.01, limit 4096 MiB (room for the requested mesh)|--noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 --delta 1e-6 --accountant prv --memory-limit 4096"
   "B: q=1 sigma=0.3 k=1e6 delta=1e-30 (issue 20)|PRV eps_error 0.01, default limit (2048 MiB)|--noise-multiplier 0.3 --sampling-rate 1 --steps 1000000 --delta 1e-30 --accountant prv"
   "B: q=1 sigma=0.3 k=1e6 delta=1e-30 (issue 20)|PLD grid 1e-4, default limit|--noise-multiplier 0.3 --sampling-rate 1 --steps 1000000 --delta 1e-30 --accountant pld"
 )
