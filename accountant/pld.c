@@ -228,6 +228,8 @@ typedef struct {
     int split_missed[2];       /* per direction: the split composition did not run */
     int too_wide[2];           /* per direction: a step's loss lies beyond 2^52 grid steps */
     double wide_scale[2], wide_q[2]; /* ... that step's noise scale and sampling rate */
+    size_t dpeak[2];           /* per direction: the most its discretisation held (this run) */
+    size_t disc_peak;          /* the most the discretisations held at once, over all runs */
 } query;
 
 static void query_free(query *q)
@@ -259,11 +261,52 @@ static double prv_bias(double h)
     return h * -expm1(-s) / den - s;
 }
 
+/* Bytes one direction's discretised steps hold (their mass arrays and the tables of
+ * them), kept from discretisation until the query ends. */
+static size_t dir_held_bytes(const query *q, int dir)
+{
+    if (q->pmf[dir] == NULL)
+        return 0;
+    size_t b = q->terms.n * (sizeof(dpzo__pld_pmf) + sizeof(dpzo__pld_term));
+    for (size_t i = 0; i < q->terms.n; i++)
+        b += q->pmf[dir][i].n * ((q->pmf[dir][i].pess != NULL) + (q->pmf[dir][i].opt != NULL))
+             * sizeof(double);
+    return b;
+}
+
+static size_t held_bytes(const query *q)
+{
+    return dir_held_bytes(q, 0) + dir_held_bytes(q, 1);
+}
+
+/* The most one step of n points holds while dpzo__pld_discretize runs, beyond its kept mass
+ * arrays: its tail records and (optimistic side) boundaries. */
+static size_t discretise_scratch(size_t n)
+{
+    return (n + 1) * (sizeof(dpzo__pld_tails) + sizeof(double));
+}
+
+static void free_pmfs(query *q)
+{
+    size_t freed = held_bytes(q);
+    for (int dir = 0; dir < 2; dir++) {
+        if (q->pmf[dir] != NULL)
+            for (size_t i = 0; i < q->terms.n; i++)
+                dpzo__pld_pmf_free(&q->pmf[dir][i]);
+        free(q->pmf[dir]);
+        free(q->cterms[dir]);
+        q->pmf[dir] = NULL;
+        q->cterms[dir] = NULL;
+    }
+    dpzo__pld_release(freed);
+}
+
 /* One direction's steps (symmetric steps are discretised in each direction: the two
- * directions run in parallel and share nothing). */
+ * directions run in parallel and share nothing). `limit`: what this direction may hold,
+ * its tables, kept arrays and one step's scratch together. */
 static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit)
 {
-    size_t n = q->terms.n, used = 0;
+    size_t n = q->terms.n, used = n * (sizeof(dpzo__pld_pmf) + sizeof(dpzo__pld_term));
     q->pmf[dir] = calloc(n, sizeof *q->pmf[dir]);
     q->cterms[dir] = calloc(n, sizeof *q->cterms[dir]);
     if (q->pmf[dir] == NULL || q->cterms[dir] == NULL)
@@ -272,9 +315,11 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
         const tterm *t = &q->terms.t[i];
         dpzo__pld_source s = dir_source(t, dir);
         /* a step's peak while it is discretised: its two mass arrays, kept, plus the
-         * tail records and boundaries of dpzo__pld_discretize, freed at its end */
+         * tail records and boundaries of dpzo__pld_discretize, freed at its end (with one
+         * point to spare for the tables' n + 1 entries) */
         size_t room = (limit > used ? limit - used : 0)
                       / (2 * sizeof(double) + sizeof(dpzo__pld_tails) + 2 * sizeof(double));
+        room = room > 1 ? room - 1 : 0;
         dpzo_status st = dpzo__pld_discretize(ctx, &s, q->d, q->tau,
                                               q->o.method == DPZO_PLD_CONNECT_DOTS, room,
                                               &q->pmf[dir][i]);
@@ -295,7 +340,12 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
         }
         if (st)
             return st;
-        used += q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1) * sizeof(double);
+        size_t kept = q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1)
+                      * sizeof(double);
+        size_t pk = used + kept + discretise_scratch(q->pmf[dir][i].n);
+        q->dpeak[dir] = pk > q->dpeak[dir] ? pk : q->dpeak[dir];
+        dpzo__pld_release(discretise_scratch(q->pmf[dir][i].n)); /* freed by the call */
+        used += kept;
         q->cterms[dir][i].pmf = &q->pmf[dir][i];
         q->cterms[dir][i].count = t->count;
     }
@@ -441,7 +491,8 @@ static dpzo_status direction_bounds(query *q, int dir, dpzo_ctx *ctx, size_t lim
                                     size_t *fft, size_t *bytes)
 {
     dpzo__pld_compose_opts co = {q->lam[dir], TAU_TILT, limit,
-                                 q->o.method == DPZO_PLD_CONNECT_DOTS, 0};
+                                 q->o.method == DPZO_PLD_CONNECT_DOTS, 0,
+                                 q->o.memory_limit > limit ? q->o.memory_limit - limit : 0};
     dpzo__pld_composed c;
     dpzo_status st = dpzo__pld_compose_cover(ctx, q->cterms[dir], q->terms.n, q->d, &co,
                                              q->cover[dir], &q->ws[dir], &c);
@@ -521,14 +572,19 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
         jobs[d].ctx = d == 0 ? q->ctx : NULL;
     }
     int parallel = q->n_dirs == 2;
+    q->dpeak[0] = q->dpeak[1] = 0;
     if (parallel) {
         jobs[1].ctx = dpzo_ctx_new();
         if (jobs[1].ctx == NULL)
             parallel = 0;
     }
+    /* what the phase may add to the steps' arrays already held (phase 1: both directions'
+     * discretised steps stay held while either is composed) */
+    size_t held = phase == 1 ? held_bytes(q) : 0;
+    size_t avail = q->o.memory_limit > held ? q->o.memory_limit - held : 0;
     if (parallel) {
         pthread_t th;
-        jobs[0].limit = jobs[1].limit = q->o.memory_limit / 2;
+        jobs[0].limit = jobs[1].limit = avail / 2;
         if (pthread_create(&th, NULL, job_run, &jobs[1]) != 0) {
             job_run(&jobs[1]);
             job_run(&jobs[0]);
@@ -540,30 +596,32 @@ static dpzo_status run_phase(query *q, int phase, job jobs[2])
         if (jobs[0].st == DPZO_OK && jobs[1].st)
             dpzo__fail(q->ctx, jobs[1].st, "%s", dpzo_ctx_errmsg(jobs[1].ctx));
         dpzo_ctx_free(jobs[1].ctx);
+        if (phase == 0 && q->dpeak[0] + q->dpeak[1] > q->disc_peak)
+            q->disc_peak = q->dpeak[0] + q->dpeak[1]; /* held at the same time */
         if (st != DPZO_ENOMEM) {
             if (st == DPZO_OK && phase == 1)
                 jobs[0].bytes += jobs[1].bytes; /* both were held at once */
             return st;
         }
         /* refused at half the limit: drop what was built, then one direction at a time
-         * with the whole limit */
+         * with what the limit leaves */
         for (int d = 0; d < 2; d++) {
             dpzo__pld_ws_free(&q->ws[d]);
             dpzo__pld_split_ws_free(&q->sws[d]);
-            if (phase == 0 && q->pmf[d] != NULL) {
-                for (size_t i = 0; i < q->terms.n; i++)
-                    dpzo__pld_pmf_free(&q->pmf[d][i]);
-                free(q->pmf[d]);
-                free(q->cterms[d]);
-                q->pmf[d] = NULL;
-                q->cterms[d] = NULL;
-            }
         }
+        if (phase == 0)
+            free_pmfs(q);
     }
     for (int d = 0; d < q->n_dirs; d++) {
+        /* phase 0: the directions discretised before this one stay held; phase 1: the
+         * steps of both (the previous direction's composition buffers are freed) */
+        held = held_bytes(q);
         jobs[d].ctx = q->ctx;
-        jobs[d].limit = q->o.memory_limit;
+        jobs[d].limit = q->o.memory_limit > held ? q->o.memory_limit - held : 0;
+        q->dpeak[d] = 0;
         job_run(&jobs[d]);
+        if (phase == 0 && held + q->dpeak[d] > q->disc_peak)
+            q->disc_peak = held + q->dpeak[d]; /* beside the directions discretised before */
         if (jobs[d].st)
             return jobs[d].st;
         if (phase == 1) { /* one direction's buffers at a time */
@@ -596,7 +654,11 @@ static dpzo_status run_once(query *q, bounds *out, size_t *fft, size_t *bytes)
             b.below |= x->below;
         }
         *fft = jobs[d].fft > *fft ? jobs[d].fft : *fft;
-        *bytes = jobs[d].bytes > *bytes ? jobs[d].bytes : *bytes;
+        /* the steps' arrays were held throughout */
+        size_t peak = held_bytes(q) + jobs[d].bytes;
+        *bytes = peak > *bytes ? peak : *bytes;
+        /* the composed arrays have been read: a retry allocates afresh, within its limit */
+        dpzo__pld_ws_free(&q->ws[d]);
     }
     if (!q->want_delta) {
         b.lo = b.lo > 0.0 ? b.lo : 0.0;
@@ -660,8 +722,16 @@ static dpzo_status compose_attempts(query *q, bounds *b, size_t *fft, size_t *by
      * cheap: pld_compose.c), then with the tilt raised. At most four compositions a
      * direction. */
     for (int attempt = 0; attempt < 4; attempt++) {
-        if ((st = run_once(q, b, fft, bytes)))
+        bounds prev = *b;
+        if ((st = run_once(q, b, fft, bytes))) {
+            if (st == DPZO_ENOMEM && attempt > 0) {
+                /* a retry's window would exceed the memory limit (refused before allocating):
+                 * the last composition's unresolved bounds stand, and RDP is consulted */
+                *b = prev;
+                break;
+            }
             return st;
+        }
         if (b->resolved)
             break;
         int moved = 0;
@@ -679,6 +749,56 @@ static dpzo_status compose_attempts(query *q, bounds *b, size_t *fft, size_t *by
             break;
     }
     return DPZO_OK;
+}
+
+/* PRV: the mesh at which the composition fits the memory limit. The steps are discretised
+ * at q->d; if the composition (one direction at a time, with both directions' steps held)
+ * would exceed the limit, *h_fit is a coarser mesh at which it should fit, else q->d. The
+ * composed window's extent in loss units (span x d: the tilted composition's mean plus
+ * and minus its Chernoff widths, clipped to its support) hardly depends on the mesh, and the
+ * steps' points scale as 1/mesh, so the mesh is chosen for the largest power-of-two FFT
+ * length whose buffers fit beside the steps' arrays; the next pass measures again (the
+ * caller allows 40 passes). */
+static dpzo_status prv_fit(query *q, int tilt_given, double *h_fit)
+{
+    double lam = q->have_rdp || tilt_given ? q->lambda : choose_tilt_from_pmfs(q);
+    if (lam > MAX_TILT)
+        lam = MAX_TILT;
+    size_t held = held_bytes(q), tables = 0, need = 0, max_n = 0;
+    double span = 0.0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        size_t f, b;
+        double sp;
+        dpzo__pld_compose_opts co = {lam, TAU_TILT, q->o.memory_limit, 0, 0, 0};
+        dpzo_status st = dpzo__pld_compose_plan(q->ctx, q->cterms[dir], q->terms.n, q->d, &co, &f,
+                                                &b, &sp);
+        if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(q->ctx), "too spread out")) {
+            *h_fit = 16.0 * q->d; /* a window beyond 2^40 points: far coarser */
+            return DPZO_OK;
+        }
+        if (st)
+            return st;
+        need = b > need ? b : need;
+        span = sp > span ? sp : span;
+        tables += q->terms.n * (sizeof(dpzo__pld_pmf) + sizeof(dpzo__pld_term));
+        for (size_t i = 0; i < q->terms.n; i++)
+            max_n = q->pmf[dir][i].n > max_n ? q->pmf[dir][i].n : max_n;
+    }
+    if (held + need <= q->o.memory_limit)
+        return DPZO_OK;
+    for (size_t N = (size_t)1 << 40; N >= 1024; N >>= 1) {
+        double r = span / (double)(N - 16); /* the coarsening that fits the window in N */
+        if (!(r > 1.0))
+            continue;
+        double arrays = (double)(held - tables) / r, mp = (double)max_n / r + 2.0;
+        double b = (double)dpzo__pld_compose_bytes(N, q->terms.n, (size_t)mp, 0) + arrays
+                   + (double)tables;
+        if (b <= 0.98 * (double)q->o.memory_limit) {
+            *h_fit = q->d * r * 1.01;
+            return DPZO_OK;
+        }
+    }
+    return DPZO_OK; /* nothing fits: the composition refuses, with the size it needs */
 }
 
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
@@ -824,16 +944,29 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         q.delta_err = 1e-300;
     const double bq = sqrt(0.5 * q.K * log(1.0 / q.delta_err));
     double budget = q.o.eps_error; /* PRV: what t + K B(h) may use */
-    for (int pass = 0;; pass++) {
+    double h_mem = 0.0; /* PRV: the finest mesh the memory limit leaves room for, or the one
+                           that balances the rounding guards' shift (0: any) */
+    int balanced = 0; /* PRV: 1 after trying the mesh that balances them, 2 after undoing it */
+    double bal_d = 0.0, bal_err = 0.0;
+    for (int pass = 0, mem_pass = 0;; pass++) {
         if (q.o.method == DPZO_PLD_CONNECT_DOTS) {
             q.d = q.o.grid;
         } else {
             double a = q.K / 8.0;
             q.d = 2.0 * budget / (bq + sqrt(bq * bq + 4.0 * a * budget));
+            if (q.d < h_mem)
+                q.d = h_mem;
         }
         q.t_shift = q.d * bq + q.K * prv_bias(q.d);
         job jobs[2];
         if ((st = run_phase(&q, 0, jobs))) {
+            if (st == DPZO_ENOMEM && q.o.method == DPZO_PLD_PRV && mem_pass < 40) {
+                /* PRV: a step's points do not fit at this mesh; they halve at twice it */
+                free_pmfs(&q);
+                h_mem = 2.0 * q.d;
+                mem_pass++;
+                continue;
+            }
             int w = q.too_wide[0] ? 0 : q.too_wide[1] ? 1 : -1;
             if (st == DPZO_EINVAL && w >= 0 && event != NULL) {
                 /* a step's loss is beyond the grid's index range: the PLD claims nothing
@@ -853,26 +986,55 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             query_free(&q);
             return st;
         }
+        if (q.o.method == DPZO_PLD_PRV && mem_pass < 40) {
+            /* PRV: the composition at this mesh must fit the memory limit with the steps'
+             * arrays; if not, the mesh that does (a larger epsilon error, reported) */
+            double h_fit = q.d;
+            if ((st = prv_fit(&q, tilt_given, &h_fit))) {
+                query_free(&q);
+                return st;
+            }
+            if (h_fit > q.d) {
+                free_pmfs(&q);
+                h_mem = h_fit;
+                mem_pass++;
+                continue;
+            }
+        }
         double te = 0.0;
         for (int dir = 0; dir < q.n_dirs; dir++)
             te = q.t_extra[dir] > te ? q.t_extra[dir] : te;
         /* PRV: the rounding guards' shift E (about 1e-7 for 1000 steps) comes out of the
          * error target when it fits in a tenth of it: the mesh is solved again for
          * eps_error - 1.25 E (E grows a little as the mesh shrinks); otherwise, or after
-         * three passes, the reported eps_error includes it */
-        if (q.o.method != DPZO_PLD_PRV || q.t_shift + te <= q.o.eps_error || pass == 3
-            || te > 0.1 * q.o.eps_error)
+         * three passes, or when the memory limit sets the mesh, the reported eps_error
+         * includes it */
+        if (q.o.method == DPZO_PLD_PRV && te > q.t_shift && balanced == 0 && q.d != h_mem) {
+            /* PRV: the guards' shift E exceeds the coupling's t. E is a rounding error per
+             * bucket over the mesh, roughly as 1/h (E h 1.4e-7 to 1.9e-7 for a million steps
+             * of q = 0.01, sigma = 1, at meshes 3e-6 to 7e-6), and t grows as h, so t + E
+             * should be least near h sqrt(E / t): a coarser mesh, tighter and cheaper (that
+             * case at the mesh eps_error 0.01 asks for: t 0.010 + E 0.049 on 2^26 points;
+             * at h sqrt(E / t), 0.049 on 2^25). E is not monotone in h, so the mesh is
+             * tried, and the first one taken again if it was better. */
+            balanced = 1;
+            bal_d = q.d;
+            bal_err = q.t_shift + te;
+            h_mem = q.d * sqrt(te / q.t_shift);
+            free_pmfs(&q);
+            continue;
+        }
+        if (balanced == 1 && q.t_shift + te > bal_err) {
+            balanced = 2; /* the balanced mesh was worse: back to the first */
+            h_mem = bal_d;
+            free_pmfs(&q);
+            continue;
+        }
+        if (q.o.method != DPZO_PLD_PRV || q.t_shift + te <= q.o.eps_error || pass >= 3
+            || te > 0.1 * q.o.eps_error || q.d == h_mem)
             break;
         budget = q.o.eps_error - (pass + 1.25) * te;
-        for (int dir = 0; dir < 2; dir++) {
-            if (q.pmf[dir] != NULL)
-                for (size_t i = 0; i < q.terms.n; i++)
-                    dpzo__pld_pmf_free(&q.pmf[dir][i]);
-            free(q.pmf[dir]);
-            free(q.cterms[dir]);
-            q.pmf[dir] = NULL;
-            q.cterms[dir] = NULL;
-        }
+        free_pmfs(&q);
     }
     out->grid = q.d;
     out->eps_error = q.o.method == DPZO_PLD_PRV ? q.t_shift : 0.0;
@@ -914,21 +1076,31 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         }
 
     if (plan_only) {
-        size_t best = 0, fft = 0, pmf_bytes = 0;
+        /* the peak of discretisation (per direction the most it held, its kept arrays and
+         * one step's scratch, at every mesh tried: the directions may run at the same
+         * time) and of the first composition (the steps' arrays and the directions'
+         * buffers, together where they run in parallel); a retry at another tilt or window
+         * is checked against the limit before it allocates */
+        size_t comp = 0, cmax = 0, fft = 0, held = held_bytes(&q);
+        int par = 1;
         for (int dir = 0; dir < q.n_dirs; dir++) {
             size_t f, b;
             dpzo__pld_compose_opts co = {q.lambda, TAU_TILT, q.o.memory_limit,
-                                         q.o.method == DPZO_PLD_CONNECT_DOTS, 0};
-            if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b))) {
+                                         q.o.method == DPZO_PLD_CONNECT_DOTS, 0, 0};
+            if ((st = dpzo__pld_compose_plan(ctx, q.cterms[dir], q.terms.n, q.d, &co, &f, &b,
+                                             NULL))) {
                 query_free(&q);
                 return st;
             }
-            best += b; /* the directions may run at the same time */
+            comp += b;
+            cmax = b > cmax ? b : cmax;
+            /* run_phase composes the directions in parallel when each fits half of what
+             * the steps' arrays leave, else one at a time */
+            par &= held <= q.o.memory_limit && b <= (q.o.memory_limit - held) / 2;
             fft = f > fft ? f : fft;
-            for (size_t i = 0; i < q.terms.n; i++)
-                pmf_bytes += q.pmf[dir][i].n * 2 * sizeof(double);
         }
-        *plan_bytes = best + pmf_bytes;
+        comp = par ? comp : cmax;
+        *plan_bytes = held + comp > q.disc_peak ? held + comp : q.disc_peak;
         *plan_fft = fft;
         query_free(&q);
         return DPZO_OK;
@@ -953,15 +1125,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         && tau_new < q.tau) {
         bounds b0 = b;
         size_t fft0 = fft, bytes0 = bytes;
-        for (int dir = 0; dir < 2; dir++) {
-            if (q.pmf[dir] != NULL)
-                for (size_t i = 0; i < q.terms.n; i++)
-                    dpzo__pld_pmf_free(&q.pmf[dir][i]);
-            free(q.pmf[dir]);
-            free(q.cterms[dir]);
-            q.pmf[dir] = NULL;
-            q.cterms[dir] = NULL;
-        }
+        free_pmfs(&q);
         q.tau = tau_new;
         job jobs[2];
         if (run_phase(&q, 0, jobs) || compose_attempts(&q, &b, &fft, &bytes)
@@ -1024,7 +1188,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         }
     }
     out->fft_size = fft;
-    out->memory_bytes = bytes;
+    /* the query's peak: its discretisations' or its compositions' */
+    out->memory_bytes = bytes > q.disc_peak ? bytes : q.disc_peak;
     out->tilt = q.lambda;
     if (want_delta) {
         out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;

@@ -41,6 +41,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "fft.h"
 #include "pld_tree.h"
 
@@ -51,7 +54,12 @@ _Atomic unsigned long long dpzo__pld_fft_points;
 
 typedef dpzo__pld_term_stats term_stats; /* pld_tree.h */
 
-static double theta_at(int m) { return ldexp(1.0, m - 20); }
+/* The ladder of orders at which the Chernoff bounds are evaluated: 2^-20 .. 2^3, or, for a
+ * composition whose spread in grid points (the square root of the sum of the steps' tilted
+ * variances, times the count) is so large that its best order lies below 2^-16, the ladder
+ * moved down to keep that order within it (make_layout). */
+#define M0_DEFAULT 20
+static double theta_at(const term_stats *st, int m) { return ldexp(1.0, m - st->m0); }
 
 static const double *side_mass(const dpzo__pld_pmf *p, int s) { return s == 0 ? p->pess : p->opt; }
 
@@ -66,9 +74,11 @@ static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, doub
     return log(a[k]) + tilt_at(p, k, d, lambda);
 }
 
-static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, term_stats *st)
+static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, int m0,
+                 term_stats *st)
 {
     memset(st, 0, sizeof *st);
+    st->m0 = m0;
     double *w = malloc((p->n ? p->n : 1) * sizeof *w);
     if (w == NULL)
         return -1;
@@ -130,7 +140,7 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, te
             double step[N_THETA], g[N_THETA], acc[N_THETA];
             int idx[N_THETA], nl = 0;
             for (int m = 0; m < N_THETA; m++) {
-                double th = theta_at(m) * (sg ? -1.0 : 1.0);
+                double th = theta_at(st, m) * (sg ? -1.0 : 1.0);
                 if (fabs(th) * span > 600.0) {
                     st->cgf[s][sg][m] = INFINITY;
                     continue;
@@ -168,7 +178,7 @@ static double chernoff_width(const dpzo__pld_term *terms, const term_stats *st, 
 {
     double best = INFINITY;
     for (int m = 0; m < N_THETA; m++) {
-        double th = theta_at(m), K = 0.0;
+        double th = theta_at(st, m), K = 0.0;
         for (size_t t = 0; t < n && isfinite(K); t++)
             K += (double)terms[t].count
                  * (st[t].cgf[side][sg][m] - (sg ? -1.0 : 1.0) * th * (st[t].mean - (double)st[t].shift));
@@ -186,7 +196,7 @@ static double chernoff_tail(const dpzo__pld_term *terms, const term_stats *st, s
 {
     double best = 0.0; /* log bound, 0 = trivial */
     for (int m = 0; m < N_THETA; m++) {
-        double th = theta_at(m), K = 0.0;
+        double th = theta_at(st, m), K = 0.0;
         for (size_t t = 0; t < n && isfinite(K); t++)
             K += (double)terms[t].count
                  * (st[t].cgf[side][sg][m] - (sg ? -1.0 : 1.0) * th * (st[t].mean - (double)st[t].shift));
@@ -216,19 +226,37 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
     double M = 0.0;
     L->max_n = 0;
-    for (size_t t = 0; t < n; t++) {
-        int r = stats(terms[t].pmf, d, o->lambda, nsides, &L->st[t]);
-        if (r == -1)
-            return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
-        if (r)
-            return dpzo__fail(ctx, DPZO_EINVAL,
-                              "a step's discretised privacy loss has no finite mass within "
-                              "the grid's index range (grid %g, tilt %g)", d, o->lambda);
-        M += (double)terms[t].count * L->st[t].mean;
-        if (terms[t].pmf->n > L->max_n)
-            L->max_n = terms[t].pmf->n;
+    double lt = log(o->tau_tilt), V = 0.0;
+    for (int pass = 0, m0 = M0_DEFAULT; pass < 2; pass++) {
+        M = V = 0.0;
+        for (size_t t = 0; t < n; t++) {
+            int r = stats(terms[t].pmf, d, o->lambda, nsides, m0, &L->st[t]);
+            if (r == -1)
+                return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
+            if (r)
+                return dpzo__fail(ctx, DPZO_EINVAL,
+                                  "a step's discretised privacy loss has no finite mass within "
+                                  "the grid's index range (grid %g, tilt %g)", d, o->lambda);
+            M += (double)terms[t].count * L->st[t].mean;
+            V += (double)terms[t].count * L->st[t].var;
+            if (terms[t].pmf->n > L->max_n)
+                L->max_n = terms[t].pmf->n;
+        }
+        /* a Gaussian of variance V leaves tau_tilt beyond sqrt(2 V log(1/tau_tilt)), at the
+         * order sqrt(2 log(1/tau_tilt) / V); a ladder whose lowest order is far above it
+         * gives a width of about theta V / 2 instead (1e11 grid points for a million PRV
+         * steps at the mesh 1.6e-6 where 5e10 were needed, and 1e4 times too coarse a mesh
+         * chosen to fit the memory limit). Any ladder gives valid bounds; this one puts the
+         * best order at least four rungs above the bottom. */
+        double th = V > 0.0 ? sqrt(-2.0 * lt / V) : 1.0;
+        int want = th < 0x1p-16 ? (int)ceil(4.0 - log2(th)) : M0_DEFAULT;
+        if (want > 1000)
+            want = 1000;
+        if (want == m0)
+            break;
+        m0 = want;
     }
-    double lt = log(o->tau_tilt), whi = 0.0, wlo = 0.0;
+    double whi = 0.0, wlo = 0.0;
     for (int s = 0; s < nsides; s++) {
         double a = chernoff_width(terms, L->st, n, s, 0, lt);
         double b = chernoff_width(terms, L->st, n, s, 1, lt);
@@ -252,7 +280,8 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
      * window missed it, and the retries moved the tilt for both directions (compositions of
      * up to 2^23 points far above the other direction's answer) before giving up. */
     if (cover_top && imax > top && imax - bot <= fmax(2.0 * (top - bot), 0x1p20) && imax - bot < 0x1p39
-        && dpzo__pld_compose_bytes(pow2_at_least(ceil(imax) - floor(bot) + 3.0), n, L->max_n)
+        && dpzo__pld_compose_bytes(pow2_at_least(ceil(imax) - floor(bot) + 3.0), n, L->max_n,
+                                   o->want_opt)
                <= o->memory_limit)
         top = imax;
     L->covered = top >= imax;
@@ -265,7 +294,8 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
                           "the composed privacy loss (grid indices %g to %g) is beyond the range "
                           "the grid can index (2^60); use a coarser grid or fewer steps", bot,
                           top);
-    L->N = pow2_at_least(ceil(top) - floor(bot) + 3.0);
+    L->span = ceil(top) - floor(bot) + 3.0;
+    L->N = pow2_at_least(L->span);
     L->w0 = (long)floor(bot) - 1;
     L->M = M;
     return DPZO_OK;
@@ -273,13 +303,14 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
 
 
 dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
-                                   const dpzo__pld_compose_opts *o, size_t *fft_size, size_t *bytes)
+                                   const dpzo__pld_compose_opts *o, size_t *fft_size, size_t *bytes,
+                                   double *span)
 {
     layout L = {0};
     dpzo_status st = make_layout(ctx, terms, n, d, o, 0, &L);
     if (st == DPZO_OK) {
         *fft_size = L.N;
-        *bytes = dpzo__pld_compose_bytes(L.N, n, L.max_n);
+        *bytes = dpzo__pld_compose_bytes(L.N, n, L.max_n, o->want_opt);
         if (n >= 3 && o->tree != 1) { /* the tree's extra buffers, where it is used */
             dpzo__pld_tree *tree = NULL;
             int use = 0;
@@ -290,6 +321,8 @@ dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, s
                 *bytes += extra;
             dpzo__pld_tree_free(tree);
         }
+        if (span != NULL) /* the window's extent before rounding up to a power of two */
+            *span = L.span;
     }
     free(L.st);
     return st;
@@ -302,10 +335,29 @@ void dpzo__pld_composed_free(dpzo__pld_composed *c)
     memset(c, 0, sizeof *c);
 }
 
+void dpzo__pld_release(size_t freed)
+{
+#if defined(__GLIBC__)
+    /* glibc keeps freed blocks below its (adaptive, up to 32 MiB) mmap threshold in its
+     * heaps, those of the second direction's thread in an arena of their own: measured
+     * (tests/test_pld_memory.c), a PRV query whose meshes were tried at 64 MiB stayed 30 MiB
+     * above its accounted peak. malloc_trim returns the free pages of every arena. Blocks
+     * under 4 MiB are left alone: a step's scratch is reused by the next step's (1000
+     * distinct steps at grid 1e-4 would trim 2000 times). */
+    if (freed >= ((size_t)4 << 20))
+        malloc_trim(0);
+#else
+    (void)freed;
+#endif
+}
+
 void dpzo__pld_ws_free(dpzo__pld_ws *w)
 {
     if (w == NULL)
         return;
+    size_t freed = w->cap * (sizeof(double complex) + (w->y ? sizeof(double) : 0))
+                   + w->hcap * 2 * (sizeof(double complex) + 2 * sizeof(double))
+                   + (w->plan ? dpzo__fft_plan_bytes(w->plan_n) : 0);
     dpzo__fft_plan_free(w->plan);
     free(w->work);
     free(w->prod);
@@ -313,31 +365,34 @@ void dpzo__pld_ws_free(dpzo__pld_ws *w)
     free(w->ea);
     free(w->y);
     memset(w, 0, sizeof *w);
+    dpzo__pld_release(freed);
 }
 
-static int ws_reserve(dpzo__pld_ws *w, size_t N, int multi)
+/* The buffers of one composition of length N, allocated in the order that keeps the peak
+ * within dpzo__pld_compose_bytes: anything held from a composition of another length (or
+ * without the buffers this one needs) is freed first, then the plan is created (its
+ * temporary octant table is freed before it returns, while nothing else is held), then the
+ * transform buffer, the optimistic side's output and the spectra products. */
+static int ws_reserve(dpzo__pld_ws *w, size_t N, int multi, int want_opt)
 {
-    if (w->plan_n != N) {
-        dpzo__fft_plan_free(w->plan);
+    size_t h = N / 2 + 1;
+    if (w->plan_n != N || w->cap != N || (want_opt && w->y == NULL) || (multi && w->hcap != h))
+        dpzo__pld_ws_free(w);
+    if (w->plan == NULL) {
         w->plan = dpzo__fft_plan_create(N);
         w->plan_n = w->plan ? N : 0;
         if (w->plan == NULL)
             return -1;
     }
-    if (w->cap < N) {
-        free(w->work);
-        free(w->y);
+    if (w->work == NULL) {
         w->work = malloc(N * sizeof *w->work);
-        w->y = malloc(2 * N * sizeof *w->y);
-        w->cap = w->work && w->y ? N : 0;
-        if (w->cap == 0)
+        if (w->work == NULL)
             return -1;
+        w->cap = N;
     }
-    size_t h = N / 2 + 1;
-    if (multi && w->hcap < h) {
-        free(w->prod);
-        free(w->ra);
-        free(w->ea);
+    if (want_opt && w->y == NULL && (w->y = malloc(N * sizeof *w->y)) == NULL)
+        return -1;
+    if (multi && w->hcap != h) {
         w->prod = malloc(2 * h * sizeof *w->prod);
         w->ra = malloc(2 * h * sizeof *w->ra);
         w->ea = malloc(2 * h * sizeof *w->ea);
@@ -348,14 +403,57 @@ static int ws_reserve(dpzo__pld_ws *w, size_t N, int multi)
     return 0;
 }
 
-size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points)
+/* Everything dpzo__pld_compose_cover holds at once for a composition of length N: the
+ * plan (with the temporary table of its creation, counted although it is freed before the
+ * buffers are allocated), the transform buffer (whose real parts become the pessimistic
+ * output in place), the optimistic output, the spectra products of several distinct steps,
+ * the steps' statistics, and the scratch array of one step's weights while they are
+ * computed (counted twice: it is also held while the layout is made). */
+size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points, int want_opt)
 {
     size_t h = N / 2 + 1;
-    size_t b = N * (sizeof(double complex) + 2 * sizeof(double)) + dpzo__fft_plan_bytes(N)
+    size_t b = N * sizeof(double complex) + dpzo__fft_plan_bytes(N)
                + n_terms * sizeof(term_stats) + 2 * max_points * sizeof(double);
+    if (want_opt)
+        b += N * sizeof(double);
     if (n_terms > 1)
         b += 2 * h * (sizeof(double complex) + 2 * sizeof(double));
     return b;
+}
+
+/* Rotates a[0 .. n) left by r in place (three reversals): a[i] <- a[(i + r) mod n]. */
+static void reverse(double *a, size_t i, size_t j)
+{
+    while (i + 1 < j) {
+        double t = a[i];
+        a[i++] = a[--j];
+        a[j] = t;
+    }
+}
+
+static void rotate_left(double *a, size_t n, size_t r)
+{
+    if (r == 0 || r >= n)
+        return;
+    reverse(a, 0, r);
+    reverse(a, r, n);
+    reverse(a, 0, n);
+}
+
+/* The composed window out of the inverse transform: entry i of the window is entry
+ * (i + rot) mod N of work. The optimistic side (imaginary parts) is copied out rotated into
+ * yopt; the pessimistic side (real parts) is compacted into work's first N doubles (entry
+ * j's real part moves from double 2j to double j, after every entry up to j has been read)
+ * and rotated there. */
+void dpzo__pld_unpack(double complex *work, size_t N, size_t rot, int want_opt, double *yopt)
+{
+    if (want_opt)
+        for (size_t i = 0; i < N; i++)
+            yopt[i] = cimag(work[(i + rot) & (N - 1)]);
+    double *yp = (double *)work; /* a complex is an array of two doubles (C17 6.2.5) */
+    for (size_t j = 1; j < N; j++)
+        yp[j] = yp[2 * j];
+    rotate_left(yp, N, rot);
 }
 
 static double complex cpow_polar(double complex z, uint64_t k, double *rho)
@@ -422,13 +520,14 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     dpzo_status status = make_layout(ctx, terms, n, d, o, cover_top, &L);
     if (status)
         goto done;
-    size_t N = L.N, bytes = dpzo__pld_compose_bytes(N, n, L.max_n);
+    size_t N = L.N, bytes = dpzo__pld_compose_bytes(N, n, L.max_n, o->want_opt);
     if (bytes > o->memory_limit) {
         status = dpzo__fail(ctx, DPZO_ENOMEM,
                             "the composition needs %.0f MiB (FFT size %zu), more than the memory "
                             "limit of %.0f MiB; use a coarser grid (PRV: a larger eps_error) or "
                             "raise the limit",
-                            (double)bytes / 1048576.0, N, (double)o->memory_limit / 1048576.0);
+                            (double)(bytes + o->held) / 1048576.0, N,
+                            (double)(o->memory_limit + o->held) / 1048576.0);
         goto done;
     }
     int multi = n > 1;
@@ -446,7 +545,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     }
     if (!use_tree)
         dpzo__pld_fft_points += (unsigned long long)N * n; /* one transform per distinct step */
-    if (ws_reserve(ws, N, multi || use_tree)) {
+    if (ws_reserve(ws, N, multi || use_tree, o->want_opt)) {
         status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (FFT size %zu)", N);
         goto done;
     }
@@ -551,15 +650,12 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
     dpzo__fft_inverse(ws->plan, work);
     err = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
-    for (long i = 0; i < (long)N; i++) {
-        long pos = ((L.w0 + i - S) % (long)N + (long)N) % (long)N;
-        ws->y[i] = creal(work[pos]);
-        if (o->want_opt)
-            ws->y[N + (size_t)i] = cimag(work[pos]);
-    }
+    /* the window's entry i is the transform's entry (w0 + i - S) mod N */
+    dpzo__pld_unpack(work, N, (size_t)((((L.w0 - S) % (long)N) + (long)N) % (long)N),
+                     o->want_opt, ws->y);
 finish:
-    out->y[0] = ws->y;
-    out->y[1] = o->want_opt ? ws->y + N : NULL;
+    out->y[0] = (double *)ws->work; /* dpzo__pld_unpack's layout */
+    out->y[1] = o->want_opt ? ws->y : NULL;
     out->d = d;
     out->lambda = o->lambda;
     out->w0 = L.w0;

@@ -102,25 +102,34 @@ typedef struct {
 typedef struct {
     double lambda;       /* tilt */
     double tau_tilt;     /* tilted mass allowed outside the window (each side) */
-    size_t memory_limit; /* bytes */
+    size_t memory_limit; /* bytes the composition may hold */
     int want_opt;
     int tree;            /* 0: a tree of short transforms where cheaper (pld_tree.c),
                             1: never, 2: always (three or more distinct steps) */
+    size_t held;         /* bytes the caller holds beside it (only for the refusal's message:
+                            the query's limit is memory_limit + held) */
 } dpzo__pld_compose_opts;
 
-/* Bytes the composition of these terms would allocate, and its FFT size. */
+/* Bytes the composition of these terms would allocate, its FFT size, and (span, may be
+ * NULL) the grid points its window needs before the FFT size rounds them up to a power of
+ * two (the window's extent in loss units, span x d, hardly depends on d: pld.c's PRV
+ * chooses the mesh that fits the memory limit from it). */
 dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                                    const dpzo__pld_compose_opts *o, size_t *fft_size,
-                                   size_t *bytes);
+                                   size_t *bytes, double *span);
 /* Buffers reused across compositions (the composed arrays live in it). */
 typedef struct {
     size_t cap, hcap, plan_n;
     struct dpzo__fft_plan *plan;
-    double _Complex *work, *prod;
-    double *ra, *ea, *y;
+    double _Complex *work, *prod; /* work: N entries, the pessimistic output in place */
+    double *ra, *ea, *y;          /* y: the optimistic output, N entries */
 } dpzo__pld_ws;
 void dpzo__pld_ws_free(dpzo__pld_ws *w);
-size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points);
+/* After `freed` bytes were freed: returns the allocator's free pages to the system when that
+ * is at least 4 MiB (glibc), so that the resident size follows the accounted bytes. */
+void dpzo__pld_release(size_t freed);
+/* Bytes a composition of FFT length N holds at its peak (want_opt: the optimistic side too). */
+size_t dpzo__pld_compose_bytes(size_t N, size_t n_terms, size_t max_points, int want_opt);
 dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                               const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
                               dpzo__pld_composed *out);

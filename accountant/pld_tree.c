@@ -246,7 +246,7 @@ typedef struct {
 } evalctx;
 
 /* Composes node v's children into ws->work (see the file comment); returns -1 when out of
- * memory. At the root the result is left in ws->y. */
+ * memory. At the root the result is left in ws as dpzo__pld_unpack leaves it. */
 static int eval(evalctx *X, tnode *v, int root)
 {
     for (int c = 0; c < 2; c++)
@@ -388,13 +388,7 @@ static int eval(evalctx *X, tnode *v, int root)
     uint64_t base = (uint64_t)((v->w0 % (long)N + (long)N) % (long)N);
     uint64_t start = (base + N - R) % N; /* position of index w0 */
     if (root) {
-        double *y0 = X->ws->y, *y1 = X->ws->y + N;
-        for (size_t i = 0; i < N; i++) {
-            double complex z = work[(start + i) & (N - 1)];
-            y0[i] = creal(z);
-            if (o->want_opt)
-                y1[i] = cimag(z);
-        }
+        dpzo__pld_unpack(work, N, (size_t)start, o->want_opt, X->ws->y);
         return 0;
     }
     v->y = malloc(N * sizeof *v->y);

@@ -14,6 +14,7 @@ typedef struct {
     double mean, var;  /* tilted mean and variance in index units (max over sides) */
     long shift;        /* placement offset: round(mean) */
     double theta_err;  /* relative error of the tilted masses */
+    int m0;            /* the ladder of orders: theta_m = 2^(m - m0), m < N_THETA */
     double cgf[2][2][DPZO__PLD_N_THETA]; /* [side][sign][m]: log E e^{+-theta_m (i - shift)} */
 } dpzo__pld_term_stats;
 
@@ -26,6 +27,7 @@ typedef struct {
     dpzo__pld_term_stats *st;
     size_t max_n;
     int covered;       /* the window reaches imax */
+    double span;       /* the window's length before rounding it up to a power of two */
 } dpzo__pld_layout;
 
 /* pld_compose.c */
@@ -39,6 +41,10 @@ double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, dou
 double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda,
                         double c);
 size_t dpzo__pld_pow2_at_least(double x);
+/* The window out of an inverse transform of length N (a power of two) whose window starts
+ * at entry rot: the pessimistic side left in work's first N doubles, the optimistic side
+ * (want_opt) in yopt[0 .. N). */
+void dpzo__pld_unpack(double complex *work, size_t N, size_t rot, int want_opt, double *yopt);
 
 /* pld_tree.c. The tree's plan: whether it beats one full-length transform per distinct
  * step (*use), and the bytes it needs beyond the workspace of an FFT of length L->N. */
@@ -46,7 +52,8 @@ typedef struct dpzo__pld_tree dpzo__pld_tree;
 dpzo_status dpzo__pld_tree_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n,
                                 const dpzo__pld_compose_opts *o, const dpzo__pld_layout *L,
                                 dpzo__pld_tree **tree, int *use, size_t *extra_bytes);
-/* Composes by the planned tree into ws->y (ws reserved for L->N). *err: bound on
+/* Composes by the planned tree into ws (reserved for L->N; the result as dpzo__pld_unpack
+ * leaves it). *err: bound on
  * |computed - exact| of every entry (both sides), misplaced[s]: bound on the tilted mass
  * that intermediate windows put in the wrong place, *theta_fold: relative error added to
  * the steps' tilted masses by folding them into a window (see pld_tree.c). */

@@ -131,9 +131,15 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
     printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
            FMT_DOWN(b2, lo, 10));
     printf("  %-16s %.10g\n", want_delta ? "delta estimate" : "epsilon estimate", est);
-    if (ac->opts.method == DPZO_PLD_PRV)
+    if (ac->opts.method == DPZO_PLD_PRV) {
+        double want = ac->opts.eps_error > 0.0 ? ac->opts.eps_error : 0.01; /* the default */
         printf("  %-16s mesh %.4g, epsilon error %.3g, delta error %.3g\n", "discretisation",
                r->grid, r->eps_error, r->delta_error);
+        if (r->eps_error > 1.01 * want)
+            printf("  %-16s epsilon error above the requested %g: the mesh is the finest that fits "
+                   "the memory limit, or the steps' rounding guards add to it "
+                   "(docs/accountant.md 6.1)\n", "note", want);
+    }
     else
         printf("  %-16s grid %.4g\n", "discretisation", r->grid);
     printf("  %-16s %.1f MiB (FFT length %zu)\n", "memory", (double)r->memory_bytes / 1048576.0,

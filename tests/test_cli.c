@@ -115,10 +115,17 @@ static void test_tight_accountants(void **state)
     assert_true(num(j, "epsilon") <= 8.0 && num(j, "epsilon_lower") <= num(j, "epsilon"));
     assert_rel(num(j, "noise_multiplier"), 1.3458999950, 2e-4);
     cJSON_Delete(j);
+    /* over the limit: the PLD refuses; PRV answers on the finest mesh that fits (issue 20),
+     * meeting the PLD's interval at grid 1e-4, [145.1718, 145.4982] (report_pld.md) */
     run_result *r = run("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 "
-                        "--delta 1e-6 --accountant prv --memory-limit 64");
+                        "--delta 1e-6 --accountant pld --grid 1e-5 --memory-limit 64");
     assert_int_equal(r->status, 1);
     assert_non_null(strstr(r->err, "memory limit of 64 MiB"));
+    j = run_json("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000000 "
+                 "--delta 1e-6 --accountant prv --memory-limit 64 --json");
+    assert_true(num(j, "memory_bytes") <= 64.0 * 1048576.0 && num(j, "eps_error") > 0.01);
+    assert_true(num(j, "epsilon_lower") <= 145.4982 && num(j, "epsilon_upper") >= 145.1718);
+    cJSON_Delete(j);
     expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "
                  "--accountant xyz", "--accountant must be rdp, pld or prv");
     expect_error("epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 10 --delta 1e-5 "

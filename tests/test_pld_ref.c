@@ -43,7 +43,7 @@ static void compose_all(dpzo_ctx *ctx, const dpzo__pld_source *s, int steps)
     assert_ok(ctx, dpzo__pld_discretize(ctx, s, 1e-4, 1e-40, 1, (size_t)1 << 26, &cache.p));
     dpzo__pld_term t = {&cache.p, (uint64_t)steps};
     for (int i = 0; i < N_TILTS; i++) {
-        dpzo__pld_compose_opts o = {tilts[i], 1e-14, (size_t)1 << 31, 1, 0};
+        dpzo__pld_compose_opts o = {tilts[i], 1e-14, (size_t)1 << 31, 1, 0, 0};
         assert_ok(ctx, dpzo__pld_compose(ctx, &t, 1, 1e-4, &o, &cache.ws[i], &cache.c[i]));
     }
 }

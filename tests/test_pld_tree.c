@@ -80,7 +80,7 @@ static void compare(dpzo_ctx *ctx, const tcase *c)
         unsigned long long work[2];
         for (int mode = 0; mode < 2; mode++) {
             dpzo__pld_compose_opts o = {lambdas[li], 1e-12, (size_t)1 << 31, c->want_opt,
-                                        mode == 0 ? 1 : 2};
+                                        mode == 0 ? 1 : 2, 0};
             unsigned long long before = dpzo__pld_fft_points;
             assert_ok(ctx, dpzo__pld_compose(ctx, t, c->n, c->d, &o, &ws[li][mode], &r[li][mode]));
             work[mode] = dpzo__pld_fft_points - before;

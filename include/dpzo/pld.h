@@ -22,9 +22,12 @@
  * When the accountant cannot resolve the answer (a window or tilt that does not cover
  * it) or the interval is wider than an accuracy the caller asked for, the RDP
  * accountant's certified bound is computed too, the upper end becomes the smaller of the
- * two proven bounds, and the result says so (fallback = 1, reason, rdp_epsilon). A
- * request whose memory need exceeds memory_limit is refused with DPZO_ENOMEM and a
- * message giving the size; dpzo_pld_plan reports the need beforehand. */
+ * two proven bounds, and the result says so (fallback = 1, reason, rdp_epsilon). Memory
+ * is counted before it is allocated (the steps' arrays, discretisation scratch, FFT
+ * buffers and plans, both directions where they run at the same time): a PLD request
+ * whose need exceeds memory_limit is refused with DPZO_ENOMEM and a message giving the
+ * size; PRV instead uses the finest mesh that fits (its eps_error then exceeds the one
+ * asked for, and is reported). dpzo_pld_plan reports the need beforehand. */
 #ifndef DPZO_PLD_H
 #define DPZO_PLD_H
 
@@ -46,7 +49,7 @@ typedef struct {
                              back to RDP when upper - lower exceeds it (default 0: never) */
     double delta_error;   /* PRV: delta error (default 1e-3 of delta; for delta queries
                              1e-3 of the estimate) */
-    size_t memory_limit;  /* bytes (default 2 GiB) */
+    size_t memory_limit;  /* bytes the query may hold at once (default 2 GiB) */
     const dpzo_rdp_options *rdp; /* RDP options for the tilt and the fallback (NULL: default) */
 } dpzo_pld_options;
 
@@ -63,8 +66,9 @@ typedef struct {
     double grid;         /* grid interval or mesh used */
     double eps_error, delta_error; /* PRV error terms (0 for PLD) */
     size_t fft_size;     /* largest FFT length used */
-    size_t memory_bytes; /* peak bytes held by the compositions (both directions when they
-                            ran in parallel) */
+    size_t memory_bytes; /* peak bytes the query held: its discretised steps with their
+                            scratch, or with its compositions (both directions when they ran
+                            in parallel); at most memory_limit */
     double tilt;         /* the exponential tilt lambda used */
 } dpzo_pld_result;
 
@@ -104,8 +108,10 @@ dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delt
 /* delta for a target epsilon >= 0. */
 dpzo_status dpzo_pld_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,
                            const dpzo_pld_options *opts, dpzo_pld_result *out);
-/* What an epsilon query (want_delta = 0) or delta query would allocate at most, and its
- * FFT length, without composing anything. */
+/* What an epsilon query (want_delta = 0) or delta query would hold at its peak, and its
+ * FFT length, without composing anything (the steps are discretised, at every mesh PRV
+ * tries). A retry at another tilt or window, which the plan does not foresee, is checked
+ * against memory_limit before it allocates. */
 dpzo_status dpzo_pld_plan(dpzo_ctx *ctx, const dpzo_event *event, double target, int want_delta,
                           const dpzo_pld_options *opts, size_t *bytes, size_t *fft_size);
 

@@ -283,8 +283,8 @@ class _Tight(_Accountant):
 
 class PldAccountant(_Tight):
     """The PLD accountant: ``grid`` is the loss discretisation (default 1e-4; smaller is
-    tighter and slower), ``memory_limit`` the bytes it may allocate (default 2 GiB; larger
-    requests are refused with the size they need). ``eps_error`` > 0: consult the RDP
+    tighter and slower), ``memory_limit`` the bytes a query may hold at once (default 2 GiB;
+    larger requests are refused with the size they need). ``eps_error`` > 0: consult the RDP
     accountant when the interval is wider (``fallback``); ``orders``: the RDP orders for
     the tilt and that fallback (as RdpAccountant's)."""
 
@@ -312,7 +312,8 @@ class PldAccountant(_Tight):
 class PrvAccountant(_Tight):
     """The PRV accountant (Gopi-Lee-Wutschitz 2021): ``eps_error`` the epsilon error target
     (default 0.01), ``delta_error`` the delta error (default 1e-3 of delta),
-    ``memory_limit`` as for PldAccountant."""
+    ``memory_limit`` as for PldAccountant, except that a query whose mesh does not fit it
+    uses the finest mesh that does (the interval is then wider than ``eps_error``)."""
 
     name = "prv"
     _method = S.PLD_PRV
