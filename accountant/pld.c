@@ -232,14 +232,12 @@ typedef struct {
     size_t disc_peak;          /* the most the discretisations held at once, over all runs */
 } query;
 
+static void free_pmfs(query *q);
+
 static void query_free(query *q)
 {
+    free_pmfs(q);
     for (int dir = 0; dir < 2; dir++) {
-        if (q->pmf[dir] != NULL)
-            for (size_t i = 0; i < q->terms.n; i++)
-                dpzo__pld_pmf_free(&q->pmf[dir][i]);
-        free(q->pmf[dir]);
-        free(q->cterms[dir]);
         dpzo__pld_ws_free(&q->ws[dir]);
         dpzo__pld_split_ws_free(&q->sws[dir]);
     }

@@ -495,6 +495,17 @@ static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma, int wa
  * however small sigma is (the terms reach e^{n(n-1)/(2 sigma^2)}); when no term exceeds
  * 1 (M = 0), log1p(T) keeps A close to 1 exact. An abandoned sum (over budget, or a term
  * without a finite bound) gives [-inf, +inf]. */
+/* The tails' term ratios at term i of an order-n sum (sampling rate batch / size): log of
+ * q (n - i)/(i + 1) (*log_ratio, the first branch's before its sqrt(R)) and of that times
+ * e^{2 n c}, c = 1/(2 sigma^2) (returned, the second branch's rho). */
+static double tail_log_ratios(unsigned long n, unsigned long i, uint64_t batch, uint64_t size,
+                              double sigma, double *log_ratio)
+{
+    *log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
+                 - log((double)size);
+    return *log_ratio + (double)n / (sigma * sigma);
+}
+
 static void wor_log_a_int(const struct wor_ivals *w, mpfr_prec_t p, uint64_t batch,
                           uint64_t size, double sigma, unsigned long n, ival *out)
 {
@@ -560,9 +571,7 @@ static void wor_log_a_int(const struct wor_ivals *w, mpfr_prec_t p, uint64_t bat
          * and the sum stops (at large sigma and alpha = 1e5, after about a thousand
          * terms for the second branch, a few dozen for the first). */
         if (i < n && i > 2) {
-            double log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
-                               - log((double)size);
-            double log_rho = log_ratio + (double)n / (sigma * sigma);
+            double log_ratio, log_rho = tail_log_ratios(n, i, batch, size, sigma, &log_ratio);
             for (int b = 0; b < 2; b++) {
                 if (!(b == 0 ? log_ratio + half_log_r < -0.7 : log_rho < -0.7))
                     continue; /* -0.7 < log(1/2), with room for the double roundings */
@@ -622,9 +631,7 @@ static double wor_log_a_fast(const struct wor_entry *w, long p, uint64_t batch, 
         }
         tsum += exp(term - mx);
         if (i < n && i > 2) {
-            double log_ratio = log((double)(n - i)) - log((double)i + 1.0) + log((double)batch)
-                               - log((double)size);
-            double log_rho = log_ratio + (double)n / (sigma * sigma);
+            double log_ratio, log_rho = tail_log_ratios(n, i, batch, size, sigma, &log_ratio);
             for (int b = 0; b < 2; b++) {
                 if (!(b == 0 ? log_ratio + half_log_r < -0.7 : log_rho < -0.7))
                     continue;
