@@ -30,6 +30,10 @@ typedef struct {
     double eps_lower;              /* lower end of the last tight evaluation */
 } problem;
 
+/* The ends of the searches: the most noise, and the lowest sampling rate, tried. */
+#define SIGMA_MAX 1e12
+#define RATE_MIN 1e-15
+
 /* epsilon at parameter value x; certify selects the proven upper bound. */
 static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res)
 {
@@ -96,7 +100,7 @@ static void finish(problem *p, double value, const dpzo_dp_result *cert, double 
  * the two are one tolerance apart (integer: adjacent), then certifies `pass`, stepping
  * one tolerance further from `fail` while the certificate misses the target. */
 static dpzo_status bisect_and_certify(problem *p, double pass, double fail, double eps_fail,
-                                      double rtol, int integer, const char *what,
+                                      double rtol, int integer, const char *what, double limit,
                                       dpzo_calibration *out)
 {
     dpzo_status st;
@@ -119,6 +123,23 @@ static dpzo_status bisect_and_certify(problem *p, double pass, double fail, doub
             return st;
         if (meets(p, &r))
             break;
+        if (i == 0) {
+            /* the certificate missed where the fast estimate passed: first the far end of the
+             * search (`limit`: the most noise, the fewest steps, the lowest rate it accepts),
+             * whose certificate missing means none between does (the certified epsilon is
+             * monotone in each). Below delta ~ 1e-300 the conversion alone costs
+             * log(1/delta) / (alpha - 1) at the largest order, more than the fast estimate
+             * says: a fuzzed target of 2e-305 at delta 6e-315 walked 64 certifications up to
+             * sigma 2e192 (85 s) before this check. */
+            dpzo_dp_result rl;
+            if ((st = eps_at(p, limit, 1, &rl)))
+                return st;
+            if (!meets(p, &rl))
+                return dpzo__fail(p->ctx, DPZO_EINFEASIBLE,
+                                  "epsilon %g cannot be certified: even %s = %g gives %.6g "
+                                  "(at delta %g the conversion from RDP alone costs that much)",
+                                  p->epsilon, what, limit, rl.epsilon, p->delta);
+        }
         /* steps of one tolerance first, then doubling (the fast estimate can be far off
          * where the RDP underflows or overflows a double: q = 1e-300, sigma = 1e-153), so
          * 64 steps span any range of doubles */
@@ -180,7 +201,7 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
         fail = pass;
         eps_fail = r.epsilon;
         pass *= 2.0;
-        if (pass > 1e12)
+        if (pass > SIGMA_MAX)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "no noise multiplier up to 1e12 reaches epsilon %g", epsilon);
     }
@@ -206,7 +227,7 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
         fail = pass / 2.0; /* the certificate missed: search upwards from here */
         eps_fail = r.epsilon;
     }
-    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "sigma", out);
+    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "sigma", SIGMA_MAX, out);
 }
 
 static dpzo_status calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, double q,
@@ -247,10 +268,10 @@ static dpzo_status calibrate_steps(dpzo_ctx *ctx, double epsilon, double delta, 
                 finish(&p, pass, &r, NAN, NAN, out);
                 return DPZO_OK;
             }
-            return bisect_and_certify(&p, pass, pass, r.epsilon, 0.0, 1, "steps", out);
+            return bisect_and_certify(&p, pass, pass, r.epsilon, 0.0, 1, "steps", 1.0, out);
         }
     }
-    return bisect_and_certify(&p, pass, fail, eps_fail, 0.0, 1, "steps", out);
+    return bisect_and_certify(&p, pass, fail, eps_fail, 0.0, 1, "steps", 1.0, out);
 }
 
 static dpzo_status calibrate_rate(dpzo_ctx *ctx, double epsilon, double delta, double sigma,
@@ -285,11 +306,11 @@ static dpzo_status calibrate_rate(dpzo_ctx *ctx, double epsilon, double delta, d
         fail = pass;
         eps_fail = r.epsilon;
         pass /= 2.0;
-        if (pass < 1e-15)
+        if (pass < RATE_MIN)
             return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                               "no sampling rate down to 1e-15 reaches epsilon %g", epsilon);
     }
-    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "q", out);
+    return bisect_and_certify(&p, pass, fail, eps_fail, rtol, 0, "q", RATE_MIN, out);
 }
 
 dpzo_status dpzo_calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, double q,

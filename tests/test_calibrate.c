@@ -1,5 +1,6 @@
 /* tests/test_calibrate.c: noise / steps / sampling-rate calibration: the answer meets
  * the target provably, is tight, and agrees with Opacus and dp_accounting. */
+#include <string.h>
 #include "testutil.h"
 
 static double eps_at(dpzo_ctx *ctx, double q, double sigma, uint64_t steps, double delta,
@@ -70,6 +71,25 @@ static void test_noise_properties(void **state)
                      DPZO_EINFEASIBLE);
     assert_int_equal(dpzo_calibrate_noise(ctx, 1.0, 2.0, 0.1, 100, 0, NULL, &c), DPZO_EINVAL);
     assert_int_equal(dpzo_calibrate_noise(ctx, NAN, 1e-5, 0.1, 100, 0, NULL, &c), DPZO_EINVAL);
+}
+
+/* A target below the conversion's own cost at the largest order (log(1/delta)/(alpha_max - 1)
+ * for RDP 0): the fast estimate passed while no certificate could, and the search walked 64
+ * certifications up to sigma 2e192 before an ENOCONV (a fuzzed input, 85 s). Now the
+ * certificate at the search's far end refuses it: EINFEASIBLE, with that end's epsilon in
+ * the message. alpha_max 2000 keeps each evaluation cheap; the floor is then
+ * 690.8 / 1999 = 0.35. */
+static void test_below_conversion_floor(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_rdp_options o = dpzo_rdp_options_default();
+    o.alpha_max = 2000.0;
+    dpzo_calibration c;
+    assert_int_equal(dpzo_calibrate_noise(ctx, 1e-10, 1e-300, 1e-300, 1, 0, &o, &c),
+                     DPZO_EINFEASIBLE);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "cannot be certified"));
+    assert_int_equal(dpzo_calibrate_sampling_rate(ctx, 1e-10, 1e-300, 1.0, 1, 0, &o, &c),
+                     DPZO_EINFEASIBLE);
 }
 
 static void test_steps(void **state)
@@ -153,6 +173,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dp_accounting, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_noise_properties, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_steps, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_below_conversion_floor, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_sampling_rate, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_wor, ctx_setup, ctx_teardown),
     };
