@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from benchutil import emit
+
 
 def machine():
     info = {"model": "?", "cpus": os.cpu_count(), "flags": ""}
@@ -138,11 +140,7 @@ def main():
     if r_old is not None:
         lines.append(f"Ratio dpzo before / dpzo: {t_old / t_new:.2f}x wall, "
                      f"{c_old / c_new:.2f}x CPU.")
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit("\n".join(lines) + "\n", a.out)
     return 0
 
 

@@ -28,7 +28,6 @@ import argparse
 import ctypes
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -39,6 +38,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import dpzo
+from benchutil import machine
 from dpzo import _lib, _structs
 
 SIGMA, Q, STEPS, DELTA, TARGET = 1.1, 256 / 60000, 14063, 1e-5, 3.0
@@ -140,24 +140,6 @@ def interleaved(rows: List[Row], repeats: int) -> List[Row]:
     for r in live:
         sys.stderr.write(f"  {r.name}: {fmt_t(r.s)}\n")
     return rows
-
-
-def machine() -> str:
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            key, _, val = line.partition(":")
-            if key.strip() == "Model name":
-                model = val.strip()
-            elif key.strip() == "Flags":
-                flags = set(val.split())
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512vl")
-            if f in flags]
-    return (f"{os.cpu_count()}-core {model} (flags: {' '.join(simd) or 'n/a'}), "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
 
 
 def c_row(name: str, what: int, min_time: float, workdir: str, q: float = Q,

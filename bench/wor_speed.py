@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -34,6 +32,7 @@ import time
 from typing import Callable, List, Optional, Tuple
 
 import dpzo
+from benchutil import emit, machine
 
 CASES = [  # label, sigma, B, N, T, delta
     ("MNIST: B=256 of 60,000, sigma 1.1, T=14,063", 1.1, 256, 60000, 14063, 1e-5),
@@ -41,24 +40,6 @@ CASES = [  # label, sigma, B, N, T, delta
     ("issue 20: sigma 9.2291, B=10,516 of 219,784, T=1, delta 1.01e-11",
      9.22913310919996, 10516, 219784, 1, 1.013383779700047e-11),
 ]
-
-
-def machine() -> str:
-    model, flags = platform.processor() or "unknown CPU", set()
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines():
-            key, _, val = line.partition(":")
-            if key.strip() == "Model name":
-                model = val.strip()
-            elif key.strip() == "Flags":
-                flags = set(val.split())
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    simd = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512vl")
-            if f in flags]
-    return (f"{os.cpu_count()}-core {model} (flags: {' '.join(simd) or 'n/a'}), "
-            f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> Tuple[float, object]:
@@ -154,11 +135,7 @@ def main() -> int:
                     f" {r.epsilon:.10g} ({r.order:g}) | {float(e_dpa):.10g} ({float(o_dpa):g}) |")
             lines.append(row)
             sys.stderr.write(row + "\n")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
+    emit("\n".join(lines) + "\n", a.out)
     return 0
 
 
