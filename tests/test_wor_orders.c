@@ -17,14 +17,7 @@
 #include "testutil.h"
 
 static uint64_t rng_state = 0x2545F4914F6CDD1DULL;
-static double urand(void) /* splitmix64 -> [0, 1) */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1p-53;
-}
+static double urand(void) { return test_urand(&rng_state); }
 
 static double log_uniform(double lo, double hi)
 {
