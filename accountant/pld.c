@@ -1145,10 +1145,19 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     if (b.resolved && !plan_only && event != NULL && !q.custom
         && q.o.method == DPZO_PLD_CONNECT_DOTS && 10.0 * q.d <= 1e-3 && b.hi - b.est > 1e-8 * b.hi
         && (q.split_missed[0] || (q.n_dirs == 2 && q.split_missed[1]))) {
+        /* the coarser query gets what this one does not hold: its compositions' buffers are
+         * released first (nothing below reads them), its steps' arrays stay counted */
+        for (int d = 0; d < 2; d++) {
+            dpzo__pld_ws_free(&q.ws[d]);
+            dpzo__pld_split_ws_free(&q.sws[d]);
+        }
+        size_t held = held_bytes(&q);
         dpzo_pld_options o2 = q.o;
         o2.grid = 10.0 * q.d;
+        o2.memory_limit = q.o.memory_limit > held ? q.o.memory_limit - held : 0;
         dpzo_pld_result r2;
-        if (query_run(ctx, event, NULL, target, want_delta, &o2, 0, NULL, NULL, &r2) == DPZO_OK
+        if (o2.memory_limit > 0 /* 0 would mean the default limit */
+            && query_run(ctx, event, NULL, target, want_delta, &o2, 0, NULL, NULL, &r2) == DPZO_OK
             && !r2.fallback) {
             double hi2 = want_delta ? r2.delta_upper : r2.epsilon_upper;
             double lo2 = want_delta ? r2.delta_lower : r2.epsilon_lower;
