@@ -278,10 +278,11 @@ static size_t held_bytes(const query *q)
 }
 
 /* The most one step of n points holds while dpzo__pld_discretize runs, beyond its kept mass
- * arrays: its tail records and (optimistic side) boundaries. */
-static size_t discretise_scratch(size_t n)
+ * arrays: its tail records, (optimistic side) boundaries and the fast path's chunk buffers. */
+static size_t discretise_scratch(const dpzo__pld_source *s, size_t n)
 {
-    return (n + 1) * (sizeof(dpzo__pld_tails) + sizeof(double));
+    return (n + 1) * (sizeof(dpzo__pld_tails) + sizeof(double))
+           + dpzo__pld_discretize_fixed_bytes(s, n);
 }
 
 static void free_pmfs(query *q)
@@ -315,7 +316,8 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
         /* a step's peak while it is discretised: its two mass arrays, kept, plus the
          * tail records and boundaries of dpzo__pld_discretize, freed at its end (with one
          * point to spare for the tables' n + 1 entries) */
-        size_t room = (limit > used ? limit - used : 0)
+        size_t fixed = used + dpzo__pld_discretize_fixed_bytes(&s, (size_t)-1);
+        size_t room = (limit > fixed ? limit - fixed : 0)
                       / (2 * sizeof(double) + sizeof(dpzo__pld_tails) + 2 * sizeof(double));
         room = room > 1 ? room - 1 : 0;
         dpzo_status st = dpzo__pld_discretize(ctx, &s, q->d, q->tau,
@@ -340,9 +342,9 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
             return st;
         size_t kept = q->pmf[dir][i].n * (q->o.method == DPZO_PLD_CONNECT_DOTS ? 2 : 1)
                       * sizeof(double);
-        size_t pk = used + kept + discretise_scratch(q->pmf[dir][i].n);
+        size_t pk = used + kept + discretise_scratch(&s, q->pmf[dir][i].n);
         q->dpeak[dir] = pk > q->dpeak[dir] ? pk : q->dpeak[dir];
-        dpzo__pld_release(discretise_scratch(q->pmf[dir][i].n)); /* freed by the call */
+        dpzo__pld_release(discretise_scratch(&s, q->pmf[dir][i].n)); /* freed by the call */
         used += kept;
         q->cterms[dir][i].pmf = &q->pmf[dir][i];
         q->cterms[dir][i].count = t->count;

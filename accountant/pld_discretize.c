@@ -23,11 +23,14 @@
  * goes to the grid point below l* (still valid, a little looser). Tails are dropped.
  * The cost of optimism is O(d^2) per step instead of the O(d) of rounding losses down. */
 #include <float.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pld_fast.h"
 #include "pld_internal.h"
+#include "vmath.h"
 
 #define U DBL_EPSILON
 
@@ -258,6 +261,319 @@ void dpzo__pld_pmf_free(dpzo__pld_pmf *p)
     memset(p, 0, sizeof *p);
 }
 
+/* Adds a bucket's P-mass to the bin of its excess mean displacement (the coupling terms,
+ * pld_internal.h: bin j holds excesses in (2^-(j+1) d, 2^-j d], bin 63 those below). */
+static void excess_add(double exc_mass[64], double excess, double d, double pb)
+{
+    excess += 8.0 * U * d;
+    excess = excess < d ? excess : d; /* a bucket's mean displacement is at most d */
+    int j = 0;
+    if (excess < d) {
+        /* -ilogb(r) - 1 for r = excess / d in (0, 1), from the exponent's bits (normal r;
+         * below 2^-63 the bin is 63 anyway) */
+        double r = excess / d;
+        if (r >= 0x1p-63) {
+            uint64_t bits;
+            memcpy(&bits, &r, sizeof bits);
+            j = 1023 - (int)((bits >> 52) & 0x7ff) - 1;
+        } else {
+            j = 63;
+        }
+    }
+    exc_mass[j < 0 ? 0 : j > 63 ? 63 : j] += pb;
+}
+
+/* The largest excesses are left to the failure probability while their P-mass stays within
+ * tau; the rest bound the bias. */
+static void excess_finish(const double exc_mass[64], double d, double tau, dpzo__pld_pmf *out)
+{
+    double bad = 0.0;
+    int j = 0;
+    while (j < 63 && bad + exc_mass[j] * (1.0 + 1e-9) <= tau) {
+        bad += exc_mass[j] * (1.0 + 1e-9);
+        j++;
+    }
+    out->bias = ldexp(d, -j);
+    out->bad_mass = bad;
+}
+
+/* The optimistic side's bucket boundaries b_k = l_k - d/2 + s_k, k = 0..n (file comment),
+ * from the pessimistic masses' slope. */
+static void opt_boundaries(const double *p, size_t n, long bot, double d, double off, double *bnd)
+{
+    enum { CH = 256 };
+    double lr[CH];
+    for (size_t k0 = 0; k0 <= n; k0 += CH) {
+        size_t mc = n + 1 - k0 < CH ? n + 1 - k0 : CH;
+        /* the ratios' logarithms in one array call (vmath.c); any slope gives a valid
+         * boundary, its accuracy only decides how often opt_below is needed */
+        for (size_t i = 0; i < mc; i++) {
+            size_t k = k0 + i, km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
+            lr[i] = kp > km && p[km] > 0.0 && p[kp] > 0.0 ? p[kp] / p[km] : 1.0;
+            lr[i] = lr[i] > 0.0 && lr[i] <= DBL_MAX ? lr[i] : 1.0;
+        }
+        dpzo__vm_log(lr, lr, mc);
+        for (size_t i = 0; i < mc; i++) {
+            size_t k = k0 + i, km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
+            double slope = 0.0;
+            if (kp > km && p[km] > 0.0 && p[kp] > 0.0) {
+                double r = p[kp] / p[km];
+                slope = (r > 0.0 && r <= DBL_MAX ? fabs(lr[i]) : fabs(log(p[kp]) - log(p[km])))
+                        / ((double)(kp - km) * d);
+            } else if (kp > km) {
+                slope = 1.0 / d;
+            }
+            double sh = d * d * (1.0 / 12.0 + slope / 6.0);
+            if (sh > 0.25 * d)
+                sh = 0.25 * d;
+            bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
+        }
+    }
+}
+
+/* The optimistic bucket (b_k, b_k+1] of P-mass pb whose merged loss fell below l_k: keep at
+ * l_k the largest upper part (c, b_k+1] whose merged loss is still >= l_k (bisection on c in
+ * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. tk1: the tails at
+ * b_k+1, in full. */
+static void opt_below(const dpzo__pld_source *s, double bk, const dpzo__pld_tails *tk1, double lk,
+                      double pb, size_t k, double *opt)
+{
+    double clo = bk, chi = lk;
+    dpzo__pld_tails tc, best;
+    dpzo__pld_tails_at(s, chi, &best);
+    double pu, qu;
+    if (merged_loss(&best, tk1, &pu, &qu) < lk)
+        pu = 0.0; /* rounding: give up the split */
+    for (int it = 0; it < 16 && pu > 0.0; it++) {
+        double c = 0.5 * (clo + chi);
+        dpzo__pld_tails_at(s, c, &tc);
+        double p2, q2;
+        if (merged_loss(&tc, tk1, &p2, &q2) >= lk) {
+            chi = c;
+            best = tc;
+        } else {
+            clo = c;
+        }
+    }
+    if (pu > 0.0)
+        merged_loss(&best, tk1, &pu, &qu);
+    double rest = pb - pu;
+    if (rest < 0.0)
+        rest = 0.0;
+    opt[k] += pu;
+    if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
+        opt[k - 1] += rest;
+}
+
+/* The fast path (pld_fast.c): cells evaluated a chunk at a time. */
+#define FAST_CHUNK 2048
+
+typedef struct {
+    double *x, *pb, *qb, *ep, *eq, *sl, *v, *w;
+} fast_ws;
+
+static size_t fast_chunk_points(size_t n) { return (n < FAST_CHUNK ? n : FAST_CHUNK) + 1; }
+
+size_t dpzo__pld_discretize_fixed_bytes(const dpzo__pld_source *s, size_t n)
+{
+    if (!dpzo__pld_fast_applies(s))
+        return 0;
+    return fast_chunk_points(n) * (7 + DPZO__PLD_FAST_SCRATCH) * sizeof(double);
+}
+
+static int fast_ws_alloc(fast_ws *W, size_t n)
+{
+    const size_t m = fast_chunk_points(n);
+    W->x = malloc(m * (7 + DPZO__PLD_FAST_SCRATCH) * sizeof(double));
+    if (W->x == NULL)
+        return -1;
+    W->pb = W->x + m;
+    W->qb = W->pb + m;
+    W->ep = W->qb + m;
+    W->eq = W->ep + m;
+    W->sl = W->eq + m;
+    W->v = W->sl + m;
+    W->w = W->v + m;
+    return 0;
+}
+
+/* The guard on a cell's merged loss lr = log(pb / qb) taken as one logarithm of the ratio:
+ * the masses' relative errors ep, eq (at most 1/4 each) move it by at most 1.34 (ep + eq),
+ * the division by u, the logarithm by REL |lr| (vmath.h); 2 (ep + eq) + (4U + REL)
+ * (|lr| + 1) covers them. */
+static double ratio_guard(double lr, double ep, double eq)
+{
+    return 2.0 * (ep + eq) + (4.0 * U + DPZO__VM_REL) * (fabs(lr) + 1.0);
+}
+
+/* the ratios pb / qb into v, their logarithms (1 where there is no ratio) */
+static void log_ratios(fast_ws *W, size_t mc)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double r = W->qb[i] > 0.0 ? W->pb[i] / W->qb[i] : 1.0;
+        W->v[i] = r >= DBL_MIN && r <= DBL_MAX ? r : 1.0;
+    }
+    dpzo__vm_log(W->v, W->v, mc);
+}
+
+/* A cell's merged loss, rounded down by its error bound (pld_fast.c: pb, qb > 0), from its
+ * ratio's logarithm lr where the ratio is a normal double, else from two logarithms. */
+static double cell_merged(double pb, double qb, double ep, double eq, double lr, double *guard)
+{
+    double r = pb / qb;
+    if (r >= DBL_MIN && r <= DBL_MAX) {
+        *guard = ratio_guard(lr, ep, eq);
+        return lr;
+    }
+    const double lp = log(pb), lq = log(qb);
+    *guard = 2.0 * (ep + eq) + 4.0 * U * (fabs(lp) + fabs(lq) + 1.0);
+    return lp - lq;
+}
+
+/* The pessimistic masses of a Poisson-sampled Gaussian step from pld_fast.c's cells: cell k
+ * holds losses in [l_k - sl_k, l_k+1] (sl_k <= 1e-9 d, else the step is refused: returns
+ * -1; sl_k is about 1e-14). It is split by connect-the-dots between l_k - sl_k and l_k+1 (its merged loss raised
+ * by its guard), and the lower part raised to l_k. The upper share is taken as
+ * pb (1 - e^-frac) / (1 - e^-d), at least (1 - e^-frac) / (1 - e^-w) for the width
+ * w = d + sl_k, and its rounding (at most 2 REL + 5u relative) is made up for by raising
+ * frac by (2 REL + 5u)(e^w - 1) (d/df log(1 - e^-f) = 1 / (e^f - 1) >= 1 / (e^w - 1)).
+ * The excess mean displacement over the exact split of the exact bucket (the coupling
+ * terms): 2 guard as in the scalar path, plus sl_k for the raised lower part, plus at most
+ * sl_k for the share's denominator and (w^2 - d^2) / 8 <= sl_k d / 4 for the wider split:
+ * 2 guard + 2.5 sl_k (d <= 1; the caller's d_eff = (1 + 2.5e-9) d bounds every one). */
+static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, size_t n,
+                     double *p, double *pinf, double exc_mass[64], double d_eff, fast_ws *W)
+{
+    const double inv_norm = 1.0 / -expm1(-d);
+    const double hi_guard = (2.0 * DPZO__VM_REL + 5.0 * U) * expm1(1.000001 * d) * (1.0 + 4.0 * U);
+    for (size_t k0 = 0; k0 + 1 < n; k0 += FAST_CHUNK) {
+        size_t mc = n - 1 - k0 < FAST_CHUNK ? n - 1 - k0 : FAST_CHUNK;
+        for (size_t i = 0; i <= mc; i++)
+            W->x[i] = grid_loss(bot + (long)(k0 + i), d, off);
+        double below, above;
+        if (dpzo__pld_fast_cells(s, W->x, mc + 1, 1, W->pb, W->qb, W->ep, W->eq, W->sl, &below,
+                                 &above, W->w))
+            return -1;
+        if (k0 == 0)
+            p[0] += below; /* P(L <= l_0), raised to l_0 */
+        if (k0 + mc + 1 == n)
+            *pinf = above;
+        log_ratios(W, mc);
+        for (size_t i = 0; i < mc; i++) {
+            double pb = W->pb[i], sl = W->sl[i], guard;
+            if (pb == 0.0) { /* an empty cell */
+                W->v[i] = 0.0;
+                continue;
+            }
+            if (!(sl <= 1e-9 * d))
+                return -1;
+            double lr = cell_merged(pb, W->qb[i], W->ep[i], W->eq[i], W->v[i], &guard);
+            guard += hi_guard;
+            double w = d + sl, frac = lr - (W->x[i] - sl) + guard;
+            frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
+            W->v[i] = -frac;
+            excess_add(exc_mass, 2.0 * guard + 2.5 * sl, d_eff, pb);
+        }
+        dpzo__vm_expm1(W->v, W->v, mc);
+        for (size_t i = 0; i < mc; i++) {
+            double pb = W->pb[i], hi = pb * -W->v[i] * inv_norm;
+            hi = hi > pb ? pb : hi;
+            p[k0 + i] += pb - hi;
+            p[k0 + i + 1] += hi;
+        }
+    }
+    return 0;
+}
+
+/* Optimistic: the part of cell k (between the thresholds of b_k and b_k+1, P-mass pb) whose
+ * merged loss fell below l_k. As opt_below, with the cells of pld_fast.c: the upper part
+ * between the thresholds of c and b_k+1 (c in [b_k, l_k], by bisection) whose merged loss is
+ * still >= l_k stays at l_k, the rest goes one point down; a part whose threshold does not
+ * lie inside the cell (rounding) is given up. */
+static void opt_below_fast(const dpzo__pld_source *s, const double *bnd, size_t k, double lk,
+                           double pb, double *opt)
+{
+    double clo = bnd[k], chi = lk, pu = 0.0;
+    double xs[3] = {bnd[k], lk, bnd[k + 1]};
+    double c_pb[2], c_qb[2], c_ep[2], c_eq[2], ww[3 * DPZO__PLD_FAST_SCRATCH];
+    /* the part above l_k, and a check that its cell lies inside cell k (its lower part
+     * between b_k and l_k has positive mass) */
+    if (dpzo__pld_fast_cells(s, xs, 3, 0, c_pb, c_qb, c_ep, c_eq, NULL, NULL, NULL, ww) == 0) {
+        double g, lr = cell_merged(c_pb[1], c_qb[1], c_ep[1], c_eq[1], log(c_pb[1] / c_qb[1]), &g);
+        if (c_pb[1] > 0.0 && lr - g >= lk && c_pb[1] <= pb)
+            pu = c_pb[1];
+    }
+    for (int it = 0; it < 16 && pu > 0.0; it++) {
+        double c = 0.5 * (clo + chi);
+        double ys[3] = {bnd[k], c, bnd[k + 1]};
+        if (dpzo__pld_fast_cells(s, ys, 3, 0, c_pb, c_qb, c_ep, c_eq, NULL, NULL, NULL, ww) != 0)
+            break;
+        double g, lr = cell_merged(c_pb[1], c_qb[1], c_ep[1], c_eq[1], log(c_pb[1] / c_qb[1]), &g);
+        if (c_pb[1] > 0.0 && lr - g >= lk && c_pb[1] <= pb) {
+            chi = c;
+            pu = c_pb[1];
+        } else {
+            clo = c;
+        }
+    }
+    opt[k] += pu;
+    if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
+        opt[k - 1] += pb - pu > 0.0 ? pb - pu : 0.0;
+}
+
+/* The optimistic masses: the cells between the boundaries bnd, merged, each at l_k where
+ * its merged loss (rounded down by its error bound) is at least l_k, else opt_below_fast.
+ * Returns -1 where pld_fast.c flags a cell (the step is then discretised the scalar way). */
+static int opt_fast(const dpzo__pld_source *s, const double *bnd, long bot, double d, double off,
+                    size_t n, double *opt, fast_ws *W)
+{
+    for (size_t k0 = 0; k0 < n; k0 += FAST_CHUNK) {
+        size_t mc = n - k0 < FAST_CHUNK ? n - k0 : FAST_CHUNK;
+        if (dpzo__pld_fast_cells(s, bnd + k0, mc + 1, 0, W->pb, W->qb, W->ep, W->eq, NULL, NULL,
+                                 NULL, W->w))
+            return -1;
+        log_ratios(W, mc);
+        for (size_t i = 0; i < mc; i++) {
+            size_t k = k0 + i;
+            double pb = W->pb[i], guard;
+            if (pb == 0.0)
+                continue; /* an empty cell */
+            double lstar = cell_merged(pb, W->qb[i], W->ep[i], W->eq[i], W->v[i], &guard) - guard;
+            double lk = grid_loss(bot + (long)k, d, off);
+            if (lstar >= lk)
+                opt[k] += pb;
+            else
+                opt_below_fast(s, bnd, k, lk, pb, opt);
+        }
+    }
+    return 0;
+}
+
+/* Both sides of a Poisson-sampled Gaussian step by pld_fast.c; -1 where it flags a cell (the
+ * caller then clears the arrays and takes the scalar way). */
+static int discretize_fast(const dpzo__pld_source *s, long bot, double d, double off, double tau,
+                           int want_opt, double *bnd, fast_ws *W, dpzo__pld_pmf *out)
+{
+    const size_t n = out->n;
+    double exc_mass[64] = {0.0};
+    const double d_eff = d * (1.0 + 2.5e-9);
+    if (n < 2 || pess_fast(s, bot, d, off, n, out->pess, &out->pess_inf, exc_mass, d_eff, W))
+        return -1;
+    excess_finish(exc_mass, d_eff, tau, out);
+    if (want_opt) {
+        opt_boundaries(out->pess, n, bot, d, off, bnd);
+        if (opt_fast(s, bnd, bot, d, off, n, out->opt, W))
+            return -1;
+    }
+    return 0;
+}
+
+/* Tests: 1 routes Poisson-sampled Gaussian steps through pld_fast.c (the default), 0 through
+ * the scalar tails. */
+static _Atomic int fast_enabled = 1;
+
+void dpzo__pld_discretize_fast(int on) { fast_enabled = on != 0; }
+
 dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, double d, double tau,
                                  int want_opt, size_t max_points, dpzo__pld_pmf *out)
 {
@@ -270,13 +586,17 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "one step needs %zu grid points (more than the limit %zu)", n,
                           max_points);
+    int fast = fast_enabled && dpzo__pld_fast_applies(s);
+    fast_ws W = {0};
     dpzo__pld_tails *t = malloc((n + 1) * sizeof *t);
     double *bnd = want_opt ? malloc((n + 1) * sizeof *bnd) : NULL;
     out->pess = calloc(n, sizeof *out->pess);
     out->opt = want_opt ? calloc(n, sizeof *out->opt) : NULL;
-    if (t == NULL || out->pess == NULL || (want_opt && (out->opt == NULL || bnd == NULL))) {
+    if ((fast && fast_ws_alloc(&W, n) != 0) || t == NULL || out->pess == NULL
+        || (want_opt && (out->opt == NULL || bnd == NULL))) {
         free(t);
         free(bnd);
+        free(W.x);
         dpzo__pld_pmf_free(out);
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory discretising a step (%zu points)", n);
     }
@@ -285,6 +605,23 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     out->off = off;
     out->n = n;
     double *p = out->pess;
+    if (fast) {
+        int st = discretize_fast(s, bot, d, off, tau, want_opt, bnd, &W, out);
+        free(W.x);
+        if (st == 0) {
+            free(bnd);
+            free(t);
+            return DPZO_OK;
+        }
+        /* a cell pld_fast.c cannot bound: the scalar way, from the start */
+        memset(p, 0, n * sizeof *p);
+        if (want_opt)
+            memset(out->opt, 0, n * sizeof *out->opt);
+        out->pess_inf = out->bias = out->bad_mass = 0.0;
+    }
+    /* the coupling terms (pld_internal.h): P-mass per binary order of the excess mean
+     * displacement over d */
+    double exc_mass[64] = {0.0};
     const double inv_norm = 1.0 / -expm1(-d);
     tails_run(s, NULL, bot, d, off, n, t);
     /* slack (custom noises): the cell between l_k and l_k+1 holds losses in
@@ -295,9 +632,6 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     const double w = d + 2.0 * sl, inv_w = sl > 0.0 ? 1.0 / -expm1(-w) : inv_norm;
     const double up2 = sl > 0.0 ? -expm1(-sl) * inv_norm : 0.0;
     double inf_extra = 0.0;
-    /* the coupling terms (pld_internal.h): P-mass per binary order of the excess mean
-     * displacement over d (bin j: excess in (2^-(j+1) d, 2^-j d], bin 63: below) */
-    double exc_mass[64] = {0.0};
     if (sl > 0.0 && n > 1)
         p[1] += exp(t[0].pl); /* losses up to l_0 + sl: raised to l_1 */
     else if (sl > 0.0)
@@ -327,12 +661,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
             if (hi > pb)
                 hi = pb;
         }
-        excess += 8.0 * U * d;
-        excess = excess < d ? excess : d; /* a bucket's mean displacement is at most d */
-        {
-            int j = excess >= d ? 0 : -ilogb(excess / d) - 1;
-            exc_mass[j < 0 ? 0 : j > 63 ? 63 : j] += pb;
-        }
+        excess_add(exc_mass, excess, d, pb);
         p[k] += pb - hi;
         if (sl > 0.0) {
             /* hi sits at l_k+1 + sl: the share (1 - e^-sl)/(1 - e^-d) goes one point up */
@@ -347,32 +676,9 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         p[k + 1] += hi;
     }
     out->pess_inf = exp(t[n - 1].pg) + inf_extra;
-    {
-        /* the largest excesses are left to the failure probability while their P-mass
-         * stays within tau; the rest bound the bias */
-        double bad = 0.0;
-        int j = 0;
-        while (j < 63 && bad + exc_mass[j] * (1.0 + 1e-9) <= tau) {
-            bad += exc_mass[j] * (1.0 + 1e-9);
-            j++;
-        }
-        out->bias = ldexp(d, -j);
-        out->bad_mass = bad;
-    }
+    excess_finish(exc_mass, d, tau, out);
     if (want_opt) {
-        /* boundaries b_k = l_k - d/2 + s_k, k = 0..n */
-        for (size_t k = 0; k <= n; k++) {
-            size_t km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
-            double slope = 0.0;
-            if (kp > km && p[km] > 0.0 && p[kp] > 0.0)
-                slope = fabs(log(p[kp] / p[km])) / ((double)(kp - km) * d);
-            else if (kp > km)
-                slope = 1.0 / d;
-            double sh = d * d * (1.0 / 12.0 + slope / 6.0);
-            if (sh > 0.25 * d)
-                sh = 0.25 * d;
-            bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
-        }
+        opt_boundaries(p, n, bot, d, off, bnd);
         tails_run(s, bnd, 0, 0.0, 0.0, n + 1, t);
         for (size_t k = 0; k < n; k++) {
             double pb, qb;
@@ -384,40 +690,13 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
                 out->opt[k] += pb;
                 continue;
             }
-            /* The merged loss fell below l_k: keep at l_k the largest upper part
-             * (c, b_{k+1}] whose merged loss is still >= l_k (bisection on c in
-             * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. */
-            double clo = bnd[k], chi = lk;
-            dpzo__pld_tails tc, best;
             /* the bisection's buckets may read the other side of b_{k+1}: in full (a custom
              * noise's are: its tails are not asked for twice, they may depend on the
              * order of the calls) */
             if (isnan(t[k + 1].pg) || isnan(t[k + 1].qg) || isnan(t[k + 1].pl)
                 || isnan(t[k + 1].ql))
                 dpzo__pld_tails_at(s, bnd[k + 1], &t[k + 1]);
-            dpzo__pld_tails_at(s, chi, &best);
-            double pu, qu;
-            if (merged_loss(&best, &t[k + 1], &pu, &qu) < lk)
-                pu = 0.0; /* rounding: give up the split */
-            for (int it = 0; it < 16 && pu > 0.0; it++) {
-                double c = 0.5 * (clo + chi);
-                dpzo__pld_tails_at(s, c, &tc);
-                double p2, q2;
-                if (merged_loss(&tc, &t[k + 1], &p2, &q2) >= lk) {
-                    chi = c;
-                    best = tc;
-                } else {
-                    clo = c;
-                }
-            }
-            if (pu > 0.0)
-                merged_loss(&best, &t[k + 1], &pu, &qu);
-            double rest = pb - pu;
-            if (rest < 0.0)
-                rest = 0.0;
-            out->opt[k] += pu;
-            if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
-                out->opt[k - 1] += rest;
+            opt_below(s, bnd[k], &t[k + 1], lk, pb, k, out->opt);
         }
     }
     free(bnd);

@@ -68,6 +68,12 @@ typedef struct {
 /* tau: the tail mass (under P) allowed outside the grid at each end. */
 dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, double d, double tau,
                                  int want_opt, size_t max_points, dpzo__pld_pmf *out);
+/* Bytes dpzo__pld_discretize holds for a step of n points beside its per-point arrays (the
+ * fast path's chunk buffers, pld_fast.h; 0 where that path does not apply). */
+size_t dpzo__pld_discretize_fixed_bytes(const dpzo__pld_source *s, size_t n);
+/* Tests: 0 sends Poisson-sampled Gaussian steps through the scalar tails instead of
+ * pld_fast.c (1, the default). Not thread-safe against running queries. */
+void dpzo__pld_discretize_fast(int on);
 /* The number of grid points dpzo__pld_discretize would use (for memory planning). */
 size_t dpzo__pld_points(const dpzo__pld_source *s, double d, double tau);
 void dpzo__pld_pmf_free(dpzo__pld_pmf *p);
