@@ -431,7 +431,7 @@ static double cell_merged(double pb, double qb, double ep, double eq, double lr,
 }
 
 /* The pessimistic masses of a Poisson-sampled Gaussian step from pld_fast.c's cells: cell k
- * holds losses in [l_k - sl_k, l_k+1] (sl_k <= 1e-9 d, else the step is refused: returns
+ * holds losses in [l_k - sl_k, l_k+1] (sl_k <= 1e-6 d, else the step is refused: returns
  * -1; sl_k is about 1e-14). It is split by connect-the-dots between l_k - sl_k and l_k+1 (its merged loss raised
  * by its guard), and the lower part raised to l_k. The upper share is taken as
  * pb (1 - e^-frac) / (1 - e^-d), at least (1 - e^-frac) / (1 - e^-w) for the width
@@ -440,7 +440,7 @@ static double cell_merged(double pb, double qb, double ep, double eq, double lr,
  * The excess mean displacement over the exact split of the exact bucket (the coupling
  * terms): 2 guard as in the scalar path, plus sl_k for the raised lower part, plus at most
  * sl_k for the share's denominator and (w^2 - d^2) / 8 <= sl_k d / 4 for the wider split:
- * 2 guard + 2.5 sl_k (d <= 1; the caller's d_eff = (1 + 2.5e-9) d bounds every one). */
+ * 2 guard + 2.5 sl_k (d <= 1; the caller's d_eff = (1 + 2.5e-6) d bounds every one). */
 static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, size_t n,
                      double *p, double *pinf, double exc_mass[64], double d_eff, fast_ws *W)
 {
@@ -465,7 +465,7 @@ static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, 
                 W->v[i] = 0.0;
                 continue;
             }
-            if (!(sl <= 1e-9 * d))
+            if (!(sl <= 1e-6 * d))
                 return -1;
             double lr = cell_merged(pb, W->qb[i], W->ep[i], W->eq[i], W->v[i], &guard);
             guard += hi_guard;
@@ -556,7 +556,7 @@ static int discretize_fast(const dpzo__pld_source *s, long bot, double d, double
 {
     const size_t n = out->n;
     double exc_mass[64] = {0.0};
-    const double d_eff = d * (1.0 + 2.5e-9);
+    const double d_eff = d * (1.0 + 2.5e-6);
     if (n < 2 || pess_fast(s, bot, d, off, n, out->pess, &out->pess_inf, exc_mass, d_eff, W))
         return -1;
     excess_finish(exc_mass, d_eff, tau, out);
@@ -571,6 +571,7 @@ static int discretize_fast(const dpzo__pld_source *s, long bot, double d, double
 /* Tests: 1 routes Poisson-sampled Gaussian steps through pld_fast.c (the default), 0 through
  * the scalar tails. */
 static _Atomic int fast_enabled = 1;
+_Atomic unsigned long long dpzo__pld_fast_steps;
 
 void dpzo__pld_discretize_fast(int on) { fast_enabled = on != 0; }
 
@@ -609,6 +610,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         int st = discretize_fast(s, bot, d, off, tau, want_opt, bnd, &W, out);
         free(W.x);
         if (st == 0) {
+            dpzo__pld_fast_steps++;
             free(bnd);
             free(t);
             return DPZO_OK;

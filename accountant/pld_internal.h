@@ -74,6 +74,8 @@ size_t dpzo__pld_discretize_fixed_bytes(const dpzo__pld_source *s, size_t n);
 /* Tests: 0 sends Poisson-sampled Gaussian steps through the scalar tails instead of
  * pld_fast.c (1, the default). Not thread-safe against running queries. */
 void dpzo__pld_discretize_fast(int on);
+/* Steps (one direction each) discretised by pld_fast.c since the process started. */
+extern _Atomic unsigned long long dpzo__pld_fast_steps;
 /* The number of grid points dpzo__pld_discretize would use (for memory planning). */
 size_t dpzo__pld_points(const dpzo__pld_source *s, double d, double tau);
 void dpzo__pld_pmf_free(dpzo__pld_pmf *p);
