@@ -302,32 +302,28 @@ static void excess_finish(const double exc_mass[64], double d, double tau, dpzo_
 static void opt_boundaries(const double *p, size_t n, long bot, double d, double off, double *bnd)
 {
     enum { CH = 256 };
-    double lr[CH];
-    for (size_t k0 = 0; k0 <= n; k0 += CH) {
-        size_t mc = n + 1 - k0 < CH ? n + 1 - k0 : CH;
-        /* the ratios' logarithms in one array call (vmath.c); any slope gives a valid
-         * boundary, its accuracy only decides how often opt_below is needed */
-        for (size_t i = 0; i < mc; i++) {
-            size_t k = k0 + i, km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
-            lr[i] = kp > km && p[km] > 0.0 && p[kp] > 0.0 ? p[kp] / p[km] : 1.0;
-            lr[i] = lr[i] > 0.0 && lr[i] <= DBL_MAX ? lr[i] : 1.0;
-        }
-        dpzo__vm_log(lr, lr, mc);
-        for (size_t i = 0; i < mc; i++) {
-            size_t k = k0 + i, km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
-            double slope = 0.0;
-            if (kp > km && p[km] > 0.0 && p[kp] > 0.0) {
-                double r = p[kp] / p[km];
-                slope = (r > 0.0 && r <= DBL_MAX ? fabs(lr[i]) : fabs(log(p[kp]) - log(p[km])))
-                        / ((double)(kp - km) * d);
-            } else if (kp > km) {
-                slope = 1.0 / d;
-            }
-            double sh = d * d * (1.0 / 12.0 + slope / 6.0);
-            if (sh > 0.25 * d)
-                sh = 0.25 * d;
-            bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
-        }
+    double v[CH], kind[CH];
+    /* the interior in array loops (pld_fast.c: the ratios' logarithms by vmath.c; any
+     * slope gives a valid boundary, its accuracy only decides how often the optimistic
+     * split is needed) */
+    for (size_t k0 = 1; k0 + 1 < n; k0 += CH) {
+        size_t mc = n - 1 - k0 < CH ? n - 1 - k0 : CH;
+        dpzo__pld_opt_bnd_interior(p, k0, mc, bot, d, off, bnd, v, kind);
+    }
+    /* the ends: k = 0, n - 1 (one-sided) and n (no slope) */
+    for (size_t k = 0; k <= n; k++) {
+        if (k == 1 && n > 2)
+            k = n - 1;
+        size_t km = k == 0 ? 0 : k - 1, kp = k + 1 < n ? k + 1 : n - 1;
+        double slope = 0.0;
+        if (kp > km && p[km] > 0.0 && p[kp] > 0.0)
+            slope = fabs(log(p[kp]) - log(p[km])) / ((double)(kp - km) * d);
+        else if (kp > km)
+            slope = 1.0 / d;
+        double sh = d * d * (1.0 / 12.0 + slope / 6.0);
+        if (sh > 0.25 * d)
+            sh = 0.25 * d;
+        bnd[k] = grid_loss(bot + (long)k, d, off) - 0.5 * d + sh;
     }
 }
 
@@ -406,16 +402,6 @@ static double ratio_guard(double lr, double ep, double eq)
     return 2.0 * (ep + eq) + (4.0 * U + DPZO__VM_REL) * (fabs(lr) + 1.0);
 }
 
-/* the ratios pb / qb into v, their logarithms (1 where there is no ratio) */
-static void log_ratios(fast_ws *W, size_t mc)
-{
-    for (size_t i = 0; i < mc; i++) {
-        double r = W->qb[i] > 0.0 ? W->pb[i] / W->qb[i] : 1.0;
-        W->v[i] = r >= DBL_MIN && r <= DBL_MAX ? r : 1.0;
-    }
-    dpzo__vm_log(W->v, W->v, mc);
-}
-
 /* A cell's merged loss, rounded down by its error bound (pld_fast.c: pb, qb > 0), from its
  * ratio's logarithm lr where the ratio is a normal double, else from two logarithms. */
 static double cell_merged(double pb, double qb, double ep, double eq, double lr, double *guard)
@@ -444,12 +430,10 @@ static double cell_merged(double pb, double qb, double ep, double eq, double lr,
 static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, size_t n,
                      double *p, double *pinf, double exc_mass[64], double d_eff, fast_ws *W)
 {
-    const double inv_norm = 1.0 / -expm1(-d);
-    const double hi_guard = (2.0 * DPZO__VM_REL + 5.0 * U) * expm1(1.000001 * d) * (1.0 + 4.0 * U);
+    const size_t m = fast_chunk_points(n);
     for (size_t k0 = 0; k0 + 1 < n; k0 += FAST_CHUNK) {
         size_t mc = n - 1 - k0 < FAST_CHUNK ? n - 1 - k0 : FAST_CHUNK;
-        for (size_t i = 0; i <= mc; i++)
-            W->x[i] = grid_loss(bot + (long)(k0 + i), d, off);
+        dpzo__pld_grid(bot + (long)k0, off, d, mc + 1, W->x);
         double below, above;
         if (dpzo__pld_fast_cells(s, W->x, mc + 1, 1, W->pb, W->qb, W->ep, W->eq, W->sl, &below,
                                  &above, W->w))
@@ -458,29 +442,9 @@ static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, 
             p[0] += below; /* P(L <= l_0), raised to l_0 */
         if (k0 + mc + 1 == n)
             *pinf = above;
-        log_ratios(W, mc);
-        for (size_t i = 0; i < mc; i++) {
-            double pb = W->pb[i], sl = W->sl[i], guard;
-            if (pb == 0.0) { /* an empty cell */
-                W->v[i] = 0.0;
-                continue;
-            }
-            if (!(sl <= 1e-6 * d))
-                return -1;
-            double lr = cell_merged(pb, W->qb[i], W->ep[i], W->eq[i], W->v[i], &guard);
-            guard += hi_guard;
-            double w = d + sl, frac = lr - (W->x[i] - sl) + guard;
-            frac = frac < 0.0 ? 0.0 : frac > w ? w : frac;
-            W->v[i] = -frac;
-            excess_add(exc_mass, 2.0 * guard + 2.5 * sl, d_eff, pb);
-        }
-        dpzo__vm_expm1(W->v, W->v, mc);
-        for (size_t i = 0; i < mc; i++) {
-            double pb = W->pb[i], hi = pb * -W->v[i] * inv_norm;
-            hi = hi > pb ? pb : hi;
-            p[k0 + i] += pb - hi;
-            p[k0 + i + 1] += hi;
-        }
+        if (dpzo__pld_fast_split(W->x, W->pb, W->qb, W->ep, W->eq, W->sl, mc, d, d_eff, p + k0,
+                                 exc_mass, W->v, W->w, W->w + m))
+            return -1;
     }
     return 0;
 }
@@ -527,24 +491,18 @@ static void opt_below_fast(const dpzo__pld_source *s, const double *bnd, size_t 
 static int opt_fast(const dpzo__pld_source *s, const double *bnd, long bot, double d, double off,
                     size_t n, double *opt, fast_ws *W)
 {
+    const size_t m = fast_chunk_points(n);
     for (size_t k0 = 0; k0 < n; k0 += FAST_CHUNK) {
         size_t mc = n - k0 < FAST_CHUNK ? n - k0 : FAST_CHUNK;
         if (dpzo__pld_fast_cells(s, bnd + k0, mc + 1, 0, W->pb, W->qb, W->ep, W->eq, NULL, NULL,
                                  NULL, W->w))
             return -1;
-        log_ratios(W, mc);
-        for (size_t i = 0; i < mc; i++) {
-            size_t k = k0 + i;
-            double pb = W->pb[i], guard;
-            if (pb == 0.0)
-                continue; /* an empty cell */
-            double lstar = cell_merged(pb, W->qb[i], W->ep[i], W->eq[i], W->v[i], &guard) - guard;
-            double lk = grid_loss(bot + (long)k, d, off);
-            if (lstar >= lk)
-                opt[k] += pb;
-            else
-                opt_below_fast(s, bnd, k, lk, pb, opt);
-        }
+        double *below = W->w, *fix = W->w + m;
+        dpzo__pld_grid(bot + (long)k0, off, d, mc, W->x);
+        dpzo__pld_fast_merge(W->x, W->pb, W->qb, W->ep, W->eq, mc, opt + k0, below, W->v, fix);
+        for (size_t i = 0; i < mc; i++)
+            if (below[i] != 0.0)
+                opt_below_fast(s, bnd, k0 + i, W->x[i], W->pb[i], opt);
     }
     return 0;
 }

@@ -53,6 +53,7 @@
  * the step the scalar way. A cell between two thresholds at -inf is empty (masses 0). */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "pld_fast.h"
 #include "vmath.h"
@@ -238,4 +239,198 @@ size_t dpzo__pld_fast_cells(const dpzo__pld_source *s, const double *x, size_t m
     if (above != NULL) /* P(L > x_m-1): remove r > rs, add r < rs */
         *above = flag[m - 1] > 0.0 ? 1.0 : p_side(t0, t1, e0, e1, h0, h1, m - 1, !add, add, q);
     return nbad + (flag[0] > 0.0) + (flag[m - 1] > 0.0);
+}
+
+/* The pessimistic split of cells 0 .. mc-1 (x: their lower grid points; pld_discretize.c's
+ * pess_fast states the rules): ratios, guards and fractions in array loops, the logarithms
+ * and exponentials by vmath.c. */
+/* the guard on lr = log(pb / qb) (one logarithm of a normal ratio; pld_discretize.c's
+ * ratio_guard) */
+#define RATIO_GUARD(lr, ep, eq) (2.0 * ((ep) + (eq)) + (4.0 * DBL_EPSILON + REL) * (fabs(lr) + 1.0))
+
+static FAST_CLONES void loop_ratio_fix(const double *restrict pb, const double *restrict qb,
+                                       size_t mc, double *restrict v, double *restrict fix)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double r = pb[i] / (qb[i] > 0.0 ? qb[i] : 1.0);
+        int normal = (qb[i] > 0.0) & (r >= DBL_MIN) & (r <= DBL_MAX);
+        v[i] = normal ? r : 1.0;
+        fix[i] = normal ? 0.0 : 1.0;
+    }
+}
+
+/* -frac into v, the excess into ex; returns the largest slack over d (NaN-safe: 1 if any) */
+static FAST_CLONES double loop_frac(const double *restrict x, const double *restrict pb,
+                                    const double *restrict ep, const double *restrict eq,
+                                    const double *restrict sl, size_t mc, double d,
+                                    double hi_guard, double *restrict v, double *restrict ex)
+{
+    double worst = 0.0;
+    for (size_t i = 0; i < mc; i++) {
+        double lr = v[i], g = RATIO_GUARD(lr, ep[i], eq[i]) + hi_guard;
+        double w = d + sl[i], f = lr - (x[i] - sl[i]) + g;
+        f = f < 0.0 ? 0.0 : f > w ? w : f;
+        v[i] = pb[i] > 0.0 ? -f : 0.0;
+        ex[i] = 2.0 * g + 2.5 * sl[i];
+        double r = sl[i] <= 1e-6 * d ? 0.0 : 1.0;
+        worst = r > worst ? r : worst;
+    }
+    return worst;
+}
+
+/* the excess bins: j with r = ex / d_eff (raised by 4u) in [2^-(j+1), 2^-j), 0 from 1/2 up,
+ * 63 below 2^-63; as doubles */
+static FAST_CLONES void loop_bins(const double *restrict ex, size_t mc, double inv, double d,
+                                  double *restrict jb)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double r = (ex[i] + 8.0 * DBL_EPSILON * d) * inv;
+        uint64_t bits;
+        memcpy(&bits, &r, sizeof bits);
+        /* r in [2^-63, 1) is normal, r = 1.m 2^(E - 1023): j = 1022 - E */
+        double j = (double)(1022 - (int64_t)((bits >> 52) & 0x7ff));
+        jb[i] = !(r < 1.0) ? 0.0 : r < 0x1p-63 ? 63.0 : j;
+    }
+}
+
+static FAST_CLONES void loop_place(const double *restrict pb, const double *restrict v, size_t mc,
+                                   double inv_norm, double *restrict lo, double *restrict hi)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double h = pb[i] * -v[i] * inv_norm;
+        hi[i] = h > pb[i] ? pb[i] : h;
+        lo[i] = pb[i] - hi[i];
+    }
+}
+
+int dpzo__pld_fast_split(const double *x, const double *pb, const double *qb, const double *ep,
+                         const double *eq, const double *sl, size_t mc, double d, double d_eff,
+                         double *p, double exc_mass[64], double *v, double *ex, double *hi)
+{
+    const double inv_norm = 1.0 / -expm1(-d);
+    const double hi_guard = (2.0 * REL + 5.0 * UR * 2.0) * expm1(1.000001 * d) * (1.0 + 8.0 * UR);
+    loop_ratio_fix(pb, qb, mc, v, hi); /* hi: the ratios to fix, first */
+    dpzo__vm_log(v, v, mc);
+    if (loop_frac(x, pb, ep, eq, sl, mc, d, hi_guard, v, ex) != 0.0)
+        return -1;
+    /* ratios outside the normal range (rare): two logarithms, the guard on each */
+    for (size_t i = 0; i < mc; i++) {
+        if (hi[i] == 0.0 || !(pb[i] > 0.0))
+            continue;
+        double g, f, w = d + sl[i];
+        if (qb[i] > 0.0) {
+            const double lp = log(pb[i]), lq = log(qb[i]);
+            g = 2.0 * (ep[i] + eq[i]) + 4.0 * DBL_EPSILON * (fabs(lp) + fabs(lq) + 1.0) + hi_guard;
+            f = lp - lq - (x[i] - sl[i]) + g;
+        } else {
+            g = 0.5 * d; /* no Q-mass: the merged loss is +inf, all of it goes up */
+            f = w;
+        }
+        f = f < 0.0 ? 0.0 : f > w ? w : f;
+        v[i] = -f;
+        ex[i] = 2.0 * g + 2.5 * sl[i];
+    }
+    dpzo__vm_expm1(v, v, mc);
+    /* the coupling terms (pld_internal.h), bins relative to d_eff; r raised by 4u so that
+     * rounding never puts an excess in a bin below its own */
+    loop_bins(ex, mc, (1.0 + 4.0 * UR) / d_eff, d, hi);
+    for (size_t i = 0; i < mc; i++)
+        exc_mass[(int)hi[i]] += pb[i];
+    loop_place(pb, v, mc, inv_norm, ex, hi); /* ex, hi: the lower and upper parts */
+    p[0] += ex[0];
+    for (size_t i = 1; i < mc; i++)
+        p[i] += ex[i] + hi[i - 1];
+    p[mc] += hi[mc - 1];
+    return 0;
+}
+
+/* grid point i0 + i: ((double)(i0 + i) + off) d, as pld_discretize.c's grid_loss (the integer
+ * sum is exact below 2^53, so the double is the same) */
+static FAST_CLONES void loop_grid(double i0, double off, double d, size_t m, double *restrict x)
+{
+    for (size_t i = 0; i < m; i++)
+        x[i] = ((i0 + (double)i) + off) * d;
+}
+
+void dpzo__pld_grid(long i0, double off, double d, size_t m, double *x)
+{
+    loop_grid((double)i0, off, d, m, x);
+}
+
+/* Optimistic side: which merged cells land at their grid points. v: the ratios' logs */
+static FAST_CLONES void loop_merge(const double *restrict lk, const double *restrict pb,
+                                   const double *restrict ep, const double *restrict eq,
+                                   const double *restrict v, const double *restrict fix, size_t mc,
+                                   double *restrict opt, double *restrict below)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double lstar = v[i] - RATIO_GUARD(v[i], ep[i], eq[i]);
+        int at = (lstar >= lk[i]) & (fix[i] == 0.0) & (pb[i] > 0.0);
+        opt[i] += at ? pb[i] : 0.0;
+        below[i] = (pb[i] > 0.0) & !at ? 1.0 : 0.0;
+    }
+}
+
+void dpzo__pld_fast_merge(const double *lk, const double *pb, const double *qb, const double *ep,
+                          const double *eq, size_t mc, double *opt, double *below, double *v,
+                          double *fix)
+{
+    loop_ratio_fix(pb, qb, mc, v, fix);
+    dpzo__vm_log(v, v, mc);
+    loop_merge(lk, pb, ep, eq, v, fix, mc, opt, below);
+    for (size_t i = 0; i < mc; i++) { /* ratios outside the normal range (rare) */
+        if (fix[i] == 0.0 || !(pb[i] > 0.0))
+            continue;
+        double lstar = INFINITY; /* no Q-mass */
+        if (qb[i] > 0.0) {
+            const double lp = log(pb[i]), lq = log(qb[i]);
+            lstar = lp - lq - 2.0 * (ep[i] + eq[i]) - 4.0 * DBL_EPSILON * (fabs(lp) + fabs(lq) + 1.0);
+        }
+        if (lstar >= lk[i]) {
+            opt[i] += pb[i];
+            below[i] = 0.0;
+        }
+    }
+}
+
+/* The optimistic boundaries' interior (pld_discretize.c's opt_boundaries): the slope of the
+ * pessimistic masses from p[k-1], p[k+1]. kind: 1 a normal ratio, 0 a zero mass, 2 other */
+static FAST_CLONES void loop_slope_ratio(const double *restrict pm, const double *restrict pp,
+                                         size_t mc, double *restrict v, double *restrict kind)
+{
+    for (size_t i = 0; i < mc; i++) {
+        int pos = (pm[i] > 0.0) & (pp[i] > 0.0);
+        double r = pp[i] / (pos ? pm[i] : 1.0);
+        int normal = pos & (r > 0.0) & (r <= DBL_MAX);
+        v[i] = normal ? r : 1.0;
+        kind[i] = normal ? 1.0 : pos ? 2.0 : 0.0;
+    }
+}
+
+static FAST_CLONES void loop_bnd(const double *restrict v, const double *restrict kind, size_t mc,
+                                 double i0, double off, double d, double *restrict bnd)
+{
+    for (size_t i = 0; i < mc; i++) {
+        double slope = kind[i] == 1.0 ? fabs(v[i]) / (2.0 * d) : 1.0 / d;
+        double sh = d * d * (1.0 / 12.0 + slope / 6.0);
+        sh = sh > 0.25 * d ? 0.25 * d : sh;
+        bnd[i] = ((i0 + (double)i) + off) * d - 0.5 * d + sh;
+    }
+}
+
+void dpzo__pld_opt_bnd_interior(const double *p, size_t k0, size_t mc, long bot, double d,
+                                double off, double *bnd, double *v, double *kind)
+{
+    loop_slope_ratio(p + k0 - 1, p + k0 + 1, mc, v, kind);
+    dpzo__vm_log(v, v, mc);
+    loop_bnd(v, kind, mc, (double)(bot + (long)k0), off, d, bnd + k0);
+    for (size_t i = 0; i < mc; i++) { /* ratios outside the normal range (rare) */
+        if (kind[i] != 2.0)
+            continue;
+        size_t k = k0 + i;
+        double slope = fabs(log(p[k + 1]) - log(p[k - 1])) / (2.0 * d);
+        double sh = d * d * (1.0 / 12.0 + slope / 6.0);
+        sh = sh > 0.25 * d ? 0.25 * d : sh;
+        bnd[k] = ((double)(bot + (long)k) + off) * d - 0.5 * d + sh;
+    }
 }

@@ -22,4 +22,29 @@ size_t dpzo__pld_fast_cells(const dpzo__pld_source *s, const double *x, size_t m
                             double *pb, double *qb, double *ep, double *eq, double *sl,
                             double *below, double *above, double *w);
 
+/* The pessimistic split of cells 0 .. mc-1 of a chunk (x: their lower grid points; see
+ * pld_discretize.c's pess_fast): adds the cells' masses to p[0 .. mc] and their P-masses to
+ * exc_mass by excess displacement (bins relative to d_eff). Returns -1 (nothing added) where
+ * a slack exceeds 1e-6 d. v, ex, hi: mc doubles of scratch each. */
+int dpzo__pld_fast_split(const double *x, const double *pb, const double *qb, const double *ep,
+                         const double *eq, const double *sl, size_t mc, double d, double d_eff,
+                         double *p, double exc_mass[64], double *v, double *ex, double *hi);
+
+/* x[i] = ((double)(i0 + i) + off) d, i < m: the grid points (pld_discretize.c's grid_loss) */
+void dpzo__pld_grid(long i0, double off, double d, size_t m, double *x);
+
+/* Optimistic side: each cell i < mc (P-, Q-masses pb, qb > 0 or both 0, relative error bounds
+ * ep, eq) whose merged loss, rounded down by its error bound, is at least lk[i] is added to
+ * opt[i]; below[i] = 1 for the nonempty others (pld_discretize.c splits them), else 0. v, fix:
+ * mc doubles of scratch each. */
+void dpzo__pld_fast_merge(const double *lk, const double *pb, const double *qb, const double *ep,
+                          const double *eq, size_t mc, double *opt, double *below, double *v,
+                          double *fix);
+
+/* The optimistic boundaries bnd[k] for k = k0 .. k0 + mc - 1, all interior (1 <= k, k + 1 <
+ * n), from the pessimistic masses p (pld_discretize.c's opt_boundaries, the same doubles).
+ * v, kind: mc doubles of scratch each. */
+void dpzo__pld_opt_bnd_interior(const double *p, size_t k0, size_t mc, long bot, double d,
+                                double off, double *bnd, double *v, double *kind);
+
 #endif
