@@ -261,11 +261,17 @@ static int eval(evalctx *X, tnode *v, int root)
     double complex *work = X->ws->work;
     double complex *prod = X->ws->prod;
     double *ra = X->ws->ra, *ea = X->ws->ea;
-    for (size_t j = 0; j < 2 * H; j++) {
-        prod[j] = 1.0;
-        ra[j] = 1.0;
-        ea[j] = 0.0;
-    }
+    /* a first child of count 1 (an intermediate node, or a step of count 1) starts the
+     * product itself (dpzo__pld_spectra_step1) */
+    const tnode *k0 = v->kid[0];
+    if (k0->kid[0] == NULL && X->terms[k0->a].count != 1)
+        for (size_t j = 0; j < 2 * H; j++) {
+            prod[j] = 1.0;
+            ra[j] = 1.0;
+            ea[j] = 0.0;
+        }
+    double sum_e = 0.0, sum_c = 0.0;
+    int fused = 0; /* the last child's pass left the composed spectrum, sum_e and sum_c */
     const double eta = dpzo__fft_error_bound(N);
     uint64_t R = 0; /* the index of the composed entry at position 0 is R mod N */
     double B[2] = {0.0, 0.0}, Ek[2] = {0.0, 0.0};
@@ -347,6 +353,12 @@ static int eval(evalctx *X, tnode *v, int root)
         /* forward rounding, componentwise; the computed l1 norm, a sum of nsum
          * nonnegative terms, is within (nsum + 2) u of the exact one */
         const double ec = eta * l1 * (1.0 + 2.0 * U * (nsum + 4.0));
+        if (count == 1) {
+            fused = c == 1;
+            dpzo__pld_spectra_step1(work, N, nsides, ec, c == 0, fused, prod, ra, ea, &sum_e,
+                                    &sum_c);
+            continue;
+        }
         const double small_r2 = count > 1 ? exp(-1380.0 / (double)count) : 0.0;
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
@@ -369,20 +381,21 @@ static int eval(evalctx *X, tnode *v, int root)
         }
     }
     dpzo__pld_fft_points += (unsigned long long)N * 2;
-    double sum_e = 0.0;
-    for (size_t j = 0; j < H; j++) {
-        size_t jm = (N - j) & (N - 1);
-        double complex P = prod[j], O = o->want_opt ? prod[H + j] : 0.0;
-        work[j] = P + I * O;
-        work[jm] = conj(P) + I * conj(O);
-        double e = ea[j] + (o->want_opt ? ea[H + j] : 0.0);
-        sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+    if (!fused) {
+        for (size_t j = 0; j < H; j++) {
+            size_t jm = (N - j) & (N - 1);
+            double complex P = prod[j], O = o->want_opt ? prod[H + j] : 0.0;
+            work[j] = P + I * O;
+            work[jm] = conj(P) + I * conj(O);
+            double e = ea[j] + (o->want_opt ? ea[H + j] : 0.0);
+            sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+        }
+        for (size_t j = 0; j < N; j++)
+            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
     }
-    double sum_c = 0.0;
-    for (size_t j = 0; j < N; j++)
-        sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
     dpzo__fft_inverse(plan, work);
-    double efft = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
+    /* sum_e and sum_c add at most 2N nonnegative terms each: within (2N + 2) u */
+    double efft = (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
     /* the children's errors as input perturbations (file comment) */
     v->E = (efft + Ek[0] * B[1] + Ek[1] * B[0]) * (1.0 + 8.0 * U);
     uint64_t base = (uint64_t)((v->w0 % (long)N + (long)N) % (long)N);
