@@ -671,11 +671,21 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
  * the composed spectrum C_j = P + i O, C_{N-j} = conj(P) + i conj(O) goes into work, and
  * sum_e, sum_c get what the inverse transform's error needs: sum over all N frequencies of
  * the product's error (ea_P + ea_O) and of |Re C_j| + |Im C_j| (in the order of the pairs;
- * the caller bounds the rounding of these sums). */
-void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double ec, int first,
-                             int last, double complex *prod, double *ra, double *ea,
-                             double *sum_e, double *sum_c)
+ * the caller bounds the rounding of these sums), and es_out (if not NULL) the error of
+ * each side at each pair, es_out[s H + j], j < H = N/2 + 1 (see es_in). */
+void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double ec,
+                             const double *es_in, int first, int last, double complex *prod,
+                             double *ra, double *ea, double *es_out, double *sum_e,
+                             double *sum_c)
 {
+    /* es_in: work holds a spectrum composed by dpzo__pld_spectra_step1 (last, es_out) at
+     * this length instead of a forward transform: its separated z_P, z_O are within
+     * es_in[j], es_in[H + j] (that pass's ea of each side; ea_P + ea_O for both at j = 0
+     * and N/2, where C_j = C_{N-j} = conj(P) + i conj(O) mixes the sides' imaginary
+     * parts, which are errors there: the exact P and O are real) plus the rounding of
+     * forming C = P + i O there (u |C| a component) and of separating it here:
+     * 3u (|a| + |b|) covers both */
+    const double sep = es_in ? 3.0 * U : U;
     double *x = (double *)work, *pr = (double *)prod; /* arrays of two doubles (C17 6.2.5) */
     const size_t H = N / 2 + 1;
     const double gu = 1.0 + 4.0 * U;
@@ -683,13 +693,15 @@ void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double 
     for (size_t j = 0; j < H; j++) {
         const size_t jm = (N - j) & (N - 1);
         const double ar = x[2 * j], ai = x[2 * j + 1], br = x[2 * jm], bi = -x[2 * jm + 1];
-        const double e = ec + U * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
+        const double rnd = sep * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
+        const double es[2] = {(es_in ? es_in[j] : ec) + rnd, (es_in ? es_in[H + j] : ec) + rnd};
         /* z_P = (a + b) / 2, z_O = -i (a - b) / 2 */
         const double zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
         const double zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
         double P[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, eas[2] = {0.0, 0.0};
         for (int s = 0; s < nsides; s++) {
             const size_t ix = (size_t)s * H + j;
+            const double e = es[s];
             const double rb = fabs(zr[s]) + fabs(zi[s]) + e;
             double qr, qi, ne, nr;
             if (first) {
@@ -719,6 +731,10 @@ void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double 
         if (last) {
             const double Pr = P[0][0], Pi = P[0][1], Or = P[1][0], Oi = P[1][1];
             se += (j == 0 || j == jm ? 1.0 : 2.0) * (eas[0] + eas[1]);
+            if (es_out) {
+                es_out[j] = j == jm ? eas[0] + eas[1] : eas[0];
+                es_out[H + j] = j == jm ? eas[0] + eas[1] : eas[1];
+            }
             /* C_{N-j} = conj(P) + i conj(O) */
             const double cr = Pr + Oi, ci = Or - Pi;
             if (j != jm) {
@@ -867,8 +883,8 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         const double ec = eta * l1 * (1.0 + 2.0 * U * (2.0 * (double)p->n + 4.0));
         if (multi && k == 1) {
             fused = t == n - 1;
-            dpzo__pld_spectra_step1(work, N, nsides, ec, t == 0, fused, ws->prod, ws->ra, ws->ea,
-                                    &sum_e, &sum_c);
+            dpzo__pld_spectra_step1(work, N, nsides, ec, NULL, t == 0, fused, ws->prod, ws->ra,
+                                    ws->ea, NULL, &sum_e, &sum_c);
             continue;
         }
         const double small_r2 = k > 1 ? exp(-1380.0 / (double)k) : 0.0;
