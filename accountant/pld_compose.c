@@ -84,12 +84,13 @@ static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, doub
  * r = e^{lambda d}, the powers r^j formed once by repeated multiplication.
  * Relative error of a computed weight, to first order (tilt_err doubles the sum, which
  * covers the higher-order terms, all below 1e-10 of it): the argument lambda l - c has at
- * most four roundings of u |lambda l| each (the index to a double where it exceeds 2^53,
- * + off, x lambda, x d) and one of the difference, u (|lambda l| + |c|): 5 u |lambda l|
- * + u |c|; exp is within an ulp, 2u relative; r: its argument lambda d one rounding and
- * exp an ulp, eps_r <= u (|lambda d| + 2); r^j, j < TILT_BLOCK, j products: j (eps_r + u);
- * the product e r^j: u; times a_k: u. In all at most
- *   u (5 |lambda| lmax + |c| + (TILT_BLOCK - 1) (|lambda d| + 3) + 4)
+ * most three roundings of u |lambda l| each (+ off, x lambda, x d; a fourth, the index to
+ * a double, only where an index exceeds 2^53) and one of the difference,
+ * u (|lambda l| + |c|): 4 u |lambda l| + u |c|; exp is within an ulp, 2u relative; r: its
+ * argument lambda d one rounding and exp an ulp, eps_r <= u (|lambda d| + 2); r^j,
+ * j < TILT_BLOCK, j products: j (eps_r + u); the product e r^j: u; times a_k: u. In all
+ * at most
+ *   u (4 |lambda| lmax + |c| + (TILT_BLOCK - 1) (|lambda d| + 3) + 4)
  * with lmax the largest |l| of the grid (an entry whose exponential is taken directly has
  * the same bound without the recurrence's terms).
  * Ranges: a block uses the powers only where every exponent in it lies within [-700, 700]
@@ -101,7 +102,7 @@ static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, doub
  * largest such |log a_k|, enters tilt_err). An exponential below e^-700 makes a weight
  * below 1e-304 (the masses are at most 1): underflow is ignored as in fft.h (at most 2^-1074
  * absolute error an operation, beside weights that sum to about 1). */
-#define TILT_BLOCK 32
+#define TILT_BLOCK 16
 typedef struct {
     double lambda, d;
     double rp[TILT_BLOCK]; /* r^j */
@@ -151,18 +152,25 @@ static inline double tilt_weight(const tilt_ctx *T, const dpzo__pld_pmf *p, cons
 }
 
 /* The bound above on the weights' relative error, for a grid whose losses are at most lmax
- * in magnitude, relative to c, with the fallback's largest |log a_k| fb (0: none). */
-static double tilt_err(double lambda, double d, double lmax, double c, double fb)
+ * in magnitude (wide: its indices beyond 2^53), relative to c, with the fallback's largest
+ * |log a_k| fb (0: none). */
+static double tilt_err(double lambda, double d, double lmax, int wide, double c, double fb)
 {
     return 2.0 * U
-           * (5.0 * fabs(lambda) * lmax + fabs(c) + (TILT_BLOCK - 1) * (fabs(lambda * d) + 3.0)
-              + 4.0 + 3.0 * fb);
+           * ((wide ? 5.0 : 4.0) * fabs(lambda) * lmax + fabs(c)
+              + (TILT_BLOCK - 1) * (fabs(lambda * d) + 3.0) + 4.0 + 3.0 * fb);
 }
 
 static double grid_lmax(const dpzo__pld_pmf *p, double d)
 {
     return fmax(fabs(((double)p->lo + p->off) * d),
                 fabs(((double)(p->lo + (long)p->n) + p->off) * d));
+}
+
+/* some index of the grid is beyond 2^53 (its conversion to a double may round) */
+static int grid_wide(const dpzo__pld_pmf *p)
+{
+    return !(fabs((double)p->lo) + (double)p->n < 0x1p53);
 }
 
 /* Function multiversioning for the loops that the compiler vectorises (as
@@ -279,7 +287,8 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, in
             var = v;
         /* the weights here (relative to mx) and the composition's (relative to c[s],
          * pld_compose_cover) are formed alike: one bound covers both */
-        double e = mx > -INFINITY ? tilt_err(lambda, d, lmax, fmax(fabs(mx), fabs(st->c[s])), fb)
+        double e = mx > -INFINITY ? tilt_err(lambda, d, lmax, grid_wide(p),
+                                             fmax(fabs(mx), fabs(st->c[s])), fb)
                                   : 0.0;
         if (e > terr)
             terr = e;
@@ -673,6 +682,176 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
  * the product's error (ea_P + ea_O) and of |Re C_j| + |Im C_j| (in the order of the pairs;
  * the caller bounds the rounding of these sums), and es_out (if not NULL) the error of
  * each side at each pair, es_out[s H + j], j < H = N/2 + 1 (see es_in). */
+/* one frequency pair (j, N - j) of dpzo__pld_spectra_step1 */
+static inline __attribute__((always_inline)) void
+step1_at(size_t j, double *x, size_t N, int nsides, double ec, const double *es_in, double sep,
+         int first, int last, double *pr, double *ra, double *ea, double *es_out, double *se,
+         double *sc)
+{
+    const size_t H = N / 2 + 1;
+    const double gu = 1.0 + 4.0 * U;
+    const size_t jm = (N - j) & (N - 1);
+    const double ar = x[2 * j], ai = x[2 * j + 1], br = x[2 * jm], bi = -x[2 * jm + 1];
+    const double rnd = sep * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
+    const double es[2] = {(es_in ? es_in[j] : ec) + rnd, (es_in ? es_in[H + j] : ec) + rnd};
+    /* z_P = (a + b) / 2, z_O = -i (a - b) / 2 */
+    const double zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
+    const double zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
+    double P[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, eas[2] = {0.0, 0.0};
+    for (int s = 0; s < nsides; s++) {
+        const size_t ix = (size_t)s * H + j;
+        const double e = es[s];
+        const double rb = fabs(zr[s]) + fabs(zi[s]) + e;
+        double qr, qi, ne, nr;
+        if (first) {
+            qr = zr[s];
+            qi = zi[s];
+            ne = e;
+            nr = rb * gu;
+        } else {
+            const double pr0 = pr[2 * ix], pi0 = pr[2 * ix + 1];
+            ne = ra[ix] * e + rb * ea[ix] + ea[ix] * e;
+            qr = pr0 * zr[s] - pi0 * zi[s];
+            qi = pr0 * zi[s] + pi0 * zr[s];
+            nr = ra[ix] * (rb * gu);
+        }
+        const double nea = ne + 4.0 * U * (fabs(qr) + fabs(qi));
+        if (last) {
+            P[s][0] = qr;
+            P[s][1] = qi;
+            eas[s] = nea;
+        } else {
+            pr[2 * ix] = qr;
+            pr[2 * ix + 1] = qi;
+            ea[ix] = nea;
+            ra[ix] = nr;
+        }
+    }
+    if (last) {
+        const double Pr = P[0][0], Pi = P[0][1], Or = P[1][0], Oi = P[1][1];
+        *se += (j == 0 || j == jm ? 1.0 : 2.0) * (eas[0] + eas[1]);
+        if (es_out) {
+            es_out[j] = j == jm ? eas[0] + eas[1] : eas[0];
+            es_out[H + j] = j == jm ? eas[0] + eas[1] : eas[1];
+        }
+        /* C_{N-j} = conj(P) + i conj(O) */
+        const double cr = Pr + Oi, ci = Or - Pi;
+        if (j != jm) {
+            const double dr = Pr - Oi, di = Pi + Or; /* C_j = P + i O */
+            x[2 * j] = dr;
+            x[2 * j + 1] = di;
+            *sc += fabs(dr) + fabs(di);
+        }
+        x[2 * jm] = cr;
+        x[2 * jm + 1] = ci;
+        *sc += fabs(cr) + fabs(ci);
+    }
+}
+
+/* The pairs j = j0 .. j0 + 4 m - 1 (1 <= j0, j0 + 4 m <= N/2: j != N - j, and the two
+ * blocks of four pairs that an iteration reads and writes do not meet) four at a time,
+ * in GCC vectors of four doubles: lane by lane the operations of step1_at, in its
+ * order (ISO C mode: no FMA is formed), so the same values; only se and sc are summed
+ * in another order (four partial sums), which their bound allows. Locals only: no
+ * vector crosses a call. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+#define V4ABS(v) ((v4d)((v4l)(v) & (v4l){0x7fffffffffffffffLL, 0x7fffffffffffffffLL,              \
+                                              0x7fffffffffffffffLL, 0x7fffffffffffffffLL}))
+#define V4EVEN(a, b) __builtin_shufflevector((a), (b), 0, 2, 4, 6)
+#define V4ODD(a, b) __builtin_shufflevector((a), (b), 1, 3, 5, 7)
+
+DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, double *restrict x, size_t N,
+                                            int nsides, double ec, const double *es_in,
+                                            double sep, int first, int last,
+                                            double *restrict pr, double *restrict ra,
+                                            double *restrict ea, double *restrict es_out,
+                                            double *se, double *sc)
+{
+    const size_t H = N / 2 + 1;
+    const double gu = 1.0 + 4.0 * U, u4 = 4.0 * U;
+    v4d vse = {0.0, 0.0, 0.0, 0.0}, vsc = vse;
+    for (size_t it = 0; it < m; it++) {
+        const size_t j = j0 + 4 * it, jb = N - j - 3; /* pairs j .. j+3 and N-j .. N-j-3 */
+        v4d A0, A1, B0, B1;
+        memcpy(&A0, x + 2 * j, sizeof A0);
+        memcpy(&A1, x + 2 * j + 4, sizeof A1);
+        memcpy(&B0, x + 2 * jb, sizeof B0);
+        memcpy(&B1, x + 2 * jb + 4, sizeof B1);
+        const v4d ar = V4EVEN(A0, A1), ai = V4ODD(A0, A1);
+        /* lane l: pair N - j - l, stored in reverse order */
+        const v4d br = __builtin_shufflevector(B0, B1, 6, 4, 2, 0);
+        const v4d bi = -__builtin_shufflevector(B0, B1, 7, 5, 3, 1);
+        const v4d rnd = sep * (V4ABS(ar) + V4ABS(ai) + V4ABS(br) + V4ABS(bi));
+        const v4d zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
+        const v4d zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
+        const v4d zero = {0.0, 0.0, 0.0, 0.0};
+        v4d Qr[2] = {zero, zero}, Qi[2] = {zero, zero}, Ea[2] = {zero, zero};
+        for (int s = 0; s < nsides; s++) {
+            const size_t ix = (size_t)s * H + j;
+            v4d e;
+            if (es_in)
+                memcpy(&e, es_in + ix, sizeof e);
+            else
+                e = (v4d){ec, ec, ec, ec};
+            e = e + rnd;
+            const v4d rb = V4ABS(zr[s]) + V4ABS(zi[s]) + e;
+            v4d qr, qi, ne, nr;
+            if (first) {
+                qr = zr[s];
+                qi = zi[s];
+                ne = e;
+                nr = rb * gu;
+            } else {
+                v4d P0, P1, r, a;
+                memcpy(&P0, pr + 2 * ix, sizeof P0);
+                memcpy(&P1, pr + 2 * ix + 4, sizeof P1);
+                memcpy(&r, ra + ix, sizeof r);
+                memcpy(&a, ea + ix, sizeof a);
+                const v4d p_r = V4EVEN(P0, P1), p_i = V4ODD(P0, P1);
+                ne = r * e + rb * a + a * e;
+                qr = p_r * zr[s] - p_i * zi[s];
+                qi = p_r * zi[s] + p_i * zr[s];
+                nr = r * (rb * gu);
+            }
+            const v4d nea = ne + u4 * (V4ABS(qr) + V4ABS(qi));
+            if (last) {
+                Qr[s] = qr;
+                Qi[s] = qi;
+                Ea[s] = nea;
+            } else {
+                const v4d P0 = __builtin_shufflevector(qr, qi, 0, 4, 1, 5);
+                const v4d P1 = __builtin_shufflevector(qr, qi, 2, 6, 3, 7);
+                memcpy(pr + 2 * ix, &P0, sizeof P0);
+                memcpy(pr + 2 * ix + 4, &P1, sizeof P1);
+                memcpy(ea + ix, &nea, sizeof nea);
+                memcpy(ra + ix, &nr, sizeof nr);
+            }
+        }
+        if (last) {
+            const v4d Pr = Qr[0], Pi = Qi[0], Or = Qr[1], Oi = Qi[1], e1 = Ea[1];
+            vse += 2.0 * (Ea[0] + e1);
+            if (es_out) {
+                memcpy(es_out + j, &Ea[0], sizeof Ea[0]);
+                memcpy(es_out + H + j, &e1, sizeof e1);
+            }
+            const v4d cr = Pr + Oi, ci = Or - Pi; /* C_{N-j} */
+            const v4d dr = Pr - Oi, di = Pi + Or; /* C_j */
+            const v4d D0 = __builtin_shufflevector(dr, di, 0, 4, 1, 5);
+            const v4d D1 = __builtin_shufflevector(dr, di, 2, 6, 3, 7);
+            const v4d C0 = __builtin_shufflevector(cr, ci, 3, 7, 2, 6);
+            const v4d C1 = __builtin_shufflevector(cr, ci, 1, 5, 0, 4);
+            memcpy(x + 2 * j, &D0, sizeof D0);
+            memcpy(x + 2 * j + 4, &D1, sizeof D1);
+            memcpy(x + 2 * jb, &C0, sizeof C0);
+            memcpy(x + 2 * jb + 4, &C1, sizeof C1);
+            vsc += V4ABS(dr) + V4ABS(di) + V4ABS(cr) + V4ABS(ci);
+        }
+    }
+    *se += (vse[0] + vse[1]) + (vse[2] + vse[3]);
+    *sc += (vsc[0] + vsc[1]) + (vsc[2] + vsc[3]);
+}
+
 void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double ec,
                              const double *es_in, int first, int last, double complex *prod,
                              double *ra, double *ea, double *es_out, double *sum_e,
@@ -687,67 +866,12 @@ void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double 
      * 3u (|a| + |b|) covers both */
     const double sep = es_in ? 3.0 * U : U;
     double *x = (double *)work, *pr = (double *)prod; /* arrays of two doubles (C17 6.2.5) */
-    const size_t H = N / 2 + 1;
-    const double gu = 1.0 + 4.0 * U;
+    const size_t H = N / 2 + 1, m = N >= 8 ? (N / 2 - 1) / 4 : 0;
     double se = 0.0, sc = 0.0;
-    for (size_t j = 0; j < H; j++) {
-        const size_t jm = (N - j) & (N - 1);
-        const double ar = x[2 * j], ai = x[2 * j + 1], br = x[2 * jm], bi = -x[2 * jm + 1];
-        const double rnd = sep * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
-        const double es[2] = {(es_in ? es_in[j] : ec) + rnd, (es_in ? es_in[H + j] : ec) + rnd};
-        /* z_P = (a + b) / 2, z_O = -i (a - b) / 2 */
-        const double zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
-        const double zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
-        double P[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, eas[2] = {0.0, 0.0};
-        for (int s = 0; s < nsides; s++) {
-            const size_t ix = (size_t)s * H + j;
-            const double e = es[s];
-            const double rb = fabs(zr[s]) + fabs(zi[s]) + e;
-            double qr, qi, ne, nr;
-            if (first) {
-                qr = zr[s];
-                qi = zi[s];
-                ne = e;
-                nr = rb * gu;
-            } else {
-                const double pr0 = pr[2 * ix], pi0 = pr[2 * ix + 1];
-                ne = ra[ix] * e + rb * ea[ix] + ea[ix] * e;
-                qr = pr0 * zr[s] - pi0 * zi[s];
-                qi = pr0 * zi[s] + pi0 * zr[s];
-                nr = ra[ix] * (rb * gu);
-            }
-            const double nea = ne + 4.0 * U * (fabs(qr) + fabs(qi));
-            if (last) {
-                P[s][0] = qr;
-                P[s][1] = qi;
-                eas[s] = nea;
-            } else {
-                pr[2 * ix] = qr;
-                pr[2 * ix + 1] = qi;
-                ea[ix] = nea;
-                ra[ix] = nr;
-            }
-        }
-        if (last) {
-            const double Pr = P[0][0], Pi = P[0][1], Or = P[1][0], Oi = P[1][1];
-            se += (j == 0 || j == jm ? 1.0 : 2.0) * (eas[0] + eas[1]);
-            if (es_out) {
-                es_out[j] = j == jm ? eas[0] + eas[1] : eas[0];
-                es_out[H + j] = j == jm ? eas[0] + eas[1] : eas[1];
-            }
-            /* C_{N-j} = conj(P) + i conj(O) */
-            const double cr = Pr + Oi, ci = Or - Pi;
-            if (j != jm) {
-                const double dr = Pr - Oi, di = Pi + Or; /* C_j = P + i O */
-                x[2 * j] = dr;
-                x[2 * j + 1] = di;
-                sc += fabs(dr) + fabs(di);
-            }
-            x[2 * jm] = cr;
-            x[2 * jm + 1] = ci;
-            sc += fabs(cr) + fabs(ci);
-        }
-    }
+    step1_at(0, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    step1_block4(1, m, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    for (size_t j = 1 + 4 * m; j < H; j++)
+        step1_at(j, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
     if (last) {
         *sum_e = se;
         *sum_c = sc;
@@ -870,7 +994,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         }
         if (fb > 0.0) { /* the fallback of tilt_weight was taken here */
             double c = fmax(fabs(st->c[0]), nsides > 1 ? fabs(st->c[1]) : 0.0);
-            double e = tilt_err(o->lambda, d, grid_lmax(p, d), c, fb);
+            double e = tilt_err(o->lambda, d, grid_lmax(p, d), grid_wide(p), c, fb);
             theta = e > theta ? e : theta;
         }
         if (p->n > N) { /* folded: m - 1 additions of nonnegative masses an entry at most */
