@@ -667,7 +667,7 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
 }
 
 /* One distinct step (count 1) into the product of spectra, per frequency pair (j, N - j):
- * work holds the step's transform (pessimistic + i optimistic); z_P, z_O are separated as
+ * `in` (work itself, or another array of N) holds the step's transform (pessimistic + i optimistic); z_P, z_O are separated as
  * in the file comment, e bounds their error (ec the forward transform's, plus u of the
  * separation), and with |z| <= rb = |Re z| + |Im z| + e (power_bound's k = 1 case) the
  * product, its error and its bound advance as
@@ -684,14 +684,15 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
  * each side at each pair, es_out[s H + j], j < H = N/2 + 1 (see es_in). */
 /* one frequency pair (j, N - j) of dpzo__pld_spectra_step1 */
 static inline __attribute__((always_inline)) void
-step1_at(size_t j, double *x, size_t N, int nsides, double ec, const double *es_in, double sep,
+step1_at(size_t j, const double *xi, double *x, size_t N, int nsides, double ec,
+         const double *es_in, double sep,
          int first, int last, double *pr, double *ra, double *ea, double *es_out, double *se,
          double *sc)
 {
     const size_t H = N / 2 + 1;
     const double gu = 1.0 + 4.0 * U;
     const size_t jm = (N - j) & (N - 1);
-    const double ar = x[2 * j], ai = x[2 * j + 1], br = x[2 * jm], bi = -x[2 * jm + 1];
+    const double ar = xi[2 * j], ai = xi[2 * j + 1], br = xi[2 * jm], bi = -xi[2 * jm + 1];
     const double rnd = sep * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
     const double es[2] = {(es_in ? es_in[j] : ec) + rnd, (es_in ? es_in[H + j] : ec) + rnd};
     /* z_P = (a + b) / 2, z_O = -i (a - b) / 2 */
@@ -761,7 +762,8 @@ typedef long long v4l __attribute__((vector_size(32)));
 #define V4EVEN(a, b) __builtin_shufflevector((a), (b), 0, 2, 4, 6)
 #define V4ODD(a, b) __builtin_shufflevector((a), (b), 1, 3, 5, 7)
 
-DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, double *restrict x, size_t N,
+DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, const double *xi, double *x,
+                                            size_t N,
                                             int nsides, double ec, const double *es_in,
                                             double sep, int first, int last,
                                             double *restrict pr, double *restrict ra,
@@ -774,10 +776,10 @@ DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, double *restric
     for (size_t it = 0; it < m; it++) {
         const size_t j = j0 + 4 * it, jb = N - j - 3; /* pairs j .. j+3 and N-j .. N-j-3 */
         v4d A0, A1, B0, B1;
-        memcpy(&A0, x + 2 * j, sizeof A0);
-        memcpy(&A1, x + 2 * j + 4, sizeof A1);
-        memcpy(&B0, x + 2 * jb, sizeof B0);
-        memcpy(&B1, x + 2 * jb + 4, sizeof B1);
+        memcpy(&A0, xi + 2 * j, sizeof A0);
+        memcpy(&A1, xi + 2 * j + 4, sizeof A1);
+        memcpy(&B0, xi + 2 * jb, sizeof B0);
+        memcpy(&B1, xi + 2 * jb + 4, sizeof B1);
         const v4d ar = V4EVEN(A0, A1), ai = V4ODD(A0, A1);
         /* lane l: pair N - j - l, stored in reverse order */
         const v4d br = __builtin_shufflevector(B0, B1, 6, 4, 2, 0);
@@ -852,10 +854,10 @@ DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, double *restric
     *sc += (vsc[0] + vsc[1]) + (vsc[2] + vsc[3]);
 }
 
-void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double ec,
-                             const double *es_in, int first, int last, double complex *prod,
-                             double *ra, double *ea, double *es_out, double *sum_e,
-                             double *sum_c)
+void dpzo__pld_spectra_step1(const double complex *in, double complex *work, size_t N,
+                             int nsides, double ec, const double *es_in, int first, int last,
+                             double complex *prod, double *ra, double *ea, double *es_out,
+                             double *sum_e, double *sum_c)
 {
     /* es_in: work holds a spectrum composed by dpzo__pld_spectra_step1 (last, es_out) at
      * this length instead of a forward transform: its separated z_P, z_O are within
@@ -865,13 +867,16 @@ void dpzo__pld_spectra_step1(double complex *work, size_t N, int nsides, double 
      * forming C = P + i O there (u |C| a component) and of separating it here:
      * 3u (|a| + |b|) covers both */
     const double sep = es_in ? 3.0 * U : U;
-    double *x = (double *)work, *pr = (double *)prod; /* arrays of two doubles (C17 6.2.5) */
+    /* arrays of two doubles (C17 6.2.5) */
+    const double *xi = (const double *)in;
+    double *x = (double *)work, *pr = (double *)prod;
     const size_t H = N / 2 + 1, m = N >= 8 ? (N / 2 - 1) / 4 : 0;
     double se = 0.0, sc = 0.0;
-    step1_at(0, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
-    step1_block4(1, m, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    step1_at(0, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    step1_block4(1, m, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se,
+                 &sc);
     for (size_t j = 1 + 4 * m; j < H; j++)
-        step1_at(j, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+        step1_at(j, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
     if (last) {
         *sum_e = se;
         *sum_c = sc;
@@ -1007,8 +1012,8 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         const double ec = eta * l1 * (1.0 + 2.0 * U * (2.0 * (double)p->n + 4.0));
         if (multi && k == 1) {
             fused = t == n - 1;
-            dpzo__pld_spectra_step1(work, N, nsides, ec, NULL, t == 0, fused, ws->prod, ws->ra,
-                                    ws->ea, NULL, &sum_e, &sum_c);
+            dpzo__pld_spectra_step1(work, work, N, nsides, ec, NULL, t == 0, fused, ws->prod,
+                                    ws->ra, ws->ea, NULL, &sum_e, &sum_c);
             continue;
         }
         const double small_r2 = k > 1 ? exp(-1380.0 / (double)k) : 0.0;

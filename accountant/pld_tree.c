@@ -374,12 +374,10 @@ static int eval(evalctx *X, tnode *v, int root)
                 k->l1[s] = s < nsides ? pow(sb, (double)count) * (1.0 + 1e-12) : 0.0;
             }
         } else if (k->spec) {
-            /* a spectral node of this length: its spectrum, position 0 at index R_c */
+            /* a spectral node of this length: its spectrum (read where it is), position 0
+             * at index R_c */
             nsum = 0.0;
-            memcpy(work, k->y, N * sizeof *work);
             R = (R + k->R) % N;
-            free(k->y);
-            k->y = NULL;
         } else {
             /* an intermediate node: entry i (index w0_c + i) at position i */
             nsum = 2.0 * (double)k->N;
@@ -405,12 +403,18 @@ static int eval(evalctx *X, tnode *v, int root)
         const double ec = eta * l1 * (1.0 + 2.0 * U * (nsum + 4.0));
         if (count == 1) {
             fused = c == 1;
-            if (fused && v->spec && (v->es = malloc(2 * H * sizeof *v->es)) == NULL)
+            /* a spectral node's own spectrum goes straight into its result */
+            if (fused && v->spec
+                && ((v->es = malloc(2 * H * sizeof *v->es)) == NULL
+                    || (v->y = malloc(N * sizeof *v->y)) == NULL))
                 return -1;
-            dpzo__pld_spectra_step1(work, N, nsides, ec, k->spec ? k->es : NULL, c == 0, fused,
-                                    prod, ra, ea, fused ? v->es : NULL, &sum_e, &sum_c);
+            dpzo__pld_spectra_step1(k->spec ? k->y : work, fused && v->spec ? v->y : work, N,
+                                    nsides, ec, k->spec ? k->es : NULL, c == 0, fused, prod, ra,
+                                    ea, fused ? v->es : NULL, &sum_e, &sum_c);
             if (k->spec) {
+                free(k->y);
                 free(k->es);
+                k->y = NULL;
                 k->es = NULL;
             }
             continue;
@@ -442,10 +446,6 @@ static int eval(evalctx *X, tnode *v, int root)
          * errors, as input perturbations, are its E */
         v->E = (Ek[0] * B[1] + Ek[1] * B[0]) * (1.0 + 8.0 * U);
         v->R = R;
-        v->y = malloc(N * sizeof *v->y);
-        if (v->y == NULL)
-            return -1;
-        memcpy(v->y, work, N * sizeof *work);
         return 0;
     }
     if (!fused) {
