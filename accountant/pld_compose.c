@@ -194,6 +194,8 @@ static int grid_wide(const dpzo__pld_pmf *p)
  * at a time). GCC vectors of 8 doubles (lanes are independent IEEE operations; locals
  * only, no vector crosses a call), LADDER_V of them at a time. */
 typedef double v8d __attribute__((vector_size(64)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
 #define LADDER_W 8
 
 #define LADDER_RUN(V)                                                                          \
@@ -263,7 +265,22 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, in
                 for (size_t j = 0; j < m; j++)
                     w[k0 + j] = tilt_weight(&T, p, a, k0 + j, E[j], mx, &fb);
             }
-            for (size_t k = 0; k < p->n; k++) {
+            /* four partial sums each (any order: the cgf's bound below allows n u for the
+             * sum's rounding; the mean and variance only place and size windows) */
+            v4d vs = {0.0, 0.0, 0.0, 0.0}, v1 = vs, v2 = vs, vi = {0.0, 1.0, 2.0, 3.0};
+            size_t k = 0;
+            for (; k + 4 <= p->n; k += 4) {
+                v4d wv;
+                memcpy(&wv, w + k, sizeof wv);
+                vs += wv;
+                v1 += wv * vi;
+                v2 += wv * vi * vi;
+                vi += 4.0;
+            }
+            sum = (vs[0] + vs[1]) + (vs[2] + vs[3]);
+            m1 = (v1[0] + v1[1]) + (v1[2] + v1[3]);
+            m2 = (v2[0] + v2[1]) + (v2[2] + v2[3]);
+            for (; k < p->n; k++) {
                 double i = (double)k;
                 sum += w[k];
                 m1 += w[k] * i;
@@ -755,8 +772,6 @@ step1_at(size_t j, const double *xi, double *x, size_t N, int nsides, double ec,
  * order (ISO C mode: no FMA is formed), so the same values; only se and sc are summed
  * in another order (four partial sums), which their bound allows. Locals only: no
  * vector crosses a call. */
-typedef double v4d __attribute__((vector_size(32)));
-typedef long long v4l __attribute__((vector_size(32)));
 #define V4ABS(v) ((v4d)((v4l)(v) & (v4l){0x7fffffffffffffffLL, 0x7fffffffffffffffLL,              \
                                               0x7fffffffffffffffLL, 0x7fffffffffffffffLL}))
 #define V4EVEN(a, b) __builtin_shufflevector((a), (b), 0, 2, 4, 6)
