@@ -187,7 +187,7 @@ static tnode *build(dpzo__pld_tree *T, const dpzo__pld_term *terms, const dpzo__
     return v;
 }
 
-/* Bytes of children's vectors alive at once while v is composed (depth first). */
+/* Bytes of a node's result (0 for a step, whose masses are placed directly). */
 static size_t result_bytes(const tnode *k)
 {
     if (k->kid[0] == NULL)
@@ -195,6 +195,7 @@ static size_t result_bytes(const tnode *k)
     return k->N * sizeof(double complex) + (k->spec ? 2 * (k->N / 2 + 1) * sizeof(double) : 0);
 }
 
+/* Bytes of children's vectors alive at once while v is composed (depth first). */
 static size_t peak_bytes(const tnode *v)
 {
     if (v->kid[0] == NULL)
@@ -203,7 +204,12 @@ static size_t peak_bytes(const tnode *v)
     size_t b1 = result_bytes(v->kid[1]);
     size_t p0 = peak_bytes(v->kid[0]), p1 = b0 + peak_bytes(v->kid[1]);
     size_t p = p0 > p1 ? p0 : p1;
-    return p > b0 + b1 ? p : b0 + b1;
+    p = p > b0 + b1 ? p : b0 + b1;
+    /* a spectral node's result is allocated while its second child's spectrum, read in
+     * place, is still held (the first child's is freed by then) */
+    if (v->spec && v->kid[1]->spec && b1 + result_bytes(v) > p)
+        p = b1 + result_bytes(v);
+    return p;
 }
 
 void dpzo__pld_tree_free(dpzo__pld_tree *T)
