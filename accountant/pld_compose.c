@@ -192,7 +192,7 @@ static int grid_wide(const dpzo__pld_pmf *p)
  * acc += w_k g, g *= step over k < n, each one's operations in the order of a loop of its
  * own (the same results as one recurrence at a time, without waiting on one multiplication
  * at a time). GCC vectors of 8 doubles (lanes are independent IEEE operations; locals
- * only, no vector crosses a call), LADDER_V of them at a time. */
+ * only, no vector crosses a call), four of them at a time where 32 recurrences remain. */
 typedef double v8d __attribute__((vector_size(64)));
 typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
