@@ -338,7 +338,8 @@ static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, in
         for (int j = 0; j < nl; j++) {
             /* the recurrence for g drifts by at most 2 n u relative */
             double x = acc[j] * (inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr));
-            st->cgf[s][idx[j] / N_THETA][idx[j] % N_THETA] = log(x) + 4.0 * U * (fabs(log(x)) + 1.0);
+            st->cgf[s][idx[j] / N_THETA][idx[j] % N_THETA] =
+                log(x) + 4.0 * U * (fabs(log(x)) + 1.0);
         }
     }
     st->mean = mean;
@@ -684,10 +685,10 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
 }
 
 /* One distinct step (count 1) into the product of spectra, per frequency pair (j, N - j):
- * `in` (work itself, or another array of N) holds the step's transform (pessimistic + i optimistic); z_P, z_O are separated as
- * in the file comment, e bounds their error (ec the forward transform's, plus u of the
- * separation), and with |z| <= rb = |Re z| + |Im z| + e (power_bound's k = 1 case) the
- * product, its error and its bound advance as
+ * `in` (work itself, or another array of N) holds the step's transform (pessimistic
+ * + i optimistic); z_P, z_O are separated as in the file comment, e bounds their error (ec
+ * the forward transform's, plus u of the separation), and with |z| <= rb = |Re z|
+ * + |Im z| + e (power_bound's k = 1 case) the product, its error and its bound advance as
  *   prod' = prod z,  ea' = ra e + rb ea + ea e + 4u |prod'|,  ra' = ra rb (1 + 4u).
  * The complex product is written out (a c - b d, a d + b c, each product rounded): C's
  * complex multiplication computes the same for finite operands, without its check for
