@@ -26,9 +26,12 @@
  * (glibc's hypot, log, atan2, exp and sincos are within 1 ulp). Products of spectra
  * propagate |A'B' - AB| <= |A| eB + |B| eA + eA eB + 2u |A'B'|. The inverse transform
  * adds eta(N) (1/N) sum_j |C_j| per entry, and the spectrum's error adds
- * (1/N) sum_j |C'_j - C_j| (the inverse DFT's entries are bounded by the l1 norm / N).
- * Inputs: each tilted mass is computed with relative error theta (exp of a sum of
- * logs), so with nonnegative masses the composition is within (1 +- theta)^K of the
+ * (1/N) sum_j |C'_j - C_j| (the inverse DFT's entries are bounded by the l1 norm / N);
+ * both sums, of at most 2N nonnegative terms, are computed within (2N + 2) u, and the
+ * l1 norm of a step's input within (2n + 2) u: the bounds are raised by that much.
+ * Inputs: each tilted mass is computed with relative error theta (an exponential every
+ * TILT_BLOCK entries, powers of e^{lambda d} in between: tilt_block, whose bound is
+ * tilt_err), so with nonnegative masses the composition is within (1 +- theta)^K of the
  * exact one; this is `rel`.
  *
  * Many distinct steps: where a tree of shorter transforms plans under half the work of
@@ -74,98 +77,271 @@ static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, doub
     return log(a[k]) + tilt_at(p, k, d, lambda);
 }
 
+/* Tilted weights without a log and an exp per entry. Entry k of a step's grid has the loss
+ * l_k = (lo + k + off) d and, relative to a constant c, the tilted weight
+ * a_k e^{lambda l_k - c}. The exponential is evaluated directly at the first entry of each
+ * block of TILT_BLOCK entries and, at the block's entry j, as that value times r^j,
+ * r = e^{lambda d}, the powers r^j formed once by repeated multiplication.
+ * Relative error of a computed weight, to first order (tilt_err doubles the sum, which
+ * covers the higher-order terms, all below 1e-10 of it): the argument lambda l - c has at
+ * most three roundings of u |lambda l| each (+ off, x lambda, x d; a fourth, the index to
+ * a double, only where an index exceeds 2^53) and one of the difference,
+ * u (|lambda l| + |c|): 4 u |lambda l| + u |c|; exp is within an ulp, 2u relative; r: its
+ * argument lambda d one rounding and exp an ulp, eps_r <= u (|lambda d| + 2); r^j,
+ * j < TILT_BLOCK, j products: j (eps_r + u); the product e r^j: u; times a_k: u. In all
+ * at most
+ *   u (4 |lambda| lmax + |c| + (TILT_BLOCK - 1) (|lambda d| + 3) + 4)
+ * with lmax the largest |l| of the grid (an entry whose exponential is taken directly has
+ * the same bound without the recurrence's terms).
+ * Ranges: a block uses the powers only where every exponent in it lies within [-700, 700]
+ * (|lambda d| (TILT_BLOCK - 1) <= 600 and both ends of the block within +-700: no
+ * intermediate overflows or is subnormal); otherwise each entry's exponential is taken
+ * directly. An exponential beyond the double range (argument above 709; c is at least
+ * log a_k + lambda l_k up to rounding, so only a mass below e^-709 has one) falls back to
+ * exp(log a_k + lambda l_k - c), whose log and sum add at most 3 u |log a_k| (`fb`, the
+ * largest such |log a_k|, enters tilt_err). An exponential below e^-700 makes a weight
+ * below 1e-304 (the masses are at most 1): underflow is ignored as in fft.h (at most 2^-1074
+ * absolute error an operation, beside weights that sum to about 1). */
+#define TILT_BLOCK 16
+typedef struct {
+    double lambda, d;
+    double rp[TILT_BLOCK]; /* r^j */
+    int powers;            /* the powers may be used (|lambda d| (TILT_BLOCK - 1) <= 600) */
+} tilt_ctx;
+
+static void tilt_init(tilt_ctx *T, double lambda, double d)
+{
+    T->lambda = lambda;
+    T->d = d;
+    double r = exp(lambda * d);
+    T->powers = fabs(lambda * d) * (TILT_BLOCK - 1) <= 600.0;
+    T->rp[0] = 1.0;
+    for (int j = 1; j < TILT_BLOCK; j++)
+        T->rp[j] = T->rp[j - 1] * r;
+}
+
+/* E[j] = e^{lambda l_{k0 + j} - c}, j < m <= TILT_BLOCK (may be +inf: tilt_weight) */
+static void tilt_block(const tilt_ctx *T, const dpzo__pld_pmf *p, size_t k0, size_t m, double c,
+                       double *E)
+{
+    double x0 = tilt_at(p, k0, T->d, T->lambda) - c;
+    double x1 = x0 + (double)(m - 1) * (T->lambda * T->d);
+    if (T->powers && fabs(x0) <= 700.0 && fabs(x1) <= 700.0) {
+        double e0 = exp(x0);
+        for (size_t j = 0; j < m; j++)
+            E[j] = e0 * T->rp[j];
+    } else {
+        for (size_t j = 0; j < m; j++)
+            E[j] = exp(tilt_at(p, k0 + j, T->d, T->lambda) - c);
+    }
+}
+
+/* the weight a_k E (E from tilt_block), 0 where a_k is not positive */
+static inline double tilt_weight(const tilt_ctx *T, const dpzo__pld_pmf *p, const double *a,
+                                 size_t k, double E, double c, double *fb)
+{
+    const double ak = a[k];
+    if (!(ak > 0.0))
+        return 0.0;
+    if (E <= DBL_MAX)
+        return ak * E;
+    double la = log(ak); /* the fallback: e^{lambda l_k - c} overflows */
+    if (fabs(la) > *fb)
+        *fb = fabs(la);
+    return exp(la + tilt_at(p, k, T->d, T->lambda) - c);
+}
+
+/* The bound above on the weights' relative error, for a grid whose losses are at most lmax
+ * in magnitude (wide: its indices beyond 2^53), relative to c, with the fallback's largest
+ * |log a_k| fb (0: none). */
+static double tilt_err(double lambda, double d, double lmax, int wide, double c, double fb)
+{
+    return 2.0 * U
+           * ((wide ? 5.0 : 4.0) * fabs(lambda) * lmax + fabs(c)
+              + (TILT_BLOCK - 1) * (fabs(lambda * d) + 3.0) + 4.0 + 3.0 * fb);
+}
+
+static double grid_lmax(const dpzo__pld_pmf *p, double d)
+{
+    return fmax(fabs(((double)p->lo + p->off) * d),
+                fabs(((double)(p->lo + (long)p->n) + p->off) * d));
+}
+
+/* some index of the grid is beyond 2^53 (its conversion to a double may round) */
+static int grid_wide(const dpzo__pld_pmf *p)
+{
+    return !(fabs((double)p->lo) + (double)p->n < 0x1p53);
+}
+
+/* Function multiversioning for the loops that the compiler vectorises (as
+ * kernels/cpu/zo_math.h; a build may define DPZO_KERNEL_CLONES empty). The clones run the
+ * same IEEE operations in the same order (ISO C mode compiles with -ffp-contract=off, so no
+ * FMA is formed), so every clone gives the same bits. */
+#ifndef DPZO_KERNEL_CLONES
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define DPZO_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#endif
+#ifndef DPZO_KERNEL_CLONES
+#define DPZO_KERNEL_CLONES
+#endif
+
+/* The ladder's recurrences side by side (nr a multiple of LADDER_W): for each,
+ * acc += w_k g, g *= step over k < n, each one's operations in the order of a loop of its
+ * own (the same results as one recurrence at a time, without waiting on one multiplication
+ * at a time). GCC vectors of 8 doubles (lanes are independent IEEE operations; locals
+ * only, no vector crosses a call), four of them at a time where 32 recurrences remain. */
+typedef double v8d __attribute__((vector_size(64)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+#define LADDER_W 8
+
+#define LADDER_RUN(V)                                                                          \
+    do {                                                                                       \
+        v8d gg[V], aa[V], ss[V];                                                               \
+        memcpy(gg, g + c, sizeof gg);                                                          \
+        memcpy(aa, acc + c, sizeof aa);                                                        \
+        memcpy(ss, step + c, sizeof ss);                                                       \
+        for (size_t k = 0; k < n; k++) {                                                       \
+            const double wk = w[k];                                                            \
+            for (int j = 0; j < (V); j++) {                                                    \
+                aa[j] += wk * gg[j];                                                           \
+                gg[j] *= ss[j];                                                                \
+            }                                                                                  \
+        }                                                                                      \
+        memcpy(g + c, gg, sizeof gg);                                                          \
+        memcpy(acc + c, aa, sizeof aa);                                                        \
+        c += (V) * 8;                                                                          \
+    } while (0)
+
+DPZO_KERNEL_CLONES static void ladder(const double *restrict w, size_t n, int nr,
+                                      const double *restrict step, double *restrict g,
+                                      double *restrict acc)
+{
+    int c = 0;
+    while (nr - c >= 32)
+        LADDER_RUN(4);
+    while (nr - c >= 16)
+        LADDER_RUN(2);
+    while (nr - c >= 8)
+        LADDER_RUN(1);
+}
+
+/* w: scratch of p->n doubles */
 static int stats(const dpzo__pld_pmf *p, double d, double lambda, int nsides, int m0,
-                 term_stats *st)
+                 term_stats *st, double *w)
 {
     memset(st, 0, sizeof *st);
     st->m0 = m0;
-    double *w = malloc((p->n ? p->n : 1) * sizeof *w);
-    if (w == NULL)
-        return -1;
     double mean = 0.0, var = 0.0, terr = 0.0;
     double span = 0.0;
+    tilt_ctx T;
+    tilt_init(&T, lambda, d);
+    const double lmax = grid_lmax(p, d);
     for (int s = 0; s < nsides; s++) {
         const double *a = side_mass(p, s);
-        double mx = -INFINITY, log_a_max = 0.0; /* the largest |log a_k| of a mass taken */
+        /* mx: within ln 2 above the largest log weight log a_k + lambda l_k (a_k < 2^(e - 1022)
+         * for the biased exponent e of a positive double, subnormals included); it only
+         * normalises, so that the weights below are at most about 2 */
+        double mx = -INFINITY;
         for (size_t k = 0; k < p->n; k++) {
-            if (!(a[k] > 0.0)) {
-                w[k] = -INFINITY;
+            if (!(a[k] > 0.0))
                 continue;
+            uint64_t bits;
+            memcpy(&bits, &a[k], sizeof bits);
+            double x = (double)((int)((bits >> 52) & 0x7ff) - 1022) * M_LN2
+                       + tilt_at(p, k, d, lambda);
+            if (x > mx)
+                mx = x;
+        }
+        double sum = 0.0, m1 = 0.0, m2 = 0.0, fb = 0.0;
+        if (isfinite(mx)) {
+            double E[TILT_BLOCK];
+            for (size_t k0 = 0; k0 < p->n; k0 += TILT_BLOCK) {
+                size_t m = p->n - k0 < TILT_BLOCK ? p->n - k0 : TILT_BLOCK;
+                tilt_block(&T, p, k0, m, mx, E);
+                for (size_t j = 0; j < m; j++)
+                    w[k0 + j] = tilt_weight(&T, p, a, k0 + j, E[j], mx, &fb);
             }
-            double la = log(a[k]);
-            w[k] = la + tilt_at(p, k, d, lambda); /* log_weight */
-            if (w[k] > mx)
-                mx = w[k];
-            if (fabs(la) > log_a_max)
-                log_a_max = fabs(la);
+            /* four partial sums each (any order: the cgf's bound below allows n u for the
+             * sum's rounding; the mean and variance only place and size windows) */
+            v4d vs = {0.0, 0.0, 0.0, 0.0}, v1 = vs, v2 = vs, vi = {0.0, 1.0, 2.0, 3.0};
+            size_t k = 0;
+            for (; k + 4 <= p->n; k += 4) {
+                v4d wv;
+                memcpy(&wv, w + k, sizeof wv);
+                vs += wv;
+                v1 += wv * vi;
+                v2 += wv * vi * vi;
+                vi += 4.0;
+            }
+            sum = (vs[0] + vs[1]) + (vs[2] + vs[3]);
+            m1 = (v1[0] + v1[1]) + (v1[2] + v1[3]);
+            m2 = (v2[0] + v2[1]) + (v2[2] + v2[3]);
+            for (; k < p->n; k++) {
+                double i = (double)k;
+                sum += w[k];
+                m1 += w[k] * i;
+                m2 += w[k] * i * i;
+            }
         }
-        double sum = 0.0, m1 = 0.0, m2 = 0.0;
-        for (size_t k = 0; k < p->n; k++) {
-            w[k] = exp(w[k] - mx);
-            double i = (double)k;
-            sum += w[k];
-            m1 += w[k] * i;
-            m2 += w[k] * i * i;
-        }
-        if (s == 0 && !(sum > 0.0 && isfinite(sum) && isfinite(mx))) {
-            free(w);
+        if (s == 0 && !(sum > 0.0 && isfinite(sum) && isfinite(mx)))
             return -2; /* no (finite) mass on the grid: nothing to compose */
-        }
-        st->c[s] = mx + log(sum);
+        /* an optimistic side without positive mass: its normaliser is NaN, as its mass
+         * (NaN, not a bound) and no error term (its weights are exactly 0) */
+        st->c[s] = mx > -INFINITY ? mx + log(sum) : NAN;
         double mu = m1 / sum, v = m2 / sum - mu * mu;
         if (s == 0) {
             mean = mu + (double)p->lo;
-            if (!(fabs(mean) < 0x1p52)) {
-                free(w);
+            if (!(fabs(mean) < 0x1p52))
                 return -2; /* the grid index of the mean must be a long */
-            }
             st->shift = lround(mean);
             span = (double)p->n + fabs((double)(p->lo - st->shift));
         }
         if (v > var)
             var = v;
-        /* log a_k is within an ulp of |log a_k|, which exp turns into that much relative
-         * error of the weight: a mass of 1e-300 carries 690 u, more than the terms below */
-        double e = 2.0 * U * (log_a_max + fabs(mx) + fabs(st->c[s]) + 40.0
-                              + fabs(lambda * (double)(p->lo + (long)p->n) * d)
-                              + fabs(lambda * (double)p->lo * d));
+        /* the weights here (relative to mx) and the composition's (relative to c[s],
+         * pld_compose_cover) are formed alike: one bound covers both */
+        double e = mx > -INFINITY ? tilt_err(lambda, d, lmax, grid_wide(p),
+                                             fmax(fabs(mx), fabs(st->c[s])), fb)
+                                  : 0.0;
         if (e > terr)
             terr = e;
-        /* cumulant generating function of the tilted step about `shift` at +-theta_m */
-        double inv = 1.0 / sum;
-        for (int sg = 0; sg < 2; sg++) {
-            /* the ladder's recurrences run side by side (each one's operations, in the
-             * same order, are those of a loop of its own: the same results, without
-             * waiting on one multiplication at a time) */
-            double step[N_THETA], g[N_THETA], acc[N_THETA];
-            int idx[N_THETA], nl = 0;
+        /* cumulant generating function of the tilted step about `shift` at +-theta_m: the
+         * ladder's orders of both signs, padded with idle recurrences to a multiple of
+         * LADDER_W */
+        double step[2 * N_THETA + LADDER_W], g[2 * N_THETA + LADDER_W],
+            acc[2 * N_THETA + LADDER_W];
+        int idx[2 * N_THETA], nl = 0;
+        for (int sg = 0; sg < 2; sg++)
             for (int m = 0; m < N_THETA; m++) {
                 double th = theta_at(st, m) * (sg ? -1.0 : 1.0);
                 if (fabs(th) * span > 600.0) {
                     st->cgf[s][sg][m] = INFINITY;
                     continue;
                 }
-                idx[nl] = m;
+                idx[nl] = sg * N_THETA + m;
                 step[nl] = exp(th);
                 g[nl] = exp(th * (double)(p->lo - st->shift));
                 acc[nl] = 0.0;
                 nl++;
             }
-            for (size_t k = 0; k < p->n; k++) {
-                const double wk = w[k];
-                for (int j = 0; j < nl; j++) {
-                    acc[j] += wk * g[j];
-                    g[j] *= step[j];
-                }
-            }
-            for (int j = 0; j < nl; j++) {
-                /* the recurrence for g drifts by at most 2 n u relative */
-                double a = acc[j] * (inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr));
-                st->cgf[s][sg][idx[j]] = log(a) + 4.0 * U * (fabs(log(a)) + 1.0);
-            }
+        int nr = nl;
+        for (; nr % LADDER_W; nr++) {
+            step[nr] = 1.0;
+            g[nr] = acc[nr] = 0.0;
+        }
+        ladder(w, p->n, nr, step, g, acc);
+        double inv = 1.0 / sum;
+        for (int j = 0; j < nl; j++) {
+            /* the recurrence for g drifts by at most 2 n u relative */
+            double x = acc[j] * (inv * (1.0 + 4.0 * U * ((double)p->n + 8.0) + 4.0 * terr));
+            st->cgf[s][idx[j] / N_THETA][idx[j] % N_THETA] =
+                log(x) + 4.0 * U * (fabs(log(x)) + 1.0);
         }
     }
-    free(w);
     st->mean = mean;
     st->var = var > 0.0 ? var : 0.0;
     st->theta_err = terr;
@@ -226,21 +402,26 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
     double M = 0.0;
     L->max_n = 0;
+    for (size_t t = 0; t < n; t++)
+        if (terms[t].pmf->n > L->max_n)
+            L->max_n = terms[t].pmf->n;
+    /* one step's weights at a time (dpzo__pld_compose_bytes counts them) */
+    double *w = malloc((L->max_n ? L->max_n : 1) * sizeof *w);
+    if (w == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
     double lt = log(o->tau_tilt), V = 0.0;
     for (int pass = 0, m0 = M0_DEFAULT; pass < 2; pass++) {
         M = V = 0.0;
         for (size_t t = 0; t < n; t++) {
-            int r = stats(terms[t].pmf, d, o->lambda, nsides, m0, &L->st[t]);
-            if (r == -1)
-                return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory planning a composition");
-            if (r)
+            int r = stats(terms[t].pmf, d, o->lambda, nsides, m0, &L->st[t], w);
+            if (r) {
+                free(w);
                 return dpzo__fail(ctx, DPZO_EINVAL,
                                   "a step's discretised privacy loss has no finite mass within "
                                   "the grid's index range (grid %g, tilt %g)", d, o->lambda);
+            }
             M += (double)terms[t].count * L->st[t].mean;
             V += (double)terms[t].count * L->st[t].var;
-            if (terms[t].pmf->n > L->max_n)
-                L->max_n = terms[t].pmf->n;
         }
         /* a Gaussian of variance V leaves tau_tilt beyond sqrt(2 V log(1/tau_tilt)), at the
          * order sqrt(2 log(1/tau_tilt) / V); a ladder whose lowest order is far above it
@@ -256,6 +437,7 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
             break;
         m0 = want;
     }
+    free(w);
     double whi = 0.0, wlo = 0.0;
     for (int s = 0; s < nsides; s++) {
         double a = chernoff_width(terms, L->st, n, s, 0, lt);
@@ -502,6 +684,221 @@ static double complex power_bound(double complex z, double e, uint64_t k, double
     return zk;
 }
 
+/* One distinct step (count 1) into the product of spectra, per frequency pair (j, N - j):
+ * `in` (work itself, or another array of N) holds the step's transform (pessimistic
+ * + i optimistic); z_P, z_O are separated as in the file comment, e bounds their error (ec
+ * the forward transform's, plus u of the separation), and with |z| <= rb = |Re z|
+ * + |Im z| + e (power_bound's k = 1 case) the product, its error and its bound advance as
+ *   prod' = prod z,  ea' = ra e + rb ea + ea e + 4u |prod'|,  ra' = ra rb (1 + 4u).
+ * The complex product is written out (a c - b d, a d + b c, each product rounded): C's
+ * complex multiplication computes the same for finite operands, without its check for
+ * infinities and NaN, which kept the loop from being compiled as straight-line code.
+ * first: prod, ra, ea start at 1, 1, 0 (the formulas above with those values: prod' = z
+ * exactly, ea' = e + 4u |z|, ra' = rb (1 + 4u)). last: nothing is stored in prod, ra, ea;
+ * the composed spectrum C_j = P + i O, C_{N-j} = conj(P) + i conj(O) goes into work, and
+ * sum_e, sum_c get what the inverse transform's error needs: sum over all N frequencies of
+ * the product's error (ea_P + ea_O) and of |Re C_j| + |Im C_j| (in the order of the pairs;
+ * the caller bounds the rounding of these sums), and es_out (if not NULL) the error of
+ * each side at each pair, es_out[s H + j], j < H = N/2 + 1 (see es_in). */
+/* one frequency pair (j, N - j) of dpzo__pld_spectra_step1 */
+static inline __attribute__((always_inline)) void
+step1_at(size_t j, const double *xi, double *x, size_t N, int nsides, double ec,
+         const double *es_in, double sep,
+         int first, int last, double *pr, double *ra, double *ea, double *es_out, double *se,
+         double *sc)
+{
+    const size_t H = N / 2 + 1;
+    const double gu = 1.0 + 4.0 * U;
+    const size_t jm = (N - j) & (N - 1);
+    const double ar = xi[2 * j], ai = xi[2 * j + 1], br = xi[2 * jm], bi = -xi[2 * jm + 1];
+    const double rnd = sep * (fabs(ar) + fabs(ai) + fabs(br) + fabs(bi));
+    const double es[2] = {(es_in ? es_in[j] : ec) + rnd, (es_in ? es_in[H + j] : ec) + rnd};
+    /* z_P = (a + b) / 2, z_O = -i (a - b) / 2 */
+    const double zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
+    const double zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
+    double P[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, eas[2] = {0.0, 0.0};
+    for (int s = 0; s < nsides; s++) {
+        const size_t ix = (size_t)s * H + j;
+        const double e = es[s];
+        const double rb = fabs(zr[s]) + fabs(zi[s]) + e;
+        double qr, qi, ne, nr;
+        if (first) {
+            qr = zr[s];
+            qi = zi[s];
+            ne = e;
+            nr = rb * gu;
+        } else {
+            const double pr0 = pr[2 * ix], pi0 = pr[2 * ix + 1];
+            ne = ra[ix] * e + rb * ea[ix] + ea[ix] * e;
+            qr = pr0 * zr[s] - pi0 * zi[s];
+            qi = pr0 * zi[s] + pi0 * zr[s];
+            nr = ra[ix] * (rb * gu);
+        }
+        const double nea = ne + 4.0 * U * (fabs(qr) + fabs(qi));
+        if (last) {
+            P[s][0] = qr;
+            P[s][1] = qi;
+            eas[s] = nea;
+        } else {
+            pr[2 * ix] = qr;
+            pr[2 * ix + 1] = qi;
+            ea[ix] = nea;
+            ra[ix] = nr;
+        }
+    }
+    if (last) {
+        const double Pr = P[0][0], Pi = P[0][1], Or = P[1][0], Oi = P[1][1];
+        *se += (j == 0 || j == jm ? 1.0 : 2.0) * (eas[0] + eas[1]);
+        if (es_out) {
+            es_out[j] = j == jm ? eas[0] + eas[1] : eas[0];
+            es_out[H + j] = j == jm ? eas[0] + eas[1] : eas[1];
+        }
+        /* C_{N-j} = conj(P) + i conj(O) */
+        const double cr = Pr + Oi, ci = Or - Pi;
+        if (j != jm) {
+            const double dr = Pr - Oi, di = Pi + Or; /* C_j = P + i O */
+            x[2 * j] = dr;
+            x[2 * j + 1] = di;
+            *sc += fabs(dr) + fabs(di);
+        }
+        x[2 * jm] = cr;
+        x[2 * jm + 1] = ci;
+        *sc += fabs(cr) + fabs(ci);
+    }
+}
+
+/* The pairs j = j0 .. j0 + 4 m - 1 (1 <= j0, j0 + 4 m <= N/2: j != N - j, and the two
+ * blocks of four pairs that an iteration reads and writes do not meet) four at a time,
+ * in GCC vectors of four doubles: lane by lane the operations of step1_at, in its
+ * order (ISO C mode: no FMA is formed), so the same values; only se and sc are summed
+ * in another order (four partial sums), which their bound allows. Locals only: no
+ * vector crosses a call. */
+#define V4ABS(v) ((v4d)((v4l)(v) & (v4l){0x7fffffffffffffffLL, 0x7fffffffffffffffLL,              \
+                                              0x7fffffffffffffffLL, 0x7fffffffffffffffLL}))
+#define V4EVEN(a, b) __builtin_shufflevector((a), (b), 0, 2, 4, 6)
+#define V4ODD(a, b) __builtin_shufflevector((a), (b), 1, 3, 5, 7)
+
+DPZO_KERNEL_CLONES static void step1_block4(size_t j0, size_t m, const double *xi, double *x,
+                                            size_t N,
+                                            int nsides, double ec, const double *es_in,
+                                            double sep, int first, int last,
+                                            double *restrict pr, double *restrict ra,
+                                            double *restrict ea, double *restrict es_out,
+                                            double *se, double *sc)
+{
+    const size_t H = N / 2 + 1;
+    const double gu = 1.0 + 4.0 * U, u4 = 4.0 * U;
+    v4d vse = {0.0, 0.0, 0.0, 0.0}, vsc = vse;
+    for (size_t it = 0; it < m; it++) {
+        const size_t j = j0 + 4 * it, jb = N - j - 3; /* pairs j .. j+3 and N-j .. N-j-3 */
+        v4d A0, A1, B0, B1;
+        memcpy(&A0, xi + 2 * j, sizeof A0);
+        memcpy(&A1, xi + 2 * j + 4, sizeof A1);
+        memcpy(&B0, xi + 2 * jb, sizeof B0);
+        memcpy(&B1, xi + 2 * jb + 4, sizeof B1);
+        const v4d ar = V4EVEN(A0, A1), ai = V4ODD(A0, A1);
+        /* lane l: pair N - j - l, stored in reverse order */
+        const v4d br = __builtin_shufflevector(B0, B1, 6, 4, 2, 0);
+        const v4d bi = -__builtin_shufflevector(B0, B1, 7, 5, 3, 1);
+        const v4d rnd = sep * (V4ABS(ar) + V4ABS(ai) + V4ABS(br) + V4ABS(bi));
+        const v4d zr[2] = {0.5 * (ar + br), 0.5 * (ai - bi)};
+        const v4d zi[2] = {0.5 * (ai + bi), -0.5 * (ar - br)};
+        const v4d zero = {0.0, 0.0, 0.0, 0.0};
+        v4d Qr[2] = {zero, zero}, Qi[2] = {zero, zero}, Ea[2] = {zero, zero};
+        for (int s = 0; s < nsides; s++) {
+            const size_t ix = (size_t)s * H + j;
+            v4d e;
+            if (es_in)
+                memcpy(&e, es_in + ix, sizeof e);
+            else
+                e = (v4d){ec, ec, ec, ec};
+            e = e + rnd;
+            const v4d rb = V4ABS(zr[s]) + V4ABS(zi[s]) + e;
+            v4d qr, qi, ne, nr;
+            if (first) {
+                qr = zr[s];
+                qi = zi[s];
+                ne = e;
+                nr = rb * gu;
+            } else {
+                v4d P0, P1, r, a;
+                memcpy(&P0, pr + 2 * ix, sizeof P0);
+                memcpy(&P1, pr + 2 * ix + 4, sizeof P1);
+                memcpy(&r, ra + ix, sizeof r);
+                memcpy(&a, ea + ix, sizeof a);
+                const v4d p_r = V4EVEN(P0, P1), p_i = V4ODD(P0, P1);
+                ne = r * e + rb * a + a * e;
+                qr = p_r * zr[s] - p_i * zi[s];
+                qi = p_r * zi[s] + p_i * zr[s];
+                nr = r * (rb * gu);
+            }
+            const v4d nea = ne + u4 * (V4ABS(qr) + V4ABS(qi));
+            if (last) {
+                Qr[s] = qr;
+                Qi[s] = qi;
+                Ea[s] = nea;
+            } else {
+                const v4d P0 = __builtin_shufflevector(qr, qi, 0, 4, 1, 5);
+                const v4d P1 = __builtin_shufflevector(qr, qi, 2, 6, 3, 7);
+                memcpy(pr + 2 * ix, &P0, sizeof P0);
+                memcpy(pr + 2 * ix + 4, &P1, sizeof P1);
+                memcpy(ea + ix, &nea, sizeof nea);
+                memcpy(ra + ix, &nr, sizeof nr);
+            }
+        }
+        if (last) {
+            const v4d Pr = Qr[0], Pi = Qi[0], Or = Qr[1], Oi = Qi[1], e1 = Ea[1];
+            vse += 2.0 * (Ea[0] + e1);
+            if (es_out) {
+                memcpy(es_out + j, &Ea[0], sizeof Ea[0]);
+                memcpy(es_out + H + j, &e1, sizeof e1);
+            }
+            const v4d cr = Pr + Oi, ci = Or - Pi; /* C_{N-j} */
+            const v4d dr = Pr - Oi, di = Pi + Or; /* C_j */
+            const v4d D0 = __builtin_shufflevector(dr, di, 0, 4, 1, 5);
+            const v4d D1 = __builtin_shufflevector(dr, di, 2, 6, 3, 7);
+            const v4d C0 = __builtin_shufflevector(cr, ci, 3, 7, 2, 6);
+            const v4d C1 = __builtin_shufflevector(cr, ci, 1, 5, 0, 4);
+            memcpy(x + 2 * j, &D0, sizeof D0);
+            memcpy(x + 2 * j + 4, &D1, sizeof D1);
+            memcpy(x + 2 * jb, &C0, sizeof C0);
+            memcpy(x + 2 * jb + 4, &C1, sizeof C1);
+            vsc += V4ABS(dr) + V4ABS(di) + V4ABS(cr) + V4ABS(ci);
+        }
+    }
+    *se += (vse[0] + vse[1]) + (vse[2] + vse[3]);
+    *sc += (vsc[0] + vsc[1]) + (vsc[2] + vsc[3]);
+}
+
+void dpzo__pld_spectra_step1(const double complex *in, double complex *work, size_t N,
+                             int nsides, double ec, const double *es_in, int first, int last,
+                             double complex *prod, double *ra, double *ea, double *es_out,
+                             double *sum_e, double *sum_c)
+{
+    /* es_in: work holds a spectrum composed by dpzo__pld_spectra_step1 (last, es_out) at
+     * this length instead of a forward transform: its separated z_P, z_O are within
+     * es_in[j], es_in[H + j] (that pass's ea of each side; ea_P + ea_O for both at j = 0
+     * and N/2, where C_j = C_{N-j} = conj(P) + i conj(O) mixes the sides' imaginary
+     * parts, which are errors there: the exact P and O are real) plus the rounding of
+     * forming C = P + i O there (u |C| a component) and of separating it here:
+     * 3u (|a| + |b|) covers both */
+    const double sep = es_in ? 3.0 * U : U;
+    /* arrays of two doubles (C17 6.2.5) */
+    const double *xi = (const double *)in;
+    double *x = (double *)work, *pr = (double *)prod;
+    const size_t H = N / 2 + 1, m = N >= 8 ? (N / 2 - 1) / 4 : 0;
+    double se = 0.0, sc = 0.0;
+    step1_at(0, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    step1_block4(1, m, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se,
+                 &sc);
+    for (size_t j = 1 + 4 * m; j < H; j++)
+        step1_at(j, xi, x, N, nsides, ec, es_in, sep, first, last, pr, ra, ea, es_out, &se, &sc);
+    if (last) {
+        *sum_e = se;
+        *sum_c = sc;
+    }
+}
+
 dpzo_status dpzo__pld_compose(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                               const dpzo__pld_compose_opts *o, dpzo__pld_ws *ws,
                               dpzo__pld_composed *out)
@@ -568,15 +965,19 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     }
     double complex *work = ws->work;
     const size_t H = N / 2 + 1;
-    if (multi)
+    /* a first step of count 1 starts the product itself (dpzo__pld_spectra_step1) */
+    if (multi && terms[0].count != 1)
         for (size_t j = 0; j < 2 * H; j++) {
             ws->prod[j] = 1.0;
             ws->ra[j] = 1.0;
             ws->ea[j] = 0.0;
         }
     const double eta = dpzo__fft_error_bound(N);
-    double sum_e = 0.0;
+    double sum_e = 0.0, sum_c = 0.0;
+    int fused = 0; /* the last step's pass left the composed spectrum, sum_e and sum_c */
     long S = 0;
+    tilt_ctx T;
+    tilt_init(&T, o->lambda, d);
     for (size_t t = 0; t < n; t++) {
         const dpzo__pld_pmf *p = terms[t].pmf;
         const term_stats *st = &L.st[t];
@@ -593,21 +994,44 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             out->logscale[s] += (double)k * st->c[s];
         log_inf_keep += (double)k * log1p(-p->pess_inf);
         memset(work, 0, N * sizeof *work);
-        double l1 = 0.0;
-        for (size_t i = 0; i < p->n; i++) {
-            double re = 0.0, im = 0.0;
-            if (p->pess[i] > 0.0)
-                re = exp(log_weight(p, p->pess, i, d, o->lambda) - st->c[0]);
-            if (o->want_opt && p->opt[i] > 0.0)
-                im = exp(log_weight(p, p->opt, i, d, o->lambda) - st->c[1]);
-            long pos = (p->lo + (long)i - st->shift) % (long)N;
-            if (pos < 0)
-                pos += (long)N;
-            work[pos] += re + I * im;
-            l1 += re + im;
+        /* the tilted masses, as stats() formed its weights (tilt_block; its bound,
+         * theta_err, covers them), at (index - shift) mod N */
+        double l1 = 0.0, fb = 0.0, *x = (double *)work;
+        long pos0 = (p->lo - st->shift) % (long)N;
+        size_t pos = (size_t)(pos0 < 0 ? pos0 + (long)N : pos0);
+        for (size_t k0 = 0; k0 < p->n; k0 += TILT_BLOCK) {
+            const size_t m = p->n - k0 < TILT_BLOCK ? p->n - k0 : TILT_BLOCK;
+            double E[2][TILT_BLOCK];
+            for (int s = 0; s < nsides; s++)
+                tilt_block(&T, p, k0, m, st->c[s], E[s]);
+            for (size_t j = 0; j < m; j++, pos = (pos + 1) & (N - 1)) {
+                double re = tilt_weight(&T, p, p->pess, k0 + j, E[0][j], st->c[0], &fb);
+                double im = o->want_opt ? tilt_weight(&T, p, p->opt, k0 + j, E[1][j], st->c[1], &fb)
+                                        : 0.0;
+                x[2 * pos] += re;
+                x[2 * pos + 1] += im;
+                l1 += re + im;
+            }
+        }
+        if (fb > 0.0) { /* the fallback of tilt_weight was taken here */
+            double c = fmax(fabs(st->c[0]), nsides > 1 ? fabs(st->c[1]) : 0.0);
+            double e = tilt_err(o->lambda, d, grid_lmax(p, d), grid_wide(p), c, fb);
+            theta = e > theta ? e : theta;
+        }
+        if (p->n > N) { /* folded: m - 1 additions of nonnegative masses an entry at most */
+            double e = st->theta_err + 2.0 * U * (double)((p->n + N - 1) / N) * (1.0 + 4.0 * U);
+            theta = e > theta ? e : theta;
         }
         dpzo__fft_forward(ws->plan, work);
-        const double ec = eta * l1 * (1.0 + 4.0 * U);
+        /* the computed l1 norm, a sum of 2 n nonnegative terms, is within (2 n + 2) u of the
+         * exact one */
+        const double ec = eta * l1 * (1.0 + 2.0 * U * (2.0 * (double)p->n + 4.0));
+        if (multi && k == 1) {
+            fused = t == n - 1;
+            dpzo__pld_spectra_step1(work, work, N, nsides, ec, NULL, t == 0, fused, ws->prod,
+                                    ws->ra, ws->ea, NULL, &sum_e, &sum_c);
+            continue;
+        }
         const double small_r2 = k > 1 ? exp(-1380.0 / (double)k) : 0.0;
         /* frequencies j and N - j together: the sides' spectra are Hermitian */
         for (size_t j = 0; j < H; j++) {
@@ -635,7 +1059,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             }
         }
     }
-    if (multi) {
+    if (multi && !fused) {
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
             double complex P = ws->prod[j], O = o->want_opt ? ws->prod[H + j] : 0.0;
@@ -645,11 +1069,12 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
         }
     }
-    double sum_c = 0.0;
-    for (size_t j = 0; j < N; j++)
-        sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    if (!fused)
+        for (size_t j = 0; j < N; j++)
+            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
     dpzo__fft_inverse(ws->plan, work);
-    err = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
+    /* sum_e and sum_c add at most 2N nonnegative terms each: within (2N + 2) u */
+    err = (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
     /* the window's entry i is the transform's entry (w0 + i - S) mod N */
     dpzo__pld_unpack(work, N, (size_t)((((L.w0 - S) % (long)N) + (long)N) % (long)N),
                      o->want_opt, ws->y);

@@ -51,7 +51,24 @@
  * are folded with floating additions of nonnegative numbers: at most m - 1 additions an
  * entry (m = ceil(points / N_v)), a relative error of 2 (m - 1) u at most, added to the
  * relative error of the step's masses (theta_fold). The root's E is the reported `err`.
- * The pessimistic and optimistic masses share one complex transform, as before. */
+ * The pessimistic and optimistic masses share one complex transform, as before.
+ *
+ * Spectral nodes. Where a node's parent composes at the same length N and both of the
+ * node's children have count 1, the node hands its parent its composed spectrum instead
+ * of its vector: the inverse transform here and the forward one in the parent would only
+ * reproduce it (the parent places a child by residue mod N, which the spectrum already
+ * is; R_v, the index of its position 0 mod N, replaces its window's start). Its rounding
+ * then stays in the spectrum, per side and frequency: the product's error bound ea of its
+ * last pass (pld_compose.c, dpzo__pld_spectra_step1), which the parent takes where a
+ * child's forward transform error would be, plus the rounding of combining the sides
+ * into one complex spectrum and separating them again. The reference for that spectrum
+ * is the exact composition of the node's computed children, so their own errors still
+ * propagate as input perturbations: E_v = E_1 B_2 + E_2 B_1, without e_fft (the node's
+ * rounding reaches the parent's inverse transform through the product's errors, as the
+ * flat composition's steps do). Its window no longer places anything (the parent folds
+ * modulo the same N), yet its tail stays in m, which remains an upper bound. At the
+ * bottom levels most nodes share their parent's length: two of a node's three
+ * transforms are saved there (build() counts only the transforms done). */
 #include <complex.h>
 #include <float.h>
 #include <math.h>
@@ -71,6 +88,9 @@ typedef struct tnode {
     double complex *y;    /* the result: y[i] at index w0 + i (pessimistic + i optimistic) */
     double E;             /* bound on |computed - exact| of every entry, both sides */
     double l1[2];         /* bound on the l1 norm of the exact result, per side */
+    int spec;             /* y is the spectrum (file comment: spectral nodes) */
+    double *es;           /* spec: its error per side and frequency pair, 2 (N/2 + 1) */
+    uint64_t R;           /* spec: the index of position 0, mod N */
 } tnode;
 
 struct dpzo__pld_tree {
@@ -153,9 +173,26 @@ static tnode *build(dpzo__pld_tree *T, const dpzo__pld_term *terms, const dpzo__
     size_t m = a + (b - a) / 2;
     v->kid[0] = build(T, terms, L, nsides, a, m, v->N, 0);
     v->kid[1] = build(T, terms, L, nsides, m, b, v->N, 0);
-    /* cost: one forward transform per child, one inverse */
-    T->cost += 3ull * v->N * log2u(v->N);
+    /* spectral where its parent has the same length and both children are of count 1 (the
+     * product's last pass leaves the spectrum with its error per frequency) */
+    v->spec = !root && v->N == max_N;
+    for (int c = 0; c < 2; c++)
+        if (v->kid[c]->kid[0] == NULL && terms[v->kid[c]->a].count != 1)
+            v->spec = 0;
+    /* cost: a forward transform per child that is not spectral, an inverse unless spectral */
+    unsigned long long tr = v->spec ? 0 : 1;
+    for (int c = 0; c < 2; c++)
+        tr += v->kid[c]->spec ? 0 : 1;
+    T->cost += tr * v->N * log2u(v->N);
     return v;
+}
+
+/* Bytes of a node's result (0 for a step, whose masses are placed directly). */
+static size_t result_bytes(const tnode *k)
+{
+    if (k->kid[0] == NULL)
+        return 0;
+    return k->N * sizeof(double complex) + (k->spec ? 2 * (k->N / 2 + 1) * sizeof(double) : 0);
 }
 
 /* Bytes of children's vectors alive at once while v is composed (depth first). */
@@ -163,19 +200,26 @@ static size_t peak_bytes(const tnode *v)
 {
     if (v->kid[0] == NULL)
         return 0;
-    size_t b0 = v->kid[0]->kid[0] ? v->kid[0]->N * sizeof(double complex) : 0;
-    size_t b1 = v->kid[1]->kid[0] ? v->kid[1]->N * sizeof(double complex) : 0;
+    size_t b0 = result_bytes(v->kid[0]);
+    size_t b1 = result_bytes(v->kid[1]);
     size_t p0 = peak_bytes(v->kid[0]), p1 = b0 + peak_bytes(v->kid[1]);
     size_t p = p0 > p1 ? p0 : p1;
-    return p > b0 + b1 ? p : b0 + b1;
+    p = p > b0 + b1 ? p : b0 + b1;
+    /* a spectral node's result is allocated while its second child's spectrum, read in
+     * place, is still held (the first child's is freed by then) */
+    if (v->spec && v->kid[1]->spec && b1 + result_bytes(v) > p)
+        p = b1 + result_bytes(v);
+    return p;
 }
 
 void dpzo__pld_tree_free(dpzo__pld_tree *T)
 {
     if (T == NULL)
         return;
-    for (size_t i = 0; i < T->used; i++)
+    for (size_t i = 0; i < T->used; i++) {
         free(T->nodes[i].y);
+        free(T->nodes[i].es);
+    }
     for (int i = 0; i < 64; i++)
         dpzo__fft_plan_free(T->plan[i]);
     free(T->nodes);
@@ -261,18 +305,26 @@ static int eval(evalctx *X, tnode *v, int root)
     double complex *work = X->ws->work;
     double complex *prod = X->ws->prod;
     double *ra = X->ws->ra, *ea = X->ws->ea;
-    for (size_t j = 0; j < 2 * H; j++) {
-        prod[j] = 1.0;
-        ra[j] = 1.0;
-        ea[j] = 0.0;
-    }
+    /* a first child of count 1 (an intermediate node, or a step of count 1) starts the
+     * product itself (dpzo__pld_spectra_step1) */
+    const tnode *k0 = v->kid[0];
+    if (k0->kid[0] == NULL && X->terms[k0->a].count != 1)
+        for (size_t j = 0; j < 2 * H; j++) {
+            prod[j] = 1.0;
+            ra[j] = 1.0;
+            ea[j] = 0.0;
+        }
+    double sum_e = 0.0, sum_c = 0.0;
+    int fused = 0; /* the last child's pass left the composed spectrum, sum_e and sum_c */
     const double eta = dpzo__fft_error_bound(N);
     uint64_t R = 0; /* the index of the composed entry at position 0 is R mod N */
     double B[2] = {0.0, 0.0}, Ek[2] = {0.0, 0.0};
     v->l1[0] = v->l1[1] = 1.0;
+    unsigned forward = 0; /* transforms counted as the flat composition counts its steps' */
     for (int c = 0; c < 2; c++) {
         tnode *k = v->kid[c];
-        memset(work, 0, N * sizeof *work);
+        if (!k->spec)
+            memset(work, 0, N * sizeof *work);
         double l1 = 0.0, sums[2] = {0.0, 0.0};
         double nsum; /* the number of terms summed into l1 */
         uint64_t count = 1;
@@ -327,6 +379,11 @@ static int eval(evalctx *X, tnode *v, int root)
                 double sb = sums[s] * (1.0 + 2.0 * U * ((double)p->n + 2.0));
                 k->l1[s] = s < nsides ? pow(sb, (double)count) * (1.0 + 1e-12) : 0.0;
             }
+        } else if (k->spec) {
+            /* a spectral node of this length: its spectrum (read where it is), position 0
+             * at index R_c */
+            nsum = 0.0;
+            R = (R + k->R) % N;
         } else {
             /* an intermediate node: entry i (index w0_c + i) at position i */
             nsum = 2.0 * (double)k->N;
@@ -343,10 +400,31 @@ static int eval(evalctx *X, tnode *v, int root)
             v->l1[s] *= k->l1[s] * (1.0 + 4.0 * U);
         B[c] = fmax(k->l1[0], k->l1[1]) + (double)k->N * k->E;
         Ek[c] = k->E;
-        dpzo__fft_forward(plan, work);
+        if (!k->spec) {
+            dpzo__fft_forward(plan, work);
+            forward++;
+        }
         /* forward rounding, componentwise; the computed l1 norm, a sum of nsum
          * nonnegative terms, is within (nsum + 2) u of the exact one */
         const double ec = eta * l1 * (1.0 + 2.0 * U * (nsum + 4.0));
+        if (count == 1) {
+            fused = c == 1;
+            /* a spectral node's own spectrum goes straight into its result */
+            if (fused && v->spec
+                && ((v->es = malloc(2 * H * sizeof *v->es)) == NULL
+                    || (v->y = malloc(N * sizeof *v->y)) == NULL))
+                return -1;
+            dpzo__pld_spectra_step1(k->spec ? k->y : work, fused && v->spec ? v->y : work, N,
+                                    nsides, ec, k->spec ? k->es : NULL, c == 0, fused, prod, ra,
+                                    ea, fused ? v->es : NULL, &sum_e, &sum_c);
+            if (k->spec) {
+                free(k->y);
+                free(k->es);
+                k->y = NULL;
+                k->es = NULL;
+            }
+            continue;
+        }
         const double small_r2 = count > 1 ? exp(-1380.0 / (double)count) : 0.0;
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
@@ -368,21 +446,29 @@ static int eval(evalctx *X, tnode *v, int root)
             }
         }
     }
-    dpzo__pld_fft_points += (unsigned long long)N * 2;
-    double sum_e = 0.0;
-    for (size_t j = 0; j < H; j++) {
-        size_t jm = (N - j) & (N - 1);
-        double complex P = prod[j], O = o->want_opt ? prod[H + j] : 0.0;
-        work[j] = P + I * O;
-        work[jm] = conj(P) + I * conj(O);
-        double e = ea[j] + (o->want_opt ? ea[H + j] : 0.0);
-        sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+    dpzo__pld_fft_points += (unsigned long long)N * forward;
+    if (v->spec) {
+        /* the spectrum stays (fused: both children of count 1, build()); the children's own
+         * errors, as input perturbations, are its E */
+        v->E = (Ek[0] * B[1] + Ek[1] * B[0]) * (1.0 + 8.0 * U);
+        v->R = R;
+        return 0;
     }
-    double sum_c = 0.0;
-    for (size_t j = 0; j < N; j++)
-        sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    if (!fused) {
+        for (size_t j = 0; j < H; j++) {
+            size_t jm = (N - j) & (N - 1);
+            double complex P = prod[j], O = o->want_opt ? prod[H + j] : 0.0;
+            work[j] = P + I * O;
+            work[jm] = conj(P) + I * conj(O);
+            double e = ea[j] + (o->want_opt ? ea[H + j] : 0.0);
+            sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+        }
+        for (size_t j = 0; j < N; j++)
+            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    }
     dpzo__fft_inverse(plan, work);
-    double efft = (sum_e + eta * sum_c) / (double)N * (1.0 + 8.0 * U);
+    /* sum_e and sum_c add at most 2N nonnegative terms each: within (2N + 2) u */
+    double efft = (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
     /* the children's errors as input perturbations (file comment) */
     v->E = (efft + Ek[0] * B[1] + Ek[1] * B[0]) * (1.0 + 8.0 * U);
     uint64_t base = (uint64_t)((v->w0 % (long)N + (long)N) % (long)N);

@@ -41,6 +41,16 @@ double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, dou
 double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda,
                         double c);
 size_t dpzo__pld_pow2_at_least(double x);
+/* A step of count 1 into a product of spectra of length N (see pld_compose.c): `in` holds
+ * its forward transform (whose error is ec, plus the separation's rounding) or, with es_in,
+ * a spectrum that a last pass left with es_out; first, the product starts with it; last,
+ * the composed spectrum goes into work (which may be `in`), the sums the inverse
+ * transform's error needs into *sum_e, *sum_c, and (es_out not NULL) each side's error at
+ * each frequency pair into es_out. */
+void dpzo__pld_spectra_step1(const double complex *in, double complex *work, size_t N,
+                             int nsides, double ec, const double *es_in, int first, int last,
+                             double complex *prod, double *ra, double *ea, double *es_out,
+                             double *sum_e, double *sum_c);
 /* The window out of an inverse transform of length N (a power of two) whose window starts
  * at entry rot: the pessimistic side left in work's first N doubles, the optimistic side
  * (want_opt) in yopt[0 .. N). */
