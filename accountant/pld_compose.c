@@ -102,12 +102,8 @@ static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, doub
  * largest such |log a_k|, enters tilt_err). An exponential below e^-700 makes a weight
  * below 1e-304 (the masses are at most 1): underflow is ignored as in fft.h (at most 2^-1074
  * absolute error an operation, beside weights that sum to about 1). */
-#define TILT_BLOCK 16
-typedef struct {
-    double lambda, d;
-    double rp[TILT_BLOCK]; /* r^j */
-    int powers;            /* the powers may be used (|lambda d| (TILT_BLOCK - 1) <= 600) */
-} tilt_ctx;
+#define TILT_BLOCK DPZO__PLD_TILT_BLOCK
+typedef dpzo__pld_tilt tilt_ctx; /* pld_tree.h */
 
 static void tilt_init(tilt_ctx *T, double lambda, double d)
 {
@@ -171,6 +167,22 @@ static double grid_lmax(const dpzo__pld_pmf *p, double d)
 static int grid_wide(const dpzo__pld_pmf *p)
 {
     return !(fabs((double)p->lo) + (double)p->n < 0x1p53);
+}
+
+void dpzo__pld_tilt_init(dpzo__pld_tilt *T, double lambda, double d) { tilt_init(T, lambda, d); }
+
+void dpzo__pld_tilt_masses(const dpzo__pld_tilt *T, const dpzo__pld_pmf *p, const double *a,
+                           size_t k0, size_t m, double c, double *w, double *fb)
+{
+    double E[TILT_BLOCK];
+    tilt_block(T, p, k0, m, c, E);
+    for (size_t j = 0; j < m; j++)
+        w[j] = tilt_weight(T, p, a, k0 + j, E[j], c, fb);
+}
+
+double dpzo__pld_tilt_err(const dpzo__pld_pmf *p, double lambda, double d, double c, double fb)
+{
+    return tilt_err(lambda, d, grid_lmax(p, d), grid_wide(p), c, fb);
 }
 
 /* Function multiversioning for the loops that the compiler vectorises (as

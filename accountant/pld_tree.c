@@ -336,38 +336,30 @@ static int eval(evalctx *X, tnode *v, int root)
             count = t->count;
             long pos0 = (p->lo - st->shift) % (long)N;
             size_t pos = (size_t)(pos0 < 0 ? pos0 + (long)N : pos0);
-            /* tilted mass a_i e^{lambda l_i - c}: the exponential at every 16th entry,
-             * times r = e^{lambda d} in between (file comment: theta_fold) */
-            const double r = exp(o->lambda * X->d);
-            double e[2] = {0.0, 0.0};
-            for (size_t i = 0; i < p->n; i++, pos = (pos + 1) & (N - 1)) {
-                if (i % 16 == 0) {
-                    double l = ((double)(p->lo + (long)i) + p->off) * X->d;
-                    for (int s = 0; s < nsides; s++)
-                        e[s] = exp(o->lambda * l - st->c[s]);
-                } else {
-                    e[0] *= r;
-                    e[1] *= r;
+            /* tilted masses a_i e^{lambda l_i - c}, formed as the flat composition forms
+             * them (dpzo__pld_tilt_masses; its bound dpzo__pld_tilt_err) */
+            dpzo__pld_tilt T;
+            dpzo__pld_tilt_init(&T, o->lambda, X->d);
+            double fb = 0.0;
+            for (size_t k0 = 0; k0 < p->n; k0 += DPZO__PLD_TILT_BLOCK) {
+                const size_t mb = p->n - k0 < DPZO__PLD_TILT_BLOCK ? p->n - k0 : DPZO__PLD_TILT_BLOCK;
+                double w[2][DPZO__PLD_TILT_BLOCK] = {{0.0}};
+                for (int s = 0; s < nsides; s++)
+                    dpzo__pld_tilt_masses(&T, p, s == 0 ? p->pess : p->opt, k0, mb, st->c[s],
+                                          w[s], &fb);
+                for (size_t j = 0; j < mb; j++, pos = (pos + 1) & (N - 1)) {
+                    work[pos] += w[0][j] + I * w[1][j];
+                    sums[0] += w[0][j];
+                    sums[1] += w[1][j];
                 }
-                double re = p->pess[i] * e[0];
-                double im = o->want_opt ? p->opt[i] * e[1] : 0.0;
-                work[pos] += re + I * im;
-                sums[0] += re;
-                sums[1] += im;
             }
             l1 = sums[0] + sums[1];
             nsum = 2.0 * (double)p->n;
             size_t m = (p->n + N - 1) / N;
-            /* relative errors: folding, m - 1 additions of nonnegative numbers an entry;
-             * the exponential at a block's start, whose argument lambda l - c is off by
-             * at most u (4 |lambda l| + |c|) (l has two roundings, the product and the
-             * difference one each), plus its own ulp; the recurrence: r has relative
-             * error <= u (1 + lambda d) + u <= 3u, 15 steps of it and of their rounding
-             * <= 60u; the product a_i e another u */
-            double lm = fmax(fabs(((double)p->lo + p->off) * X->d),
-                             fabs(((double)(p->lo + (long)p->n) + p->off) * X->d));
+            /* relative errors: the weights' (dpzo__pld_tilt_err, relative to the larger
+             * |c|), and folding, m - 1 additions of nonnegative numbers an entry */
             double cm = fmax(fabs(st->c[0]), nsides > 1 ? fabs(st->c[1]) : 0.0);
-            double tf = (2.0 * (double)(m - 1) + 4.0 * fabs(o->lambda) * lm + cm + 70.0) * U
+            double tf = (dpzo__pld_tilt_err(p, o->lambda, X->d, cm, fb) + 2.0 * (double)(m - 1) * U)
                         * (1.0 + 4.0 * U * ((double)m + 100.0));
             X->theta_fold = tf > X->theta_fold ? tf : X->theta_fold;
             uint64_t sh = (uint64_t)((st->shift % (long)N + (long)N) % (long)N);

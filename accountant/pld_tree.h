@@ -8,6 +8,22 @@
 
 #define DPZO__PLD_N_THETA 24
 
+/* Tilted masses a_k e^{lambda l_k - c} of a step, a block of up to DPZO__PLD_TILT_BLOCK
+ * entries at a time: an exponential at the block's first entry, powers of e^{lambda d}
+ * after it, a log-space fallback where the exponential overflows (pld_compose.c's comment
+ * states the bound, dpzo__pld_tilt_err: relative to c, with fb the largest |log a_k| a
+ * fallback took, 0 if none). w[j] = 0 where a[k0 + j] is not positive. */
+#define DPZO__PLD_TILT_BLOCK 16
+typedef struct {
+    double lambda, d;
+    double rp[DPZO__PLD_TILT_BLOCK]; /* r^j, r = e^{lambda d} */
+    int powers; /* the powers may be used (|lambda d| (DPZO__PLD_TILT_BLOCK - 1) <= 600) */
+} dpzo__pld_tilt;
+void dpzo__pld_tilt_init(dpzo__pld_tilt *T, double lambda, double d);
+void dpzo__pld_tilt_masses(const dpzo__pld_tilt *T, const dpzo__pld_pmf *p, const double *a,
+                           size_t k0, size_t m, double c, double *w, double *fb);
+double dpzo__pld_tilt_err(const dpzo__pld_pmf *p, double lambda, double d, double c, double fb);
+
 /* One step's tilted statistics (pld_compose.c, stats()). */
 typedef struct {
     double c[2];       /* log normaliser per side */
