@@ -185,20 +185,9 @@ double dpzo__pld_tilt_err(const dpzo__pld_pmf *p, double lambda, double d, doubl
     return tilt_err(lambda, d, grid_lmax(p, d), grid_wide(p), c, fb);
 }
 
-/* Function multiversioning for the loops that the compiler vectorises (as
- * kernels/cpu/zo_math.h; a build may define DPZO_KERNEL_CLONES empty). The clones run the
- * same IEEE operations in the same order (ISO C mode compiles with -ffp-contract=off, so no
- * FMA is formed), so every clone gives the same bits. */
-#ifndef DPZO_KERNEL_CLONES
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define DPZO_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#endif
-#ifndef DPZO_KERNEL_CLONES
-#define DPZO_KERNEL_CLONES
-#endif
+/* Function multiversioning for the loops that the compiler vectorises (common/dpzo_clones.h:
+ * every clone gives the same bits). */
+#include "dpzo_clones.h"
 
 /* The ladder's recurrences side by side (nr a multiple of LADDER_W): for each,
  * acc += w_k g, g *= step over k < n, each one's operations in the order of a loop of its

@@ -69,17 +69,10 @@ int dpzo__pld_fast_applies(const dpzo__pld_source *s)
            && s->q < 1.0 && s->scale > 1e-100 && s->scale < 1e100;
 }
 
-/* The loops below are plain arithmetic over arrays, compiled for AVX2 as well where the
- * compiler can (GCC's target_clones: the same IEEE operations, no contraction under -std=c17,
- * so the same results either way). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define FAST_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef FAST_CLONES
-#define FAST_CLONES
-#endif
+/* The loops below are plain arithmetic over arrays, compiled for AVX-512 and AVX2 as well
+ * (common/dpzo_clones.h: the same IEEE operations in every clone, so the same results). */
+#include "dpzo_clones.h"
+#define FAST_CLONES DPZO_KERNEL_CLONES
 
 /* l' for the vector functions; flag 1: beyond their range, -1: rs = -inf exactly */
 static FAST_CLONES void loop_args(const double *restrict x, size_t m, double sgn, double l1q,

@@ -17,16 +17,7 @@
  * dispatches by itself, see philox.c). The results do not depend on it: each vector lane
  * performs the scalar code's IEEE operations in the same order (-ffp-contract=off, no
  * reassociation). */
-#ifndef DPZO_KERNEL_CLONES /* a build may define it (empty: no multiversioning) */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define DPZO_KERNEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#endif
-#ifndef DPZO_KERNEL_CLONES
-#define DPZO_KERNEL_CLONES
-#endif
+#include "dpzo_clones.h" /* DPZO_KERNEL_CLONES */
 
 /* Natural logarithm; -inf at +-0, NaN below 0 or at NaN, +inf at +inf. Within 1 ulp over
  * the positive doubles (tested against libm). */
