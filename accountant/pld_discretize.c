@@ -265,22 +265,8 @@ void dpzo__pld_pmf_free(dpzo__pld_pmf *p)
  * pld_internal.h: bin j holds excesses in (2^-(j+1) d, 2^-j d], bin 63 those below). */
 static void excess_add(double exc_mass[64], double excess, double d, double pb)
 {
-    excess += 8.0 * U * d;
-    excess = excess < d ? excess : d; /* a bucket's mean displacement is at most d */
-    int j = 0;
-    if (excess < d) {
-        /* -ilogb(r) - 1 for r = excess / d in (0, 1), from the exponent's bits (normal r;
-         * below 2^-63 the bin is 63 anyway) */
-        double r = excess / d;
-        if (r >= 0x1p-63) {
-            uint64_t bits;
-            memcpy(&bits, &r, sizeof bits);
-            j = 1023 - (int)((bits >> 52) & 0x7ff) - 1;
-        } else {
-            j = 63;
-        }
-    }
-    exc_mass[j < 0 ? 0 : j > 63 ? 63 : j] += pb;
+    /* a bucket's mean displacement is at most d: bin 0 at most */
+    exc_mass[(int)dpzo__pld_excess_bin(excess, d, (1.0 + 2.0 * DBL_EPSILON) / d)] += pb;
 }
 
 /* The largest excesses are left to the failure probability while their P-mass stays within
@@ -327,38 +313,53 @@ static void opt_boundaries(const double *p, size_t n, long bot, double d, double
     }
 }
 
-/* The optimistic bucket (b_k, b_k+1] of P-mass pb whose merged loss fell below l_k: keep at
+/* A bucket or cell k (P-mass pb, lower boundary b_k) whose merged loss fell below l_k: keep at
  * l_k the largest upper part (c, b_k+1] whose merged loss is still >= l_k (bisection on c in
- * [b_k, l_k]; c = l_k always qualifies), the rest goes one point down. tk1: the tails at
- * b_k+1, in full. */
-static void opt_below(const dpzo__pld_source *s, double bk, const dpzo__pld_tails *tk1, double lk,
-                      double pb, size_t k, double *opt)
+ * [b_k, l_k]; c = l_k qualifies unless rounding says otherwise, and then nothing is kept), the
+ * rest goes one point down (its merged loss is >= b_k > l_{k-1}). upper(arg, c, &p): whether
+ * the part above c provably merges at or above l_k, and its P-mass p. */
+typedef int (*upper_part_fn)(void *arg, double c, double lk, double *p);
+
+static void opt_bisect(double bk, double lk, double pb, size_t k, double *opt, upper_part_fn upper,
+                       void *arg)
 {
-    double clo = bk, chi = lk;
-    dpzo__pld_tails tc, best;
-    dpzo__pld_tails_at(s, chi, &best);
-    double pu, qu;
-    if (merged_loss(&best, tk1, &pu, &qu) < lk)
-        pu = 0.0; /* rounding: give up the split */
+    double clo = bk, chi = lk, pu = 0.0, p;
+    if (upper(arg, lk, lk, &p))
+        pu = p;
     for (int it = 0; it < 16 && pu > 0.0; it++) {
         double c = 0.5 * (clo + chi);
-        dpzo__pld_tails_at(s, c, &tc);
-        double p2, q2;
-        if (merged_loss(&tc, tk1, &p2, &q2) >= lk) {
+        if (upper(arg, c, lk, &p)) {
             chi = c;
-            best = tc;
+            pu = p;
         } else {
             clo = c;
         }
     }
-    if (pu > 0.0)
-        merged_loss(&best, tk1, &pu, &qu);
-    double rest = pb - pu;
-    if (rest < 0.0)
-        rest = 0.0;
     opt[k] += pu;
-    if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
-        opt[k - 1] += rest;
+    if (k > 0)
+        opt[k - 1] += pb - pu > 0.0 ? pb - pu : 0.0;
+}
+
+/* the scalar way: the tails at c against those at b_k+1 (tk1, in full) */
+typedef struct {
+    const dpzo__pld_source *s;
+    const dpzo__pld_tails *tk1;
+} scalar_upper;
+
+static int upper_scalar(void *arg, double c, double lk, double *p)
+{
+    const scalar_upper *u = arg;
+    dpzo__pld_tails tc;
+    double q;
+    dpzo__pld_tails_at(u->s, c, &tc);
+    return merged_loss(&tc, u->tk1, p, &q) >= lk;
+}
+
+static void opt_below(const dpzo__pld_source *s, double bk, const dpzo__pld_tails *tk1, double lk,
+                      double pb, size_t k, double *opt)
+{
+    scalar_upper u = {s, tk1};
+    opt_bisect(bk, lk, pb, k, opt, upper_scalar, &u);
 }
 
 /* The fast path (pld_fast.c): cells evaluated a chunk at a time. */
@@ -393,22 +394,13 @@ static int fast_ws_alloc(fast_ws *W, size_t n)
     return 0;
 }
 
-/* The guard on a cell's merged loss lr = log(pb / qb) taken as one logarithm of the ratio:
- * the masses' relative errors ep, eq (at most 1/4 each) move it by at most 1.34 (ep + eq),
- * the division by u, the logarithm by REL |lr| (vmath.h); 2 (ep + eq) + (4U + REL)
- * (|lr| + 1) covers them. */
-static double ratio_guard(double lr, double ep, double eq)
-{
-    return 2.0 * (ep + eq) + (4.0 * U + DPZO__VM_REL) * (fabs(lr) + 1.0);
-}
-
 /* A cell's merged loss, rounded down by its error bound (pld_fast.c: pb, qb > 0), from its
  * ratio's logarithm lr where the ratio is a normal double, else from two logarithms. */
 static double cell_merged(double pb, double qb, double ep, double eq, double lr, double *guard)
 {
     double r = pb / qb;
     if (r >= DBL_MIN && r <= DBL_MAX) {
-        *guard = ratio_guard(lr, ep, eq);
+        *guard = dpzo__pld_ratio_guard(lr, ep, eq);
         return lr;
     }
     const double lp = log(pb), lq = log(qb);
@@ -449,40 +441,31 @@ static int pess_fast(const dpzo__pld_source *s, long bot, double d, double off, 
     return 0;
 }
 
-/* Optimistic: the part of cell k (between the thresholds of b_k and b_k+1, P-mass pb) whose
- * merged loss fell below l_k. As opt_below, with the cells of pld_fast.c: the upper part
- * between the thresholds of c and b_k+1 (c in [b_k, l_k], by bisection) whose merged loss is
- * still >= l_k stays at l_k, the rest goes one point down; a part whose threshold does not
- * lie inside the cell (rounding) is given up. */
+/* The fast way (pld_fast.c): the cells between the thresholds of b_k, c and b_k+1, computed
+ * as in the chunk (the same doubles: vmath.c's results do not depend on the position), so the
+ * upper one is part of cell k; a part not within cell k's mass is not kept. */
+typedef struct {
+    const dpzo__pld_source *s;
+    double bk, bk1, pb;
+} fast_upper;
+
+static int upper_fast(void *arg, double c, double lk, double *p)
+{
+    const fast_upper *u = arg;
+    double xs[3] = {u->bk, c, u->bk1}, pb[2], qb[2], ep[2], eq[2], w[3 * DPZO__PLD_FAST_SCRATCH];
+    if (dpzo__pld_fast_cells(u->s, xs, 3, 0, pb, qb, ep, eq, NULL, NULL, NULL, w) != 0
+        || !(pb[1] > 0.0) || pb[1] > u->pb)
+        return 0;
+    double g, lr = cell_merged(pb[1], qb[1], ep[1], eq[1], log(pb[1] / qb[1]), &g);
+    *p = pb[1];
+    return lr - g >= lk;
+}
+
 static void opt_below_fast(const dpzo__pld_source *s, const double *bnd, size_t k, double lk,
                            double pb, double *opt)
 {
-    double clo = bnd[k], chi = lk, pu = 0.0;
-    double xs[3] = {bnd[k], lk, bnd[k + 1]};
-    double c_pb[2], c_qb[2], c_ep[2], c_eq[2], ww[3 * DPZO__PLD_FAST_SCRATCH];
-    /* the part above l_k, and a check that its cell lies inside cell k (its lower part
-     * between b_k and l_k has positive mass) */
-    if (dpzo__pld_fast_cells(s, xs, 3, 0, c_pb, c_qb, c_ep, c_eq, NULL, NULL, NULL, ww) == 0) {
-        double g, lr = cell_merged(c_pb[1], c_qb[1], c_ep[1], c_eq[1], log(c_pb[1] / c_qb[1]), &g);
-        if (c_pb[1] > 0.0 && lr - g >= lk && c_pb[1] <= pb)
-            pu = c_pb[1];
-    }
-    for (int it = 0; it < 16 && pu > 0.0; it++) {
-        double c = 0.5 * (clo + chi);
-        double ys[3] = {bnd[k], c, bnd[k + 1]};
-        if (dpzo__pld_fast_cells(s, ys, 3, 0, c_pb, c_qb, c_ep, c_eq, NULL, NULL, NULL, ww) != 0)
-            break;
-        double g, lr = cell_merged(c_pb[1], c_qb[1], c_ep[1], c_eq[1], log(c_pb[1] / c_qb[1]), &g);
-        if (c_pb[1] > 0.0 && lr - g >= lk && c_pb[1] <= pb) {
-            chi = c;
-            pu = c_pb[1];
-        } else {
-            clo = c;
-        }
-    }
-    opt[k] += pu;
-    if (k > 0) /* the remainder's merged loss is >= b_k > l_{k-1} */
-        opt[k - 1] += pb - pu > 0.0 ? pb - pu : 0.0;
+    fast_upper u = {s, bnd[k], bnd[k + 1], pb};
+    opt_bisect(bnd[k], lk, pb, k, opt, upper_fast, &u);
 }
 
 /* The optimistic masses: the cells between the boundaries bnd, merged, each at l_k where

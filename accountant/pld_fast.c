@@ -237,9 +237,6 @@ size_t dpzo__pld_fast_cells(const dpzo__pld_source *s, const double *x, size_t m
 /* The pessimistic split of cells 0 .. mc-1 (x: their lower grid points; pld_discretize.c's
  * pess_fast states the rules): ratios, guards and fractions in array loops, the logarithms
  * and exponentials by vmath.c. */
-/* the guard on lr = log(pb / qb) (one logarithm of a normal ratio; pld_discretize.c's
- * ratio_guard) */
-#define RATIO_GUARD(lr, ep, eq) (2.0 * ((ep) + (eq)) + (4.0 * DBL_EPSILON + REL) * (fabs(lr) + 1.0))
 
 static FAST_CLONES void loop_ratio_fix(const double *restrict pb, const double *restrict qb,
                                        size_t mc, double *restrict v, double *restrict fix)
@@ -260,7 +257,7 @@ static FAST_CLONES double loop_frac(const double *restrict x, const double *rest
 {
     double worst = 0.0;
     for (size_t i = 0; i < mc; i++) {
-        double lr = v[i], g = RATIO_GUARD(lr, ep[i], eq[i]) + hi_guard;
+        double lr = v[i], g = dpzo__pld_ratio_guard(lr, ep[i], eq[i]) + hi_guard;
         double w = d + sl[i], f = lr - (x[i] - sl[i]) + g;
         f = f < 0.0 ? 0.0 : f > w ? w : f;
         v[i] = pb[i] > 0.0 ? -f : 0.0;
@@ -271,19 +268,12 @@ static FAST_CLONES double loop_frac(const double *restrict x, const double *rest
     return worst;
 }
 
-/* the excess bins: j with r = ex / d_eff (raised by 4u) in [2^-(j+1), 2^-j), 0 from 1/2 up,
- * 63 below 2^-63; as doubles */
+/* the excess bins (dpzo__pld_excess_bin), as doubles */
 static FAST_CLONES void loop_bins(const double *restrict ex, size_t mc, double inv, double d,
                                   double *restrict jb)
 {
-    for (size_t i = 0; i < mc; i++) {
-        double r = (ex[i] + 8.0 * DBL_EPSILON * d) * inv;
-        uint64_t bits;
-        memcpy(&bits, &r, sizeof bits);
-        /* r in [2^-63, 1) is normal, r = 1.m 2^(E - 1023): j = 1022 - E */
-        double j = (double)(1022 - (int64_t)((bits >> 52) & 0x7ff));
-        jb[i] = !(r < 1.0) ? 0.0 : r < 0x1p-63 ? 63.0 : j;
-    }
+    for (size_t i = 0; i < mc; i++)
+        jb[i] = dpzo__pld_excess_bin(ex[i], d, inv);
 }
 
 static FAST_CLONES void loop_place(const double *restrict pb, const double *restrict v, size_t mc,
@@ -357,7 +347,7 @@ static FAST_CLONES void loop_merge(const double *restrict lk, const double *rest
                                    double *restrict opt, double *restrict below)
 {
     for (size_t i = 0; i < mc; i++) {
-        double lstar = v[i] - RATIO_GUARD(v[i], ep[i], eq[i]);
+        double lstar = v[i] - dpzo__pld_ratio_guard(v[i], ep[i], eq[i]);
         int at = (lstar >= lk[i]) & (fix[i] == 0.0) & (pb[i] > 0.0);
         opt[i] += at ? pb[i] : 0.0;
         below[i] = (pb[i] > 0.0) & !at ? 1.0 : 0.0;

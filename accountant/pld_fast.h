@@ -3,8 +3,13 @@
 #ifndef DPZO_PLD_FAST_H
 #define DPZO_PLD_FAST_H
 
+#include <float.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
 #include "pld_internal.h"
+#include "vmath.h"
 
 /* Whether dpzo__pld_fast_cells handles this step (Gaussian, remove or add pair, q < 1). */
 int dpzo__pld_fast_applies(const dpzo__pld_source *s);
@@ -29,6 +34,28 @@ size_t dpzo__pld_fast_cells(const dpzo__pld_source *s, const double *x, size_t m
 int dpzo__pld_fast_split(const double *x, const double *pb, const double *qb, const double *ep,
                          const double *eq, const double *sl, size_t mc, double d, double d_eff,
                          double *p, double exc_mass[64], double *v, double *ex, double *hi);
+
+/* The guard on a cell's merged loss lr = log(pb / qb) taken as one logarithm of a normal
+ * ratio: the masses' relative errors ep, eq (at most 1/4 each) move it by at most
+ * 1.34 (ep + eq), the division by u, the logarithm by REL |lr| (vmath.h); this covers them. */
+static inline double dpzo__pld_ratio_guard(double lr, double ep, double eq)
+{
+    return 2.0 * (ep + eq) + (4.0 * DBL_EPSILON + DPZO__VM_REL) * (fabs(lr) + 1.0);
+}
+
+/* The coupling terms' bin (pld_internal.h) of a cell's excess mean displacement over the
+ * exact split, as a double: j with r = (excess + 8 DBL_EPSILON d) inv in [2^-(j+1), 2^-j),
+ * 0 from 1/2 up, 63 below 2^-63, where inv = (1 + 4u) / d (raised by 4u so that rounding
+ * never puts an excess in a bin below its own; the fast path's inv is (1 + 4u) / d_eff). */
+static inline double dpzo__pld_excess_bin(double excess, double d, double inv)
+{
+    double r = (excess + 8.0 * DBL_EPSILON * d) * inv;
+    uint64_t bits;
+    memcpy(&bits, &r, sizeof bits);
+    /* r in [2^-63, 1) is normal, r = 1.m 2^(E - 1023): j = 1022 - E */
+    double j = (double)(1022 - (int64_t)((bits >> 52) & 0x7ff));
+    return !(r < 1.0) ? 0.0 : r < 0x1p-63 ? 63.0 : j;
+}
 
 /* x[i] = ((double)(i0 + i) + off) d, i < m: the grid points (pld_discretize.c's grid_loss) */
 void dpzo__pld_grid(long i0, double off, double d, size_t m, double *x);

@@ -10,7 +10,7 @@ __m256d _ZGVdN4v_log(__m256d);
 __m256d _ZGVdN4v_expm1(__m256d);
 #define VM_HAVE 1
 
-#define VM_LOOP(name, vf, sf)                                                                 \
+#define VM_LOOP(name, vf)                                                                 \
     __attribute__((target("avx2,fma"))) static void name(const double *x, double *y, size_t n) \
     {                                                                                         \
         size_t i = 0;                                                                         \
@@ -25,9 +25,9 @@ __m256d _ZGVdN4v_expm1(__m256d);
                 y[i + j] = by[j];                                                             \
         }                                                                                     \
     }
-VM_LOOP(v_erfc, _ZGVdN4v_erfc, erfc)
-VM_LOOP(v_log, _ZGVdN4v_log, log)
-VM_LOOP(v_expm1, _ZGVdN4v_expm1, expm1)
+VM_LOOP(v_erfc, _ZGVdN4v_erfc)
+VM_LOOP(v_log, _ZGVdN4v_log)
+VM_LOOP(v_expm1, _ZGVdN4v_expm1)
 #else
 #define VM_HAVE 0
 #endif
