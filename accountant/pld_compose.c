@@ -66,15 +66,10 @@ static double theta_at(const term_stats *st, int m) { return ldexp(1.0, m - st->
 
 static const double *side_mass(const dpzo__pld_pmf *p, int s) { return s == 0 ? p->pess : p->opt; }
 
-/* the tilt's exponent at entry k, and log of the tilted weight before normalisation */
+/* the tilt's exponent at entry k */
 static double tilt_at(const dpzo__pld_pmf *p, size_t k, double d, double lambda)
 {
     return lambda * ((double)(p->lo + (long)k) + p->off) * d;
-}
-
-static double log_weight(const dpzo__pld_pmf *p, const double *a, size_t k, double d, double lambda)
-{
-    return log(a[k]) + tilt_at(p, k, d, lambda);
 }
 
 /* Tilted weights without a log and an exp per entry. Entry k of a step's grid has the loss
@@ -1099,8 +1094,9 @@ finish:
     out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
     /* what intermediate windows misplaced is a mass of the composition of the computed
      * inputs, which is within (1 + rel) of the exact tilted one */
-    for (int s = 0; s < 2; s++)
-        out->misplaced[s] *= 1.0 + out->rel;
+    for (int s = 0; s < 2; s++) /* 0 without a tree (and 0 x inf, at rel = inf, is NaN) */
+        if (out->misplaced[s] > 0.0)
+            out->misplaced[s] *= 1.0 + out->rel;
     out->bytes = bytes;
 done:
     dpzo__pld_tree_free(tree);
@@ -1125,12 +1121,6 @@ double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, dou
                                      double *eb, double *rb)
 {
     return power_bound(z, e, k, small_r2, eb, rb);
-}
-
-double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda, double c)
-{
-    const double *a = side_mass(p, s);
-    return a[k] > 0.0 ? exp(log_weight(p, a, k, d, lambda) - c) : 0.0;
 }
 
 size_t dpzo__pld_pow2_at_least(double x) { return pow2_at_least(x); }

@@ -417,7 +417,8 @@ static int eval(evalctx *X, tnode *v, int root)
             }
             continue;
         }
-        const double small_r2 = count > 1 ? exp(-1380.0 / (double)count) : 0.0;
+        /* count > 1 here (a step of count 1 went through dpzo__pld_spectra_step1) */
+        const double small_r2 = exp(-1380.0 / (double)count);
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
             double complex a = work[j], b = conj(work[jm]);
@@ -425,11 +426,7 @@ static int eval(evalctx *X, tnode *v, int root)
             double complex z[2] = {0.5 * (a + b), -0.5 * I * (a - b)};
             for (int s = 0; s < nsides; s++) {
                 double eb = e, rb;
-                double complex zk = z[s];
-                if (count == 1) /* dpzo__pld_power_bound's k = 1 case, inline */
-                    rb = fabs(creal(zk)) + fabs(cimag(zk)) + e;
-                else
-                    zk = dpzo__pld_power_bound(z[s], e, count, small_r2, &eb, &rb);
+                double complex zk = dpzo__pld_power_bound(z[s], e, count, small_r2, &eb, &rb);
                 size_t ix = (size_t)s * H + j;
                 double newe = ra[ix] * eb + rb * ea[ix] + ea[ix] * eb;
                 prod[ix] *= zk;

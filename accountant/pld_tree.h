@@ -53,9 +53,6 @@ double dpzo__pld_chernoff_tail(const dpzo__pld_term *terms, const dpzo__pld_term
                                size_t n, int side, int sg, double w);
 double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, double small_r2,
                                      double *eb, double *rb);
-/* A step's tilted, normalised mass at entry k of side s: exp(log a_k + lambda l_k - c_s). */
-double dpzo__pld_tilted(const dpzo__pld_pmf *p, int s, size_t k, double d, double lambda,
-                        double c);
 size_t dpzo__pld_pow2_at_least(double x);
 /* A step of count 1 into a product of spectra of length N (see pld_compose.c): `in` holds
  * its forward transform (whose error is ec, plus the separation's rounding) or, with es_in,

@@ -417,7 +417,9 @@ static int wor_compute(struct wor_entry *w)
             ival_min(&iv->lv[i], &iv->lv[i], &u);
         }
     }
-    for (size_t i = 0; i < WOR_NI; i++) {
+    /* the doubles the cache keeps, only from a complete table (after an allocation failure
+     * the enclosures were never set: the entry keeps what it had) */
+    for (size_t i = 0; table >= 0 && i < WOR_NI; i++) {
         w->lv_d[i] = ival_hi_d(&iv->lv[i]);
         w->fa_d[i] = ival_hi_d(&iv->fa[i]);
         w->l2_d[i] = ival_hi_d(&iv->l2[i]);

@@ -75,7 +75,8 @@ static void test_noise_properties(void **state)
 
 /* A target below the conversion's own cost at the largest order (log(1/delta)/(alpha_max - 1)
  * for RDP 0): the fast estimate passed while no certificate could, and the search walked 64
- * certifications up to sigma 2e192 before an ENOCONV (a fuzzed input, 85 s). Now the
+ * certifications up to sigma 2e192 before an ENOCONV (a fuzzed input, 85 s on the 2-core AMD
+ * EPYC). Now the
  * certificate at the search's far end refuses it: EINFEASIBLE, with that end's epsilon in
  * the message. alpha_max 2000 keeps each evaluation cheap; the floor is then
  * 690.8 / 1999 = 0.35. */
@@ -88,6 +89,8 @@ static void test_below_conversion_floor(void **state)
     assert_int_equal(dpzo_calibrate_noise(ctx, 1e-10, 1e-300, 1e-300, 1, 0, &o, &c),
                      DPZO_EINFEASIBLE);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "cannot be certified"));
+    /* the sampling rate is refused earlier, by its floor 1e-15 (no rate down to it meets the
+     * target): EINFEASIBLE either way */
     assert_int_equal(dpzo_calibrate_sampling_rate(ctx, 1e-10, 1e-300, 1.0, 1, 0, &o, &c),
                      DPZO_EINFEASIBLE);
 }
