@@ -763,6 +763,63 @@ step1_at(size_t j, const double *xi, double *x, size_t N, int nsides, double ec,
     }
 }
 
+/* A step of count k > 1 into the product of spectra (prod, with each entry's bound ra on its
+ * magnitude and ea on its error): its transform `work` (forward rounding ec per entry) split
+ * into the sides' Hermitian parts, raised to the k-th power with power_bound's bound. */
+void dpzo__pld_spectra_stepk(const double complex *work, size_t N, int nsides, double ec,
+                             uint64_t k, double complex *prod, double *ra, double *ea)
+{
+    const size_t H = N / 2 + 1;
+    const double small_r2 = exp(-1380.0 / (double)k);
+    /* frequencies j and N - j together: the sides' spectra are Hermitian */
+    for (size_t j = 0; j < H; j++) {
+        size_t jm = (N - j) & (N - 1);
+        double complex a = work[j], b = conj(work[jm]);
+        double e = ec + U * (fabs(creal(a)) + fabs(cimag(a)) + fabs(creal(b)) + fabs(cimag(b)));
+        double complex z[2] = {0.5 * (a + b), -0.5 * I * (a - b)};
+        for (int s = 0; s < nsides; s++) {
+            double eb, rb;
+            double complex zk = power_bound(z[s], e, k, small_r2, &eb, &rb);
+            size_t ix = (size_t)s * H + j;
+            double newe = ra[ix] * eb + rb * ea[ix] + ea[ix] * eb;
+            prod[ix] *= zk;
+            ea[ix] = newe + 4.0 * U * (fabs(creal(prod[ix])) + fabs(cimag(prod[ix])));
+            ra[ix] *= rb * (1.0 + 4.0 * U);
+        }
+    }
+}
+
+/* The composed spectrum from the product of spectra: work = P + i O (O = 0 without the
+ * optimistic side), the products' error bounds summed into *sum_e. */
+void dpzo__pld_spectra_assemble(double complex *work, size_t N, int want_opt,
+                                const double complex *prod, const double *ea, double *sum_e)
+{
+    const size_t H = N / 2 + 1;
+    for (size_t j = 0; j < H; j++) {
+        size_t jm = (N - j) & (N - 1);
+        double complex P = prod[j], O = want_opt ? prod[H + j] : 0.0;
+        work[j] = P + I * O;
+        work[jm] = conj(P) + I * conj(O);
+        double e = ea[j] + (want_opt ? ea[H + j] : 0.0);
+        *sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
+    }
+}
+
+/* The error bound on every entry of the inverse transform of `work` (length N, forward bound
+ * eta), given the spectrum's summed error sum_e; sum_c: its l1 norm, or a negative value to
+ * have it summed here. sum_e and sum_c add at most 2N nonnegative terms each: within
+ * (2N + 2) u. */
+double dpzo__pld_inverse_err(const double complex *work, size_t N, double eta, double sum_e,
+                             double sum_c)
+{
+    if (sum_c < 0.0) {
+        sum_c = 0.0;
+        for (size_t j = 0; j < N; j++)
+            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    }
+    return (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
+}
+
 /* The pairs j = j0 .. j0 + 4 m - 1 (1 <= j0, j0 + 4 m <= N/2: j != N - j, and the two
  * blocks of four pairs that an iteration reads and writes do not meet) four at a time,
  * in GCC vectors of four doubles: lane by lane the operations of step1_at, in its
@@ -1028,8 +1085,13 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
                                     ws->ra, ws->ea, NULL, &sum_e, &sum_c);
             continue;
         }
+        if (multi) {
+            dpzo__pld_spectra_stepk(work, N, nsides, ec, k, ws->prod, ws->ra, ws->ea);
+            continue;
+        }
+        /* a single term: its k-th power in place, C_j = P^k + i O^k,
+         * C_{N-j} = conj(P^k) + i conj(O^k) */
         const double small_r2 = k > 1 ? exp(-1380.0 / (double)k) : 0.0;
-        /* frequencies j and N - j together: the sides' spectra are Hermitian */
         for (size_t j = 0; j < H; j++) {
             size_t jm = (N - j) & (N - 1);
             double complex a = work[j], b = conj(work[jm]);
@@ -1038,39 +1100,16 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             for (int s = 0; s < nsides; s++) {
                 double eb, rb;
                 zk[s] = power_bound(z[s], e, k, small_r2, &eb, &rb);
-                if (multi) {
-                    size_t ix = (size_t)s * H + j;
-                    double newe = ws->ra[ix] * eb + rb * ws->ea[ix] + ws->ea[ix] * eb;
-                    ws->prod[ix] *= zk[s];
-                    ws->ea[ix] = newe + 4.0 * U * (fabs(creal(ws->prod[ix])) + fabs(cimag(ws->prod[ix])));
-                    ws->ra[ix] *= rb * (1.0 + 4.0 * U);
-                } else {
-                    sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * eb;
-                }
+                sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * eb;
             }
-            if (!multi) {
-                /* C_j = P^k + i O^k, C_{N-j} = conj(P^k) + i conj(O^k) */
-                work[j] = zk[0] + I * zk[1];
-                work[jm] = conj(zk[0]) + I * conj(zk[1]);
-            }
+            work[j] = zk[0] + I * zk[1];
+            work[jm] = conj(zk[0]) + I * conj(zk[1]);
         }
     }
-    if (multi && !fused) {
-        for (size_t j = 0; j < H; j++) {
-            size_t jm = (N - j) & (N - 1);
-            double complex P = ws->prod[j], O = o->want_opt ? ws->prod[H + j] : 0.0;
-            work[j] = P + I * O;
-            work[jm] = conj(P) + I * conj(O);
-            double e = ws->ea[j] + (o->want_opt ? ws->ea[H + j] : 0.0);
-            sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
-        }
-    }
-    if (!fused)
-        for (size_t j = 0; j < N; j++)
-            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
+    if (multi && !fused)
+        dpzo__pld_spectra_assemble(work, N, o->want_opt, ws->prod, ws->ea, &sum_e);
+    err = dpzo__pld_inverse_err(work, N, eta, sum_e, fused ? sum_c : -1.0);
     dpzo__fft_inverse(ws->plan, work);
-    /* sum_e and sum_c add at most 2N nonnegative terms each: within (2N + 2) u */
-    err = (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
     /* the window's entry i is the transform's entry (w0 + i - S) mod N */
     dpzo__pld_unpack(work, N, (size_t)((((L.w0 - S) % (long)N) + (long)N) % (long)N),
                      o->want_opt, ws->y);

@@ -418,22 +418,7 @@ static int eval(evalctx *X, tnode *v, int root)
             continue;
         }
         /* count > 1 here (a step of count 1 went through dpzo__pld_spectra_step1) */
-        const double small_r2 = exp(-1380.0 / (double)count);
-        for (size_t j = 0; j < H; j++) {
-            size_t jm = (N - j) & (N - 1);
-            double complex a = work[j], b = conj(work[jm]);
-            double e = ec + U * (fabs(creal(a)) + fabs(cimag(a)) + fabs(creal(b)) + fabs(cimag(b)));
-            double complex z[2] = {0.5 * (a + b), -0.5 * I * (a - b)};
-            for (int s = 0; s < nsides; s++) {
-                double eb = e, rb;
-                double complex zk = dpzo__pld_power_bound(z[s], e, count, small_r2, &eb, &rb);
-                size_t ix = (size_t)s * H + j;
-                double newe = ra[ix] * eb + rb * ea[ix] + ea[ix] * eb;
-                prod[ix] *= zk;
-                ea[ix] = newe + 4.0 * U * (fabs(creal(prod[ix])) + fabs(cimag(prod[ix])));
-                ra[ix] *= rb * (1.0 + 4.0 * U);
-            }
-        }
+        dpzo__pld_spectra_stepk(work, N, nsides, ec, count, prod, ra, ea);
     }
     dpzo__pld_fft_points += (unsigned long long)N * forward;
     if (v->spec) {
@@ -443,21 +428,10 @@ static int eval(evalctx *X, tnode *v, int root)
         v->R = R;
         return 0;
     }
-    if (!fused) {
-        for (size_t j = 0; j < H; j++) {
-            size_t jm = (N - j) & (N - 1);
-            double complex P = prod[j], O = o->want_opt ? prod[H + j] : 0.0;
-            work[j] = P + I * O;
-            work[jm] = conj(P) + I * conj(O);
-            double e = ea[j] + (o->want_opt ? ea[H + j] : 0.0);
-            sum_e += (j == 0 || j == jm ? 1.0 : 2.0) * e;
-        }
-        for (size_t j = 0; j < N; j++)
-            sum_c += fabs(creal(work[j])) + fabs(cimag(work[j]));
-    }
+    if (!fused)
+        dpzo__pld_spectra_assemble(work, N, o->want_opt, prod, ea, &sum_e);
+    double efft = dpzo__pld_inverse_err(work, N, eta, sum_e, fused ? sum_c : -1.0);
     dpzo__fft_inverse(plan, work);
-    /* sum_e and sum_c add at most 2N nonnegative terms each: within (2N + 2) u */
-    double efft = (sum_e + eta * sum_c) / (double)N * (1.0 + 2.0 * U * (2.0 * (double)N + 8.0));
     /* the children's errors as input perturbations (file comment) */
     v->E = (efft + Ek[0] * B[1] + Ek[1] * B[0]) * (1.0 + 8.0 * U);
     uint64_t base = (uint64_t)((v->w0 % (long)N + (long)N) % (long)N);

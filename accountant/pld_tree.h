@@ -60,6 +60,14 @@ size_t dpzo__pld_pow2_at_least(double x);
  * the composed spectrum goes into work (which may be `in`), the sums the inverse
  * transform's error needs into *sum_e, *sum_c, and (es_out not NULL) each side's error at
  * each frequency pair into es_out. */
+/* A step of count k > 1 into the product of spectra, the product assembled into the composed
+ * spectrum, and the inverse transform's error bound (pld_compose.c) */
+void dpzo__pld_spectra_stepk(const double complex *work, size_t N, int nsides, double ec,
+                             uint64_t k, double complex *prod, double *ra, double *ea);
+void dpzo__pld_spectra_assemble(double complex *work, size_t N, int want_opt,
+                                const double complex *prod, const double *ea, double *sum_e);
+double dpzo__pld_inverse_err(const double complex *work, size_t N, double eta, double sum_e,
+                             double sum_c);
 void dpzo__pld_spectra_step1(const double complex *in, double complex *work, size_t N,
                              int nsides, double ec, const double *es_in, int first, int last,
                              double complex *prod, double *ra, double *ea, double *es_out,
