@@ -1041,7 +1041,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             theta = st->theta_err;
         {
             uint64_t km = k % N, sm = (uint64_t)(((st->shift % (long)N) + (long)N) % (long)N);
-            S = (long)(((uint64_t)S + km * sm) % N);
+            S = (long)(((uint64_t)S + dpzo__pld_mulmod(km, sm, N)) % N); /* N up to 2^40 */
         }
         for (int s = 0; s < nsides; s++)
             out->logscale[s] += (double)k * st->c[s];
@@ -1163,3 +1163,16 @@ double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, dou
 }
 
 size_t dpzo__pld_pow2_at_least(double x) { return pow2_at_least(x); }
+
+uint64_t dpzo__pld_mulmod(uint64_t a, uint64_t b, uint64_t N)
+{
+    uint64_t r = 0;
+    a %= N;
+    while (b) {
+        if (b & 1)
+            r = (r + a) % N;
+        a = (a + a) % N;
+        b >>= 1;
+    }
+    return r;
+}

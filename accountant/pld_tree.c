@@ -265,20 +265,6 @@ static const dpzo__fft_plan *get_plan(dpzo__pld_tree *T, const dpzo__pld_ws *ws,
     return T->plan[l];
 }
 
-/* (a * b) mod N for a, b < N <= 2^62, without overflow */
-static uint64_t mulmod(uint64_t a, uint64_t b, uint64_t N)
-{
-    uint64_t r = 0;
-    a %= N;
-    while (b) {
-        if (b & 1)
-            r = (r + a) % N;
-        a = (a + a) % N;
-        b >>= 1;
-    }
-    return r;
-}
-
 typedef struct {
     dpzo__pld_tree *T;
     const dpzo__pld_term *terms;
@@ -363,7 +349,7 @@ static int eval(evalctx *X, tnode *v, int root)
                         * (1.0 + 4.0 * U * ((double)m + 100.0));
             X->theta_fold = tf > X->theta_fold ? tf : X->theta_fold;
             uint64_t sh = (uint64_t)((st->shift % (long)N + (long)N) % (long)N);
-            R = (R + mulmod(count % N, sh, N)) % N;
+            R = (R + dpzo__pld_mulmod(count % N, sh, N)) % N;
             k->E = 0.0;
             for (int s = 0; s < 2; s++) {
                 /* the exact sum of the placed masses (recursive summation of n

@@ -54,6 +54,8 @@ double dpzo__pld_chernoff_tail(const dpzo__pld_term *terms, const dpzo__pld_term
 double complex dpzo__pld_power_bound(double complex z, double e, uint64_t k, double small_r2,
                                      double *eb, double *rb);
 size_t dpzo__pld_pow2_at_least(double x);
+/* (a * b) mod N for a, b < N <= 2^62, without overflow */
+uint64_t dpzo__pld_mulmod(uint64_t a, uint64_t b, uint64_t N);
 /* A step of count 1 into a product of spectra of length N (see pld_compose.c): `in` holds
  * its forward transform (whose error is ec, plus the separation's rounding) or, with es_in,
  * a spectrum that a last pass left with es_out; first, the product starts with it; last,
