@@ -29,3 +29,11 @@ target_include_directories(dpzo-zo-reference PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
 target_link_libraries(dpzo-zo-reference PRIVATE dpzo_trainer ${CMOCKA_LIBRARY})
 set_target_properties(dpzo-zo-reference PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                       ${CMAKE_BINARY_DIR}/bin)
+# The OpenBLAS kernels dpzo selects (dpzo/blas.h, issue 27): as the environment is, with a
+# user's OPENBLAS_CORETYPE, and as on a CPU OpenBLAS does not know (tests/test_blas.c)
+dpzo_test(test_blas)
+target_link_libraries(test_blas PRIVATE dpzo_trainer)
+add_test(NAME test_blas_user_coretype COMMAND test_blas)
+set_tests_properties(test_blas_user_coretype PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
+add_test(NAME test_blas_unknown_cpu COMMAND test_blas unknown-cpu)
+set_tests_properties(test_blas_unknown_cpu PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")

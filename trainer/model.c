@@ -59,6 +59,7 @@
 #include "internal.h"
 #include "train_internal.h"
 #include "zo_math.h" /* kernels/cpu: DPZO_KERNEL_CLONES */
+#include "dpzo/blas.h"
 #include "dpzo/model.h"
 
 /* Floats of activations kept for one chunk of rows (16 MiB). */
@@ -596,7 +597,10 @@ dpzo_status dpzo_model_create(dpzo_ctx *ctx, const char *spec, size_t input_dim,
         dpzo_model_free(m);
         return dpzo__fail(ctx, DPZO_ENOMEM, "model '%s': out of memory", spec);
     }
-    /* the model's threads run the blocks; OpenBLAS itself runs on the calling thread */
+    /* OpenBLAS's kernels for this CPU's class (dpzo/blas.h; once per process), before the
+     * first product. The model's threads run the blocks; OpenBLAS itself runs on the
+     * calling thread. */
+    dpzo_blas_select(NULL);
     openblas_set_num_threads(1);
     *out = m;
     return DPZO_OK;
