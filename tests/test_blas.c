@@ -106,6 +106,8 @@ static void test_choose(void **state)
            "OPENBLAS_CORETYPE=Prescott is set");
     expect("Haswell", AVX512_SET, "haswell", NULL, 0, "Haswell", "OPENBLAS_CORETYPE=haswell");
     expect("Prescott", AVX512_SET, NULL, "0", 0, "Prescott", "DPZO_BLAS_SELECT=0");
+    /* an empty OPENBLAS_CORETYPE makes OpenBLAS fall back to Prescott: no user choice */
+    expect("Prescott", AVX512_SET, "", NULL, 1, "SkylakeX", "switched to SkylakeX");
     /* kernels dpzo does not know (another architecture, a newer OpenBLAS): kept */
     expect("Neoverse", AVX512_SET, NULL, NULL, 0, "Neoverse", "not in dpzo's table");
     expect(NULL, AVX512_SET, NULL, NULL, 0, "unknown", "not in dpzo's table");
@@ -183,11 +185,12 @@ static void test_selection(void **state)
     unsigned f = dpzo_cpu_features();
     int cpu = (int)dpzo_cpu_isa(f), have = dpzo_blas_core_isa(info.core);
     int dynamic = strstr(info.library, "DYNAMIC_ARCH") != NULL;
-    if (env != NULL || (sel != NULL && strcmp(sel, "0") == 0)) {
+    if ((env != NULL && env[0] != '\0') || (sel != NULL && strcmp(sel, "0") == 0)) {
         /* the user's choice: nothing switched */
         assert_int_equal(info.switched, 0);
         assert_string_equal(info.core, info.chosen);
-        assert_non_null(strstr(info.reason, env != NULL ? "OPENBLAS_CORETYPE" : "DPZO_BLAS"));
+        assert_non_null(strstr(info.reason, env != NULL && env[0] != '\0' ? "OPENBLAS_CORETYPE"
+                                                                           : "DPZO_BLAS"));
     } else if (dynamic && have >= 0) {
         /* at least the CPU's class, up to AVX2 (above it OpenBLAS's choice stands) */
         int floor = cpu < (int)DPZO_ISA_AVX2 ? cpu : (int)DPZO_ISA_AVX2;

@@ -158,7 +158,9 @@ void dpzo_blas_choose(const char *chosen, unsigned features, const char *env_cor
 {
     dpzo_isa cpu = dpzo_cpu_isa(features);
     const char *cpu_name = dpzo_isa_name(cpu);
-    if (env_coretype != NULL) {
+    /* OpenBLAS reads an empty OPENBLAS_CORETYPE as an unknown name and falls back to its
+     * generic kernels: that is no choice of kernels, so it counts as unset */
+    if (env_coretype != NULL && env_coretype[0] != '\0') {
         keep(out, chosen, "OPENBLAS_CORETYPE=%s is set: OpenBLAS's kernels are kept (%s CPU)",
              env_coretype, cpu_name);
         return;
