@@ -11,14 +11,68 @@ A ```python block followed by an output block (a bare ``` or ```text fence, blan
 between allowed) is a Python example: the block runs alone in a fresh interpreter
 (--python, default $DPZO_PYTHON or this one) from the repository root with the source tree's package
 (PYTHONPATH=python) and the library built beside --bin (DPZO_LIBRARY=<bin's build>/lib/
-libdpzo.so, or --library), and its stdout and stderr must equal the output block."""
+libdpzo.so, or --library), and its stdout and stderr must equal the output block.
+
+Numbers are compared exactly, unless the line just above the example's fence is a marker
+    <!-- check_docs: rtol R -->   or   <!-- check_docs: rtol R, sha256 -->
+(R a relative tolerance such as 1e-10): then every number of that example's output may differ
+from the documented one by R relative, and the text between the numbers must still be equal;
+with ", sha256" a 64-digit hex SHA-256 digest may be any other (the checksum of a profile
+that holds such numbers).
+The marker is for outputs whose last digits depend on the CPU's libm (the PLD and PRV ends,
+the audits built on them, printed with all 17 digits: glibc picks its exp, log, erfc and
+vector variants by CPU, and they may differ in the last bit); printed guarantees rounded
+outward, RDP values and everything else have no marker and must match exactly
+(docs/python.md, "How the examples are checked"). With --update, an output within its
+tolerance is left as documented."""
 import argparse
 import difflib
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
+
+
+MARKER = re.compile(r"^<!-- check_docs: rtol ([0-9.eE+-]+)(, sha256)? -->$")
+DIGEST = re.compile(r"\b[0-9a-f]{64}\b")
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def tolerance(lines, fence):
+    """(rtol, digests) that the marker above line index `fence` states, else (0, False):
+    exact."""
+    if fence > 0:
+        m = MARKER.match(lines[fence - 1].strip())
+        if m:
+            return float(m.group(1)), m.group(2) is not None
+    return 0.0, False
+
+
+def same(want, got, tol):
+    """want == got, or with tol = (rtol > 0, digests): the same text between the numbers,
+    every number within rtol relative, and (digests) any SHA-256 hex digest for any other
+    (the checksum of a file that holds such numbers)."""
+    rtol, digests = tol
+    if want == got:
+        return True
+    if rtol <= 0 or len(want) != len(got):
+        return False
+    if digests:
+        want = [DIGEST.sub("<sha256>", w) for w in want]
+        got = [DIGEST.sub("<sha256>", g) for g in got]
+    for w, g in zip(want, got):
+        if NUMBER.split(w) != NUMBER.split(g):
+            return False
+        wn, gn = NUMBER.findall(w), NUMBER.findall(g)
+        if len(wn) != len(gn):
+            return False
+        for a, b in zip(wn, gn):
+            x, y = float(a), float(b)
+            if not abs(x - y) <= rtol * max(abs(x), abs(y)):
+                return False
+    return True
 
 
 def examples(path):
@@ -32,10 +86,11 @@ def examples(path):
             block = lines[i + 1:j]
             if block and (block[0].startswith("$ build/bin/dpzo") or block[0].startswith("$ cat ")):
                 cmd, out = None, []
+                rtol = tolerance(lines, i)
                 for line in block + ["$ "]:
                     if line.startswith("$ "):
                         if cmd is not None:
-                            yield i + 1, cmd, out
+                            yield i + 1, cmd, out, rtol
                         cmd, out = line[2:], []
                     else:
                         out.append(line)
@@ -60,7 +115,7 @@ def python_examples(path):
                 m = k + 1
                 while m < len(lines) and not lines[m].startswith("```"):
                     m += 1
-                yield i + 1, lines[i + 1:j], lines[k + 1:m], (k, m)
+                yield i + 1, lines[i + 1:j], lines[k + 1:m], (k, m), tolerance(lines, i)
                 i = m + 1
                 continue
             i = j + 1
@@ -85,12 +140,12 @@ def check_python(f, root, a, library):
     original = f.read_text()
     lines = original.splitlines()
     edits = []
-    for line_no, code, expected, span in python_examples(f):
+    for line_no, code, expected, span, rtol in python_examples(f):
         got = run_python(code, root, a.python, library)
         want = [l.rstrip() for l in expected]
         while want and want[-1] == "":
             want.pop()
-        if got == want:
+        if same(want, got, rtol):
             passed += 1
         elif a.update and any(l.startswith("Traceback (most recent call last)") for l in got) \
                 and not any(l.startswith("Traceback (most recent call last)") for l in want):
@@ -151,7 +206,7 @@ def main():
     passed = failed = 0
     for f in files:
         text = original = f.read_text()
-        for line_no, cmd, expected in examples(f):
+        for line_no, cmd, expected, rtol in examples(f):
             if not cmd.strip():
                 continue
             argv = shlex.split(cmd)
@@ -162,7 +217,7 @@ def main():
             want = [l.rstrip() for l in expected]
             while want and want[-1] == "":
                 want.pop()
-            if got == want:
+            if same(want, got, rtol):
                 passed += 1
             elif a.update:
                 old = "\n".join(["$ " + cmd] + expected)
