@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cblas.h>
+#include <dpzo/blas.h>
 #include "dpzo/model.h"
 #include "dpzo/profile.h"
 #include "dpzo/trainer.h"
@@ -507,6 +508,13 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
         printf("\"sgemm_s\": null, ");
     char cpu[256];
     cpu_name(cpu, sizeof cpu);
+    /* dpzo's kernel selection (dpzo/blas.h), made when the trainer created its model */
+    dpzo_blas_info bi;
+    char blas_line[512];
+    dpzo_blas_select(&bi);
+    dpzo_blas_describe(&bi, blas_line, sizeof blas_line);
+    printf("\"blas\": \"%s\", \"openblas_chosen\": \"%s\", \"blas_switched\": %s, ",
+           blas_line, bi.chosen, bi.switched ? "true" : "false");
     printf("\"cpu\": \"%s\", \"nproc\": %ld, \"openblas\": \"%s\", \"openblas_core\": \"%s\", "
            "\"rss_inference_mib\": %.1f, \"rss_train_mib\": %.1f, "
            "\"batch_activations_mib\": %.2f}\n",

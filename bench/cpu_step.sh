@@ -9,8 +9,13 @@
 #                    update), same CPU and thread count (goal < 1);
 #   step / fwd2      the step over its two plain forward passes, mlp:128 and cnn:8-16
 #                    (goal <= 1.2).
-# For each thread count (1 and nproc) and, unless HASWELL=0, again with OpenBLAS forced to its
-# AVX2 kernels (OPENBLAS_CORETYPE=Haswell; PyTorch held to AVX2 likewise; dpzo's own
+# The BLAS and its kernels (dpzo's selection, dpzo/blas.h: on a CPU with AVX2 or AVX-512 that
+# OpenBLAS does not know, dpzo switches OpenBLAS from its generic SSE3 kernels to the CPU's
+# class) are printed for each variant.
+# For each thread count (1 and nproc); unless PRESCOTT=0, again with OpenBLAS held to its
+# generic SSE3 kernels (OPENBLAS_CORETYPE=Prescott, which dpzo respects: what OpenBLAS 0.3.21
+# alone gives a CPU it does not know; PyTorch unchanged); unless HASWELL=0, again with
+# OpenBLAS forced to its AVX2 kernels (OPENBLAS_CORETYPE=Haswell; PyTorch held to AVX2 likewise; dpzo's own
 # target_clones code still picks AVX-512 on an AVX-512 machine, so this only approximates an
 # AVX2-only CPU). dpzo's rounds and PyTorch's alternate in one PyTorch process (load from other
 # jobs hits both); each side reports min and median.
@@ -21,7 +26,8 @@
 #   bash bench/cpu_step.sh
 # writes bench/results/cpu_step.jsonl (raw lines) and bench/results/cpu_step.md (the table).
 # Settings (environment): BUILD (build dir, default build), AVX2_BUILD (see below), PYTHON (default build/venv/bin/python),
-# OUT (default bench/results), THREADS (default "1 $(nproc)"), HASWELL (1/0), ALTERNATIONS (3),
+# OUT (default bench/results), THREADS (default "1 $(nproc)"), HASWELL (1/0), PRESCOTT (1/0),
+# ALTERNATIONS (3),
 # ROUNDS (3 rounds per process), STEPS (dpzo steps per process, 30), TORCH_STEPS (PyTorch steps
 # per round, 10), MIN_TIME (seconds per round of each forward/sgemm timing, 0.15), NOTE (a
 # sentence printed under the machine line, e.g. which source the build is of).
@@ -36,6 +42,7 @@ OUT=${OUT:-bench/results}
 NPROC=$(nproc)
 THREADS=${THREADS:-"1 $NPROC"}
 HASWELL=${HASWELL:-1}
+PRESCOTT=${PRESCOTT:-1}
 ALTERNATIONS=${ALTERNATIONS:-3}
 ROUNDS=${ROUNDS:-3}
 STEPS=${STEPS:-30}
@@ -84,12 +91,17 @@ for t in $THREADS; do
 done
 variants=(native)
 [[ $HASWELL == 1 ]] && variants+=(haswell)
+[[ $PRESCOTT == 1 ]] && variants+=(prescott)
 
 for variant in "${variants[@]}"; do
     envs=()
     if [[ $variant == haswell ]]; then
         envs=(OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
               ONEDNN_MAX_CPU_ISA=AVX2)
+    elif [[ $variant == prescott ]]; then
+        envs=(OPENBLAS_CORETYPE=Prescott)
+    else
+        envs=(-u OPENBLAS_CORETYPE)   # OpenBLAS chooses, then dpzo's selection
     fi
     for t in "${threads[@]}"; do
         echo "cpu_step.sh: $variant, $t thread(s)" >&2

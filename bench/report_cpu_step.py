@@ -7,8 +7,9 @@
 
 The JSON lines are dpzo-bench-zo's ("side": "dpzo", one per model and process), those of
 bench/torch_step.py ("side": "torch", one per configuration, pooling its alternations) and
-one "machine" line; cpu_step.sh tags each with its "variant" (native, or haswell:
-OpenBLAS's AVX2 kernels). Several dpzo lines of one configuration (the alternations with the
+one "machine" line; cpu_step.sh tags each with its "variant" (native: the kernels dpzo's
+selection runs, dpzo/blas.h; haswell: OpenBLAS's AVX2 kernels; prescott: its generic SSE3
+kernels, what OpenBLAS 0.3.21 picks on a CPU it does not know). Several dpzo lines of one configuration (the alternations with the
 PyTorch side) are pooled: the minimum of their minima and the median of their medians.
 Standard library only.
 """
@@ -131,6 +132,19 @@ def report(path: str) -> None:
         ", ".join(sorted({"%s (%s, MKL %s)" % (r.get("torch"), r.get("cpu_capability"),
                                                 "yes" if r.get("mkl") else "no")
                           for r in torch})) or "not run (no torch in the benchmark's Python)"))
+    selections = []
+    for r in dpzo:
+        line = (r.get("variant", "native"), r.get("blas"))
+        if line[1] and line not in selections:
+            selections.append(line)
+    if selections:
+        print()
+        print("BLAS kernels by variant (dpzo's selection, `dpzo train --verbose` prints the same "
+              "line):")
+        print()
+        for variant, line in selections:
+            print("- %s: %s" % (variant, line))
+        print()
     data = sorted({r.get("data", "") for r in torch})
     if data:
         print("PyTorch's data: %s. dpzo's: Fashion-MNIST (dpzo_fmnist_find)." % ", ".join(data))
@@ -225,6 +239,14 @@ def report(path: str) -> None:
     for line in times:
         print(line)
     print()
+    if any(c[0] == "prescott" for c in configs):
+        print("Variant prescott: `OPENBLAS_CORETYPE=Prescott` makes OpenBLAS use its generic "
+              "SSE3 kernels (dpzo's BLAS products and the sgemm anchor), the kernels OpenBLAS "
+              "0.3.21 picks by itself on a CPU it does not know; dpzo respects a user's "
+              "OPENBLAS_CORETYPE, so it does not switch them. PyTorch is not held back (its "
+              "own dispatch goes by CPU features): the dpzo / PyTorch column says what an "
+              "unknown CPU would cost without dpzo's selection.")
+        print()
     if any(c[0] == "haswell" for c in configs):
         print("Variant haswell: `OPENBLAS_CORETYPE=Haswell` makes OpenBLAS use its AVX2 "
               "kernels (dpzo's BLAS products and the sgemm anchor), and PyTorch is held to "

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <dpzo/blas.h>
 #include <dpzo/dpzo.h>
 #include <dpzo/trainer.h>
 #include "commands.h"
@@ -16,6 +17,7 @@
 static const char *help_train =
     "usage: dpzo train --config FILE.json [--steps N] [--until S] [--resume CKPT]\n"
     "                  [--metrics FILE] [--checkpoint FILE] [--threads N] [--json]\n"
+    "                  [--verbose]\n"
     "\n"
     "Trains a model on Fashion-MNIST with DPZero (differentially private zeroth-order\n"
     "training), MeZO (the same without privacy), DP-SGD or SGD, or the papers' algorithms\n"
@@ -44,6 +46,11 @@ static const char *help_train =
     "                     same bits whatever N\n"
     "  --json             print the summary as one JSON object (test_accuracy, test_loss,\n"
     "                     epsilon_spent (\"inf\" when not private), delta, steps, ...)\n"
+    "  --verbose          also say which BLAS and which of its kernels the model's matrix\n"
+    "                     products run on, and why (a \"blas\" object in --json): dpzo\n"
+    "                     switches OpenBLAS from generic SSE kernels to the CPU's AVX2 or\n"
+    "                     AVX-512 ones where OpenBLAS does not know the CPU; OPENBLAS_CORETYPE\n"
+    "                     set by you is kept, DPZO_BLAS_SELECT=0 keeps OpenBLAS's choice\n"
     "On a terminal a progress line shows the step, steps/s, loss, epsilon and ETA. Ctrl-C\n"
     "stops after the current step (writing the checkpoint if there is one).\n"
     "Exit status: 0 done, 2 bad input (configuration, profile, a plan beyond the profile's\n"
@@ -167,7 +174,7 @@ static void print_privacy(const dpzo_trainer *tr)
                "2.3)\n", c->batch_size);
 }
 
-static void print_header(const dpzo_trainer *tr, const char *resumed)
+static void print_header(const dpzo_trainer *tr, const char *resumed, int verbose)
 {
     const dpzo_train_config *c = dpzo_trainer_config(tr);
     printf("dpzo train: %s, model %s (%zu parameters), %zu training rows",
@@ -176,6 +183,13 @@ static void print_header(const dpzo_trainer *tr, const char *resumed)
     if (dpzo_trainer_n_public(tr) > 0)
         printf(" (+%zu public held out)", dpzo_trainer_n_public(tr));
     printf(", %zu test rows\n", dpzo_trainer_n_test(tr));
+    if (verbose) { /* the model was created: the selection has been made */
+        dpzo_blas_info info;
+        char line[512];
+        dpzo_blas_select(&info);
+        dpzo_blas_describe(&info, line, sizeof line);
+        printf("  BLAS           %s\n", line);
+    }
     if (c->batching == DPZO_BATCH_POISSON)
         printf("  batches        Poisson, expected size %g (rate %.6g), %llu steps\n",
                c->batch_size, c->batch_size / (double)dpzo_trainer_n_train(tr),
@@ -255,7 +269,22 @@ static void print_summary_text(const dpzo_trainer *tr, const summary *s)
         printf("  metrics        %s\n", c->metrics);
 }
 
-static void print_summary_json(const dpzo_trainer *tr, const summary *s)
+/* {"library", "kernels", "chosen_by_openblas", "cpu", "switched", "reason"} */
+static cJSON *blas_json(void)
+{
+    dpzo_blas_info info;
+    dpzo_blas_select(&info);
+    cJSON *b = cJSON_CreateObject();
+    cJSON_AddStringToObject(b, "library", info.library);
+    cJSON_AddStringToObject(b, "kernels", info.core);
+    cJSON_AddStringToObject(b, "chosen_by_openblas", info.chosen);
+    cJSON_AddStringToObject(b, "cpu", info.cpu);
+    cJSON_AddBoolToObject(b, "switched", info.switched);
+    cJSON_AddStringToObject(b, "reason", info.reason);
+    return b;
+}
+
+static void print_summary_json(const dpzo_trainer *tr, const summary *s, int verbose)
 {
     const dpzo_train_config *c = dpzo_trainer_config(tr);
     cJSON *o = cJSON_CreateObject();
@@ -280,6 +309,8 @@ static void print_summary_json(const dpzo_trainer *tr, const summary *s)
     else
         cJSON_AddNullToObject(o, "stopped");
     cJSON_AddStringToObject(o, "fingerprint", dpzo_trainer_fingerprint(tr));
+    if (verbose)
+        cJSON_AddItemToObject(o, "blas", blas_json());
     json_print(o);
 }
 
@@ -330,7 +361,7 @@ static int load_config(dpzo_ctx *ctx, const parsed_args *a, dpzo_train_config *c
     return 0;
 }
 
-static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json)
+static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json, int verbose)
 {
     const char *stopped = st == DPZO_EINTERRUPTED ? "interrupted"
                           : st == DPZO_EINFEASIBLE ? "privacy budget"
@@ -361,7 +392,7 @@ static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json)
         s.delta = dpzo_privacy_delta(p);
     }
     if (json)
-        print_summary_json(tr, &s);
+        print_summary_json(tr, &s, verbose);
     else
         print_summary_text(tr, &s);
     return st == DPZO_EINTERRUPTED ? 130 : st == DPZO_EINFEASIBLE ? 1 : 0;
@@ -371,7 +402,8 @@ int cmd_train(int argc, char **argv)
 {
     static const opt_spec specs[] = {{"config", 1},     {"steps", 1},      {"until", 1},
                                      {"resume", 1},     {"metrics", 1},    {"checkpoint", 1},
-                                     {"threads", 1},    {"json", 0},       {"help", 0},
+                                     {"threads", 1},    {"json", 0},       {"verbose", 0},
+                                     {"help", 0},
                                      {NULL, 0}};
     parsed_args a;
     if (args_parse(argc, argv, specs, &a))
@@ -402,7 +434,7 @@ int cmd_train(int argc, char **argv)
         v.first_step = r0.step;
         v.first_seconds = r0.seconds;
         if (!v.json)
-            print_header(tr, args_get(&a, "resume"));
+            print_header(tr, args_get(&a, "resume"), args_has(&a, "verbose"));
         struct sigaction sa, old;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_sigint;
@@ -411,7 +443,7 @@ int cmd_train(int argc, char **argv)
         sigaction(SIGINT, &old, NULL);
         if (v.tty)
             fputc('\n', stderr);
-        rc = finish(ctx, tr, st, v.json);
+        rc = finish(ctx, tr, st, v.json, args_has(&a, "verbose"));
     }
     dpzo_trainer_free(tr);
     dpzo_ctx_free(ctx);

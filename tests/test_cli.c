@@ -2,8 +2,10 @@
  * error path (exit status 2, exactly one line on stderr, nothing on stdout). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <cjson/cJSON.h>
+#include <dpzo/blas.h>
 #include "testutil.h"
 #include "cliutil.h"
 
@@ -717,6 +719,78 @@ static void test_profile_verify_once(void **state)
                                    "bound above) <= stored epsilon\n"));
 }
 
+/* `dpzo train --verbose`: the BLAS line in the header and the "blas" object of --json say
+ * which kernels ran, and they are dpzo_blas_choose's decision for what OpenBLAS chose, this
+ * CPU and the environment (issue 27). Needs Fashion-MNIST (dataset-fashion-mnist). */
+static const char *blas_field(const cJSON *b, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, key);
+    if (!cJSON_IsString(v))
+        fail_msg("blas.%s missing or not a string", key);
+    return v->valuestring;
+}
+
+static void check_train_blas(const char *coretype)
+{
+    if (coretype != NULL)
+        setenv("OPENBLAS_CORETYPE", coretype, 1);
+    else
+        unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("DPZO_BLAS_SELECT");
+    char args[1024];
+    snprintf(args, sizeof args, "train --config %s/blas-run.json --steps 2 --verbose --json",
+             DPZO_TEST_TMP);
+    cJSON *j = run_json(args);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "blas");
+    assert_non_null(b);
+    const char *chosen = blas_field(b, "chosen_by_openblas");
+    dpzo_blas_choice want;
+    dpzo_blas_choose(chosen, dpzo_cpu_features(), coretype, NULL, &want);
+    assert_string_equal(blas_field(b, "kernels"), want.core);
+    assert_string_equal(blas_field(b, "reason"), want.reason);
+    assert_string_equal(blas_field(b, "cpu"), dpzo_isa_name(dpzo_cpu_isa(dpzo_cpu_features())));
+    assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "switched")),
+                     want.do_switch);
+    assert_non_null(strstr(blas_field(b, "library"), "OpenBLAS"));
+    if (coretype != NULL) /* the user's choice is what runs */
+        assert_true(strcasecmp(blas_field(b, "kernels"), coretype) == 0);
+    cJSON_Delete(j);
+    /* the header says the same, on one line */
+    snprintf(args, sizeof args, "train --config %s/blas-run.json --steps 2 --verbose",
+             DPZO_TEST_TMP);
+    run_result *r = run(args);
+    assert_int_equal(r->status, 0);
+    char line[512];
+    snprintf(line, sizeof line, ", %s kernels (%s)\n", want.core, want.reason);
+    const char *at = strstr(r->out, "\n  BLAS           OpenBLAS ");
+    if (at == NULL || strstr(at, line) == NULL)
+        fail_msg("no BLAS line ending '%s' in:\n%s", line, r->out);
+    /* without --verbose, neither */
+    snprintf(args, sizeof args, "train --config %s/blas-run.json --steps 2 --json",
+             DPZO_TEST_TMP);
+    j = run_json(args);
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "blas"));
+    cJSON_Delete(j);
+}
+
+static void test_train_verbose_blas(void **state)
+{
+    (void)state;
+    write_file("blas-run.json",
+               "{\"algorithm\": \"mezo\", \"model\": \"mlp:8\", \"steps\": 2, "
+               "\"batch_size\": 64, \"lr\": 0.001, \"lambda\": 0.001, \"seed\": 3}");
+    const char *saved = getenv("OPENBLAS_CORETYPE");
+    char keep[64] = "";
+    if (saved != NULL)
+        snprintf(keep, sizeof keep, "%s", saved);
+    check_train_blas(NULL);
+    check_train_blas("Prescott"); /* what OpenBLAS 0.3.21 gives a CPU it does not know */
+    if (saved != NULL)
+        setenv("OPENBLAS_CORETYPE", keep, 1);
+    else
+        unsetenv("OPENBLAS_CORETYPE");
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -748,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_suggestions),
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_profile_verify_once),
+        cmocka_unit_test(test_train_verbose_blas),
     };
     return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

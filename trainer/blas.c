@@ -206,7 +206,6 @@ static void copy_str(char *dst, size_t size, const char *src)
 static void do_select(void)
 {
     dpzo_blas_info *in = &selected;
-    copy_str(in->library, sizeof in->library, openblas_get_config());
     copy_str(in->chosen, sizeof in->chosen, openblas_get_corename());
     unsigned f = dpzo_cpu_features();
     copy_str(in->cpu, sizeof in->cpu, dpzo_isa_name(dpzo_cpu_isa(f)));
@@ -237,6 +236,8 @@ static void do_select(void)
         }
     }
     copy_str(in->core, sizeof in->core, openblas_get_corename());
+    /* after the switch: OpenBLAS's configuration string names the kernels in use */
+    copy_str(in->library, sizeof in->library, openblas_get_config());
 }
 
 void dpzo_blas_select(dpzo_blas_info *info)

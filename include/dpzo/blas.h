@@ -79,7 +79,8 @@ void dpzo_blas_choose(const char *chosen, unsigned features, const char *env_cor
 
 /* What the process's BLAS is and runs. */
 typedef struct {
-    char library[160]; /* openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    char library[160]; /* openblas_get_config() after the selection, e.g. "OpenBLAS 0.3.21
+                        * NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64" */
     char core[32];     /* the kernels in use now (openblas_get_corename()) */
     char chosen[32];   /* the kernels OpenBLAS chose by itself */
     char cpu[16];      /* the CPU's class: dpzo_isa_name(dpzo_cpu_isa(...)) */
