@@ -19,6 +19,12 @@ private temporary folder:
              the temporary name, then checks what happened to the files around it
              (never real /dev nodes: /dev/null is only checked to still be a character
              device after the run);
+  environment  `dpzo train --verbose --json` under bad or odd values of the variables that
+             choose the BLAS kernels (OPENBLAS_CORETYPE empty, unknown, lower case, 300
+             characters, with a newline; DPZO_BLAS_SELECT empty, "00", "no", 5,000
+             characters): the run must finish, and its "blas" object must say that a
+             non-empty OPENBLAS_CORETYPE was respected (nothing switched) and that only
+             DPZO_BLAS_SELECT=0 kept OpenBLAS's choice (issue 27);
   soundness  targeted cross-checks: the issue's reproducers, sigma doubling at many
              points (epsilon must not rise), the proven epsilon against an independent
              lower bound (one step of the sampled Gaussian: its hockey-stick divergence
@@ -153,7 +159,8 @@ class Campaign:
         return self.args.budget and time.time() - self.t0 > self.args.budget
 
     def run(self, cmd, argv, *, refuse=False, allow1=False, check=None, timeout=None,
-            stdin_fifo_reader=None, setup=None, after=None, kind="numeric", cwd=None):
+            stdin_fifo_reader=None, setup=None, after=None, kind="numeric", cwd=None,
+            env=None):
         """Runs dpzo argv (a list, without the program), classifies and records it."""
         if self.over_budget():
             with self.lock:
@@ -173,7 +180,8 @@ class Campaign:
         t = time.time()
         try:
             p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=self.env, cwd=cwd or self.tmp,
+                                 stderr=subprocess.PIPE, env=env if env is not None else self.env,
+                                 cwd=cwd or self.tmp,
                                  preexec_fn=limit)
         except OSError as e:
             self.record(cmd, kind, argv, "crashed", None, 0.0, "cannot start: %s" % e, "")
@@ -566,6 +574,54 @@ def subst(c, argv):
     return out
 
 
+# OPENBLAS_CORETYPE values that any x86-64 CPU can run (no kernels wider than SSE4.2: a
+# user's choice is respected, so AVX-512 kernels here would stop an AVX2-only machine)
+BLAS_CORETYPES = [None, "", "bogus", "prescott", "Nehalem", "x" * 300, "Prescott\n"]
+BLAS_SELECTS = [None, "0", "", "1", "00", "no", "y" * 5000]
+
+
+def check_blas(coretype, select):
+    """The "blas" object of `dpzo train --verbose --json` against the rules of dpzo/blas.h."""
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        b = parse_json(out).get("blas")
+        if not isinstance(b, dict):
+            return "no \"blas\" object in --verbose --json"
+        for k in ("library", "kernels", "chosen_by_openblas", "cpu", "reason"):
+            if not isinstance(b.get(k), str) or not b[k]:
+                return "blas.%s missing or empty" % k
+        user = coretype is not None and coretype != ""
+        if user and (b["switched"] or not b["reason"].startswith("OPENBLAS_CORETYPE=")):
+            return "OPENBLAS_CORETYPE=%r set, but: %s" % (coretype[:20], b["reason"])
+        if not user and select == "0" and (b["switched"] or "DPZO_BLAS_SELECT=0" not in b["reason"]):
+            return "DPZO_BLAS_SELECT=0 set, but: %s" % b["reason"]
+        if select not in (None, "0") and "DPZO_BLAS_SELECT" in b["reason"]:
+            return "DPZO_BLAS_SELECT=%r is not 0, but it kept OpenBLAS's choice" % select[:20]
+        if b["switched"] and b["kernels"] == b["chosen_by_openblas"]:
+            return "switched, yet the same kernels: %s" % b["reason"]
+        return None
+    return check
+
+
+def phase_environment(c, pool):
+    futs = []
+    if not c.files.get("train"):
+        return futs
+    argv = ["train", "--config", c.files["train"], "--steps", "2", "--verbose", "--json"]
+    for coretype in BLAS_CORETYPES:
+        for select in BLAS_SELECTS:
+            env = {k: v for k, v in c.env.items()
+                   if k not in ("OPENBLAS_CORETYPE", "DPZO_BLAS_SELECT")}
+            if coretype is not None:
+                env["OPENBLAS_CORETYPE"] = coretype
+            if select is not None:
+                env["DPZO_BLAS_SELECT"] = select
+            futs.append(pool.submit(c.run, "train-blas-env", argv, env=env, kind="environment",
+                                    check=check_blas(coretype, select)))
+    return futs
+
+
 def phase_numeric(c, pool, values):
     futs = []
     for name, argv in bases(c):
@@ -903,7 +959,7 @@ def main():
     ap.add_argument("--memory-mb", type=int, default=3072,
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
-                    help="phases: numeric, files, outputs, soundness (repeatable)")
+                    help="phases: environment, numeric, files, outputs, soundness (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -924,7 +980,7 @@ def main():
         return 2
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
-    phases = args.only or ["soundness", "files", "outputs", "numeric"]
+    phases = args.only or ["environment", "soundness", "files", "outputs", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -940,6 +996,8 @@ def main():
                 futs += phase_outputs(c, pool)
             elif ph == "soundness":
                 futs += phase_soundness(c, pool, args.quick)
+            elif ph == "environment":
+                futs += phase_environment(c, pool)
             else:
                 print("campaign: unknown phase %s" % ph, file=sys.stderr)
                 return 2

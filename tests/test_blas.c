@@ -108,6 +108,22 @@ static void test_choose(void **state)
     expect("Prescott", AVX512_SET, NULL, "0", 0, "Prescott", "DPZO_BLAS_SELECT=0");
     /* an empty OPENBLAS_CORETYPE makes OpenBLAS fall back to Prescott: no user choice */
     expect("Prescott", AVX512_SET, "", NULL, 1, "SkylakeX", "switched to SkylakeX");
+    /* only "0" opts out (scripts/campaign.py's environment phase: odd values) */
+    expect("Prescott", AVX512_SET, NULL, "", 1, "SkylakeX", "switched to SkylakeX");
+    expect("Prescott", AVX512_SET, NULL, "00", 1, "SkylakeX", "switched to SkylakeX");
+    expect("Prescott", AVX512_SET, NULL, "no", 1, "SkylakeX", "switched to SkylakeX");
+    /* an unknown or overlong OPENBLAS_CORETYPE is still the user's: kept, the reason cut
+     * to its buffer */
+    expect("Prescott", AVX512_SET, "bogus", NULL, 0, "Prescott", "OPENBLAS_CORETYPE=bogus");
+    char longname[301];
+    memset(longname, 'x', 300);
+    longname[300] = '\0';
+    dpzo_blas_choice c;
+    dpzo_blas_choose("Prescott", AVX512_SET, longname, NULL, &c);
+    assert_int_equal(c.do_switch, 0);
+    assert_string_equal(c.core, "Prescott");
+    assert_int_equal(strlen(c.reason), sizeof c.reason - 1);
+    assert_true(strncmp(c.reason, "OPENBLAS_CORETYPE=xxx", 21) == 0);
     /* kernels dpzo does not know (another architecture, a newer OpenBLAS): kept */
     expect("Neoverse", AVX512_SET, NULL, NULL, 0, "Neoverse", "not in dpzo's table");
     expect(NULL, AVX512_SET, NULL, NULL, 0, "unknown", "not in dpzo's table");
