@@ -11,8 +11,7 @@
 #ifndef DPZO_DPZO_H
 #define DPZO_DPZO_H
 
-#define DPZO_VERSION "0.1.0"
-
+#include "dpzo/version.h"
 #include "dpzo/status.h"
 #include "dpzo/event.h"
 #include "dpzo/rdp.h"
