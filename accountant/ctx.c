@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/ctx.c: the context handle, status names and shared input checks. */
 #include <math.h>
 #include <stdio.h>

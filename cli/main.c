@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/main.c: `dpzo`, the command-line front end. Parsing and printing only; every
  * computation is a call into the library. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake/install.cmake: what `cmake --install <build> --prefix P` puts where (docs/install.md).
 #
 #   P/include/dpzo/*.h                    the public headers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_cli.c: the dpzo command line: JSON keys and values, text output, and every
  * error path (exit status 2, exactly one line on stderr, nothing on stdout). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/dpzo.h: the whole public C API of dpzo's accountant.
  *
  * Link with libdpzo.so: `pkg-config --cflags --libs dpzo`, or find_package(dpzo) and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/status.h: status codes, the context handle that carries error messages,
  * and the {value, lower, upper} result used by every certified computation.
  *

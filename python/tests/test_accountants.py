@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The accountants against the published vectors the C tests use (tests/test_rdp.c,
 test_convert.c, test_pld.c, test_calibrate.c), asserted through Python; the ctypes
 structs against the C compiler's layout; the ledger."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`pip install .` as a user runs it (issue 16, docs/install.md), in a fresh virtual environment.
 
 The test makes a new venv (no system site-packages) in a temporary folder, runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/install/consumer.c: a program a user would write against an installed dpzo.
  *
  * Built by tests/install/run.sh twice against a copy installed with `cmake --install`: once

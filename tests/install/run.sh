@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/install/run.sh: ctest install_consumer (docs/install.md).
 #
 # Installs the build tree's dpzo to a fresh prefix P with `cmake --install`, builds
