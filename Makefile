@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # dpzo: the two set-up commands are `make demo` and `make test`.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/audit.c: checking a published (epsilon, delta) claim (dpzo/audit.h).
  *
  * The true epsilon of the claimed mechanism is bracketed:

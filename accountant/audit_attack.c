@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/audit_attack.c: epsilon lower bounds from attack results (dpzo/audit.h).
  *
  * Membership inference. For any test that says "member" or "non-member", an

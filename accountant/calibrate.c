@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/calibrate.c: noise multiplier, steps or sampling rate for a target
  * (epsilon, delta), Poisson-sampled Gaussian training.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/convert.c: RDP -> (epsilon, delta) and the order optimisation.
  *
  * Formulas are in include/dpzo/convert.h. Search: the objective (epsilon, or

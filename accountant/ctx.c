@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/ctx.c: the context handle, status names and shared input checks. */
 #include <math.h>
 #include <stdio.h>
@@ -41,7 +42,9 @@ void dpzo_ctx_free(dpzo_ctx *ctx)
 
 void dpzo_free(void *ptr) { free(ptr); }
 
-const char *dpzo_version(void) { return DPZO_VERSION; }
+const char *dpzo_version(void) { return DPZO_VERSION_STRING; }
+
+int dpzo_version_number(void) { return DPZO_VERSION_NUMBER; }
 
 const char *dpzo_ctx_errmsg(const dpzo_ctx *ctx) { return ctx != NULL ? ctx->errmsg : ""; }
 

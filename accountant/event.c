@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/event.c: constructing, inspecting and freeing privacy events. */
 #include <float.h>
 #include <math.h>

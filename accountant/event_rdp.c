@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/event_rdp.c: the public RDP curves of an event, fast and certified.
  *
  * The event is flattened into a plan (plan.c): composition adds RDP at each order

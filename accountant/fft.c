@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/fft.c: power-of-two complex FFT (see fft.h for the method and the error
  * analysis).
  *

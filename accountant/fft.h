@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/fft.h: complex FFT of power-of-two length, used to compose privacy-loss
  * distributions. Single-threaded, in place, natural order in and out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/internal.h: private declarations shared by the accountant's files. */
 #ifndef DPZO_ACCOUNTANT_INTERNAL_H
 #define DPZO_ACCOUNTANT_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/ival.c: outward-rounded interval arithmetic on MPFR (see ival.h). */
 #include "ival.h"
 

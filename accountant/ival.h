@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/ival.h: closed intervals [lo, hi] of MPFR numbers with outward rounding.
  *
  * Every operation rounds lo down and hi up, so the true result of the exact real

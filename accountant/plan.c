@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/plan.c: an event tree flattened into a weighted list of distinct terms.
  *
  * Composition adds RDP and repetition multiplies it, so the RDP of any event is

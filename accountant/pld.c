@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/pld.c: the PLD and PRV accountants' public functions (dpzo/pld.h).
  *
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled

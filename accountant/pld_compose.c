@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/pld_compose.c: composition of discretised privacy loss distributions by
  * FFT, with every error term bounded, and delta / epsilon queries.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/pld_direct.c: composition of few steps with componentwise relative error
  * (the "split" composition), for the PLD and PRV accountants.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/pld_fast.c: cells of a Poisson-sampled Gaussian step's privacy loss, many at
  * a time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/pld_tree.c: the composition of many distinct steps in a balanced tree of
  * short transforms.
  *

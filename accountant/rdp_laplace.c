@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/rdp_laplace.c: RDP of the Laplace mechanism (Mironov 2017, Prop. 6).
  *
  * Sensitivity 1, scale b, eps = 1/b:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/rdp_sgm.c: RDP of the Poisson-sampled Gaussian mechanism, fast path.
  *
  * Mironov, Talwar, Zhang 2019 (arXiv:1908.10530), section 3.3. With

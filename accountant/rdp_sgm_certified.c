@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/rdp_sgm_certified.c: RDP of the Poisson-sampled Gaussian, certified path.
  *
  * The sums of rdp_sgm.c (Mironov-Talwar-Zhang 2019) evaluated in MPFR interval

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/rdp_sgm_frac_certified.c: certified log A_alpha of the Poisson-sampled
  * Gaussian at fractional orders.
  *

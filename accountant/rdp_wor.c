@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/rdp_wor.c: RDP of the Gaussian mechanism on a batch sampled without
  * replacement, replace-one adjacency (Wang, Balle, Kasiviswanathan 2019).
  *

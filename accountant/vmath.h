@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accountant/vmath.h: elementary functions over arrays, for the PLD discretisation.
  *
  * dpzo__vm_erfc / _log / _expm1 fill y[i] = f(x[i]) for i < n. Where glibc's vector math

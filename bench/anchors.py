@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference ("anchor") timings for the dpzo speed benchmark.
 
 Times the same workloads as build/bin/dpzo-bench using the reference

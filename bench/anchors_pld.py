@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Tight-accountant anchors: dp_accounting PLD and prv_accountant on fixed cases.
 
 Measures the two reference "tight" accountants (privacy loss distributions) on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_accountant.c: dpzo's side of the accountant benchmark (bench/run.sh runs
  * it next to dp_accounting and Opacus and prints the comparison table). Prints JSON.
  * Workloads mirror bench/anchors.py exactly: Poisson-sampled Gaussian q = 0.01,

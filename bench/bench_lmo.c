@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_lmo.c: timings of dpzo's LMO noise search (JSON on stdout; bench/run.sh
  * puts them beside the pure-Python replica of the released search, bench/lmo_replica.py,
  * measured in the same run, and bench/report_lmo.py prints the table).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_pld.c: timings and values of dpzo's tight accountants on the cases of
  * bench/anchors_pld.py (dp_accounting PLD and microsoft prv_accountant), as JSON.
  * Each case is timed as the best of `reps` runs (one run above one second). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/bench_zo.c: the cost of a zeroth-order step against the two forward passes it
  * contains and against the BLAS time of its own matrix products, steps per second, and
  * memory against inference.

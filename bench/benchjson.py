@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """JSON-safe values for the benchmark scripts (anchors.py, anchors_pld.py): non-finite
 numbers become the strings "inf", "-inf" and "nan"; numpy scalars and arrays become plain
 Python values (numpy is not imported here)."""

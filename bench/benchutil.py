@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the benchmark scripts (python_overhead.py, wor_speed.py,
 pld_distinct.py): the machine line every quoted time names, and writing a report."""
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/clone_spills.sh [BUILD_DIR] [OBJECT...]: per function of the direction generator's
 # objects (default: BUILD_DIR/kernels/CMakeFiles/dpzo_kernels.dir/cpu/*.o; BUILD_DIR
 # defaults to build), the instructions that touch the stack, counted in the disassembly

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 18's CPU speed goals for `dpzo train`, as ratios measured in one run on this machine:
 #   step / sgemm     mlp:128's DPZero step (Fashion-MNIST 784-128-10, batch 256, Q = 1,
 #                    Gaussian directions, the trainer's real step) over OpenBLAS's cblas_sgemm

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Bug-compatible replica of the LMO-DP authors' offline noise search.
 
 Written from the dpzo LMO-DP spec (docs: shared spec lmo-dp.md, sections 2.1,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/pld_distinct.py: dpzo's PLD accountant on n distinct Poisson-sampled Gaussian
 steps (issue 20, item 4) against dp_accounting's PLD accountant, back to back in one run.
 

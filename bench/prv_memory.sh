@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/prv_memory.sh: time and peak resident size of million-step PRV queries against the
 # memory limit (issue 20, item 5), with dpzo's PLD at grid 1e-4 on the same case as the
 # anchor, run back to back. Each query is one process; its peak resident size is GNU time's

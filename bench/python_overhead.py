@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Python call overhead of the `dpzo` package, measured in one process run.
 
   (a) the binding: dpzo.epsilon(...) against the same C calls made through ctypes with no

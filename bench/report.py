@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Markdown report comparing dpzo-bench timings with the reference anchors.
 
 Usage: python3 bench/report.py anchors.json ours.json > report.md

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Issue 18's CPU step goals as a table, from bench/cpu_step.sh's JSON lines.
 
     python3 bench/report_cpu_step.py machine [--build DIR]  a JSON line naming this machine

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Table of the LMO search timings: dpzo (bench_lmo.c) against the pure-Python replica of
 the released search (bench/lmo_replica.py), both measured in the same run of bench/run.sh.
 

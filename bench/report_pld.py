@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Joins bench/anchors_pld.py's and dpzo-bench-pld's JSON into Markdown tables.
 
 Usage: python3 bench/report_pld.py anchors_pld.json ours_pld.json > report_pld.md

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Table of bench/bench_zo.c's JSON lines: a zeroth-order step against its two forward
 passes, the step's fused +/- evaluation, steps per second, memory against inference and,
 where the line has it, the step against cblas_sgemm's time for its matrix products. Times

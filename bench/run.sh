@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Accountant benchmark: dpzo vs dp_accounting and Opacus on the same workloads.
 # Installs the reference libraries with pip (benchmark only; never a build or test
 # dependency), runs both sides and prints the comparison tables.

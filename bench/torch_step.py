@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The DPZero step of dpzo's mlp:128 written in PyTorch, timed on the CPU: the anchor of
 issue 18's goal "dpzo's step faster than the same step in PyTorch on the same CPU and thread
 count" (bench/cpu_step.sh runs it interleaved with dpzo-bench-zo).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """RDP accounting of batches sampled without replacement (issue 20): dpzo against
 dp_accounting's RdpAccountant (REPLACE_ONE, SampledWithoutReplacementDpEvent), in one run.
 

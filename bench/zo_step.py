@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch's ZO step against MeZO's and against the two forwards it needs, in one run.
 
     python3 bench/zo_step.py [--device cpu|cuda] [--model minilm|roberta-base|roberta-large|

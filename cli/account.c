@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/account.c: the epsilon, delta and rdp commands and what they share. */
 #include <math.h>
 #include <stdio.h>

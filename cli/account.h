@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/account.h: what the accounting commands share: the training description
  * (sigma, q, steps or a schedule) and the order/conversion options. */
 #ifndef DPZO_CLI_ACCOUNT_H

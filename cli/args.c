@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/args.c: strict option parsing. Every value is checked completely: "1.5x", "",
  * "nan", "inf" and out-of-range numbers are errors with exit status 2. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/args.h: strict parsing of command-line options ("--name value" or "--name=value"). */
 #ifndef DPZO_CLI_ARGS_H
 #define DPZO_CLI_ARGS_H

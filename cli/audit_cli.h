@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/audit_cli.h: what `dpzo audit` and `dpzo plot` share: claims from files and from
  * command-line flags. */
 #ifndef DPZO_CLI_AUDIT_CLI_H

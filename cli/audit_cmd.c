@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/audit_cmd.c: `dpzo audit`: published claims against proven bounds, and epsilon
  * lower bounds from attack results (dpzo/audit.h, dpzo/audit_claim.h). Parsing and
  * printing only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/calibrate_cmd.c: `dpzo calibrate` and `dpzo demo`. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/commands.h: the dpzo subcommands. Each returns the process exit status:
  * 0 success, 2 bad input (one line on stderr), 1 any other failure. */
 #ifndef DPZO_CLI_COMMANDS_H

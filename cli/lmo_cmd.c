@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/lmo_cmd.c: `dpzo lmo info|rdp|epsilon|sample|search`. */
 #include <math.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/output.c: JSON output helpers and the schedule-file reader. */
 #include <math.h>
 #include <stdio.h>

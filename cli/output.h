@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/output.h: JSON helpers (non-finite numbers as the strings "inf"/"-inf") and
  * the event built from the command line or a schedule file. */
 #ifndef DPZO_CLI_OUTPUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/plot.c: gnuplot glue and the privacy curves of claims (cli/plot.h). */
 #include <errno.h>
 #include <fcntl.h>

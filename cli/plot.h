@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/plot.h: pictures with gnuplot (Debian: gnuplot-nox). The data and a gnuplot script
  * go to a temporary directory, gnuplot draws a PNG (pngcairo) or an SVG, and the directory
  * is removed. $DPZO_GNUPLOT names the program if it is not `gnuplot` on the PATH. */

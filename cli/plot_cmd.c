@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/plot_cmd.c: `dpzo plot`: privacy curves of claims and mechanisms, and the LMO noise
  * density against the Gaussian of equal epsilon, drawn with gnuplot (cli/plot.h). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/profile_cmd.c: `dpzo profile gaussian | show | verify` (noise profiles,
  * docs/profile.md). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/progress.c: see progress.h. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/progress.h: a progress line for long commands (plot, audit, PLD/PRV calibration).
  *
  * Shown only when stderr is a terminal and the output is not JSON: written to stderr,

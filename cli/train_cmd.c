@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/train_cmd.c: `dpzo train` (docs/trainer.md): reads the configuration, runs the
  * trainer, shows progress on a terminal, prints one line per evaluation and a summary. */
 #include <limits.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake/exports.cmake: the public API of libdpzo.so, read off include/dpzo/*.h.
 #
 # dpzo_public_functions(<headers> <out-var>) sets <out-var> to the sorted list of the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake/install.cmake: what `cmake --install <build> --prefix P` puts where (docs/install.md).
 #
 #   P/include/dpzo/*.h                    the public headers
@@ -7,6 +8,7 @@
 #   P/lib/cmake/dpzo/                     find_package(dpzo) -> the imported target dpzo::dpzo
 #   P/bin/dpzo                            the command line (linked to the archives, so it does
 #                                         not need libdpzo.so)
+#   P/share/doc/dpzo/LICENSE, NOTICE      the license (Apache-2.0) and its notice
 #
 # The static archives are not installed: they are the CLI's and the tests' way of linking
 # the same objects, not an interface (their private headers are not installed either).
@@ -31,6 +33,10 @@ if(SKBUILD)
   # ctypes opens it by path, so the SONAME does not matter there.
   install(FILES $<TARGET_FILE:dpzo_shared> DESTINATION dpzo/lib RENAME libdpzo.so
           COMPONENT python)
+  # pyproject.toml's license-files put them into the wheel's .dist-info/licenses; this copy
+  # sits beside the package's files, with the library it covers.
+  install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE DESTINATION dpzo
+          COMPONENT python)
   return()
 endif()
 
@@ -49,6 +55,10 @@ install(TARGETS dpzo_shared EXPORT dpzoTargets
 install(FILES ${DPZO_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dpzo
         COMPONENT dev)
 install(TARGETS dpzo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
+# The license goes with the library (component runtime): CMAKE_INSTALL_DOCDIR is
+# share/doc/dpzo unless the packager sets another.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+        DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 
 # ---- CMake package: find_package(dpzo) ---------------------------------------------------
 set(DPZO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dpzo)
@@ -77,6 +87,8 @@ install(FILES ${PROJECT_BINARY_DIR}/dpzoConfig.cmake ${PROJECT_BINARY_DIR}/dpzoC
 # dependencies. They are not listed (no Requires.private, no Libs.private): there is no static
 # library to link them for, and pkg-config fails for a Requires.private package without a .pc
 # file (a GSL or MPFR built from source) even when asked for --cflags only.
+# License: the SPDX identifier (DPZO_LICENSE), a field pkgconf reads since 1.9 (for its SBOM
+# tool); a pkg-config that does not know the field skips it (pkgconf 1.8.1, install_consumer).
 foreach(d IN ITEMS LIBDIR INCLUDEDIR)
   if(IS_ABSOLUTE "${CMAKE_INSTALL_${d}}")
     set(DPZO_PC_${d} "${CMAKE_INSTALL_${d}}")

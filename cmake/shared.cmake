@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake/shared.cmake: libdpzo.so, the one shared library of dpzo (docs/install.md).
 #
 # It is linked from the static archives (whole), so the CLI and the tests keep linking the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/dpzo_clones.h: function multiversioning for loops the compiler vectorises.
  *
  * DPZO_KERNEL_CLONES makes GCC compile AVX-512, AVX2 and baseline versions of a function and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/dpzo_io.c: safe reads and atomic writes (dpzo_io.h, docs/files.md).
  *
  * Temporaries. Where the filesystem supports O_TMPFILE (ext4, xfs, btrfs, tmpfs), the new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/dpzo_io.h: how dpzo reads and writes files (docs/files.md).
  *
  * Writes replace a regular file atomically: the bytes go to a temporary in the same folder

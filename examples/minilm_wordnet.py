@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fine-tune the pretrained all-MiniLM-L6-v2 on WordNet noun glosses (issue 17), with baselines.
 
     HF_HUB_OFFLINE=1 PYTHONPATH=python build/venv/bin/python examples/minilm_wordnet.py \\

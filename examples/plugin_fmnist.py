@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """DPZero fine-tuning of a user's own PyTorch model with dpzo.torch (docs/plugin.md).
 
 The model, the data set and the DataLoader are plain PyTorch; dpzo supplies the noise

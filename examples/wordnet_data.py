@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """WordNet 3.0 noun glosses labelled with their lexicographer file: a real text classification set.
 
 The data come from Debian's ``wordnet-base`` package (``apt install wordnet-base``), which installs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/ckpt_input.h: the input of the checkpoint targets (train_ckpt, lmo_search_ckpt).
  * Both checkpoints end in a SHA-256 of everything before it, so an edit that is not
  * re-hashed only ever reaches the checksum test; a forger re-hashes, and so do modes 1

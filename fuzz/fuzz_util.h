@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/fuzz_util.h: what the fuzz targets share (docs/fuzzing.md).
  *
  * Each target defines LLVMFuzzerTestOneInput. It is linked either with libFuzzer (clang,

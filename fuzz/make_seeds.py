@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpora of the fuzz targets (fuzz/corpus/TARGET/), python3 stdlib only.
 
 Each numeric seed is a valid setting in the byte layout its target reads (fuzz/fuzz_util.h:

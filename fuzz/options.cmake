@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # fuzz/options.cmake: DPZO_FUZZ=ON builds the libFuzzer targets (docs/fuzzing.md). Included
 # by the top-level CMakeLists.txt before the sanitizer set-up: it needs clang, turns the
 # AddressSanitizer + UndefinedBehaviorSanitizer build on (DPZO_SANITIZE, which also keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz/replay.c: runs a fuzz target without libFuzzer (any compiler, any build): every
  * argument that is a directory contributes each regular file in it (sorted by name, so
  * runs are reproducible), every other argument is a file. Each file is read whole and

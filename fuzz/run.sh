@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target of a DPZO_FUZZ build for a bounded time (docs/fuzzing.md).
 #   fuzz/run.sh [SECONDS]        (default $FUZZ_SECONDS, else 300 per target)
 # Environment: FUZZ_BUILD (build-fuzz), FUZZ_TARGETS (all), FUZZ_JOBS (targets run at once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/dir_check.h: the direction set-up checks that kernels/cpu/zo_dir.c and
  * kernels/cuda/api.c share, so both back ends accept and refuse the same arguments with the
  * same messages. */

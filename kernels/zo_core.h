@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/zo_core.h: the scalar cores of the direction generator, ONE source for the CPU
  * (kernels/cpu/philox.c, whose sections 1-5 specify every operation) and the CUDA kernels
  * (kernels/cuda/zo_cuda.cu).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/zo_dtype.h: the element types of dpzo_dtype (dpzo/zo_dir.h) converted to and from
  * float, ONE source for the CPU (kernels/cpu/zo_dir.c) and the CUDA kernels
  * (kernels/cuda/zo_cuda.cu), so both write the same bits.

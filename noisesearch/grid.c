@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/grid.c: grids of LMO parameters (presets and JSON) and their
  * deduplication.
  *

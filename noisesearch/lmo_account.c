@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_account.c: the privacy of a training run that releases one LMO-noised
  * scalar per step, for T steps, with Poisson sampling, fixed batches without
  * replacement, or no sampling.

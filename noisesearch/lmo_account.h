@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_account.h: accounting pieces shared with the search. */
 #ifndef DPZO_LMO_ACCOUNT_H
 #define DPZO_LMO_ACCOUNT_H

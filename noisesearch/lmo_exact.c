@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_exact.c: the exact Renyi divergence of the LMO mixture, enclosed.
  *
  * Problem (spec 2.2). X ~ f_X = p, p(x) = M_Y'(-|x|)/2; P = law of X, Q = law of X + C

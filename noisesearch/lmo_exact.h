@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_exact.h: the exact Renyi divergence of the LMO mixture (lmo_exact.c).
  *
  *   D_alpha(P || Q) = 1/(alpha-1) log Int p(x)^alpha q(x)^(1-alpha) dx,

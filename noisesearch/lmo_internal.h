@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_internal.h: private declarations shared by the LMO files.
  *
  * The interval versions enclose the exact real value (MPFR, outward rounding; see

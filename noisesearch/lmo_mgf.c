@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_mgf.c: the moment generating function of Y and the density of X,
  * in double precision and in interval arithmetic.
  *

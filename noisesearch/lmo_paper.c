@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_paper.c: bug-compatible replicas of the LMO-DP paper's numbers.
  * These are NOT privacy guarantees (docs/lmo.md explains each defect); they exist so
  * the paper's tables can be reproduced and audited.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_pld.c: the privacy loss distribution of the LMO mechanism, for the PLD
  * accountant (dpzo_pld_noise_epsilon in accountant/pld.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_rdp.c: per-step RDP curves of the LMO mechanism (scalar query,
  * L1 sensitivity C; P = X, Q = X + C).
  *

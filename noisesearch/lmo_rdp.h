@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_rdp.h: per-step RDP pieces shared by the accounting and the search. */
 #ifndef DPZO_LMO_RDP_H
 #define DPZO_LMO_RDP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_sample.c: drawing LMO noise (spec section 1.5).
  *
  *   g ~ Gamma(k, theta)      gsl_ran_gamma(r, k, theta)         (shape, scale)

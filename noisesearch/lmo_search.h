@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_search.h: grid internals shared by grid.c, search.c and the tests. */
 #ifndef DPZO_LMO_SEARCH_H
 #define DPZO_LMO_SEARCH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_stats.c: moments and usefulness of the LMO noise (by quadrature),
  * and its pure-DP epsilon (enclosed in interval arithmetic).
  *

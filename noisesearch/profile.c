@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/profile.c: noise profiles (dpzo/profile.h, docs/profile.md): the JSON
  * format, its validation and checksum, verification of the stated guarantee, and
  * Gaussian profiles calibrated to a target.

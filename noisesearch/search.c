@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/search.c: the offline search for the LMO noise that best meets an
  * objective under a privacy target.
  *

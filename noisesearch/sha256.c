@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/sha256.c: SHA-256 as specified in FIPS 180-4 (sections 4.1.2, 4.2.2,
  * 5.1.1, 5.3.3, 6.2). Used for the checksum of noise profiles: it detects any change
  * to a profile after it was written (it is not a signature). Written from the standard;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/sha256.h: SHA-256 (FIPS 180-4), private to noisesearch/ (profile checksums). */
 #ifndef DPZO_SHA256_H
 #define DPZO_SHA256_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The adversarial campaign of issue 15, re-runnable over the whole dpzo CLI (docs/fuzzing.md).
 
     python3 scripts/campaign.py [--bin build-asan/bin/dpzo] [--quick | --full]

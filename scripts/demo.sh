@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `make demo`: the main job on an embedded default. Calibrates noise for a typical DP run,
 # writes a noise profile for DPZero on Fashion-MNIST (epsilon 3, delta 1/n), trains with it
 # for about a minute and prints the test accuracy and the epsilon spent.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/gpu-run.sh: the CUDA backend's evidence run on a lent GPU machine (docs/cuda.md).
 #
 # The GPU machine has nvcc, CMake and PyTorch but no Debian registry, so dpzo's C

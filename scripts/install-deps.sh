@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages dpzo builds and tests with, if any is missing (python3-venv:
 # the virtual environment `make test` creates for the Python suite; libopenblas-dev: the
 # built-in models' matrix products; clang and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fashion-MNIST results for docs/results.md: DPZero, MeZO, DP-SGD and SGD with the same
 model; the papers' algorithms DP-ZOSO, DP-ZOPO, PAZO-M/P/S and DP-SGD with public
 pre-training; private runs at epsilon 1 and 3 (delta = 1/n, n the private rows), three

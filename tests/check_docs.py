@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Checks that every command example in README.md and docs/*.md prints what the docs show.
 
 A fenced block whose first line is `$ build/bin/dpzo ...` (or `$ cat FILE`) is an example:

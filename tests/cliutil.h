@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/cliutil.h: running the dpzo binary from a test (needs DPZO_CLI and DPZO_TEST_TMP). */
 #ifndef DPZO_CLIUTIL_H
 #define DPZO_CLIUTIL_H

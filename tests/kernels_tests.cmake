@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests of kernels/ (owned by the kernels work)
 dpzo_test(test_zo_dir)
 target_link_libraries(test_zo_dir PRIVATE dpzo_kernels)

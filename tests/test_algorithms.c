@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_algorithms.c: the papers' algorithms (trainer/stagewise.c, trainer/pazo.c,
  * masked and explicit directions in kernels/cpu/zo_dir.c).
  *

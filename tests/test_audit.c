@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_audit.c: privacy audits (dpzo/audit.h, dpzo/audit_claim.h, dpzo audit / plot).
  *
  * Oracles: Clopper-Pearson bounds, membership-inference and one-run epsilon lower bounds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_calibrate.c: noise / steps / sampling-rate calibration: the answer meets
  * the target provably, is tight, and agrees with Opacus and dp_accounting. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_certified.c: the fast path stays within its stated relative error of
  * the certified path over sigma 0.3..50, q 1e-6..1, alpha 1.01..1e4, and the
  * certified enclosure is well-formed and tight. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_checkpoint.c: the trainer's and the LMO search's checkpoints as files
  * (docs/files.md): edited fields refused by name even when the checksum is recomputed,
  * non-regular destinations never replaced, and kill -9 at random moments (fixed seed)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_cli.c: the dpzo command line: JSON keys and values, text output, and every
  * error path (exit status 2, exactly one line on stderr, nothing on stdout). */
 #include <stdlib.h>
@@ -807,6 +808,68 @@ static void test_help(void **state)
     assert_non_null(strstr(r->out, "calibrate"));
 }
 
+/* dpzo --version: the command's version, then the library's (dpzo_version()); issue 27. */
+static void test_version(void **state)
+{
+    (void)state;
+    run_result *r = run("--version");
+    assert_int_equal(r->status, 0);
+    assert_string_equal(r->out, "dpzo " DPZO_VERSION_STRING "\nlibdpzo " DPZO_VERSION_STRING
+                                " (accountants: rdp, pld, prv)\n");
+    assert_string_equal(r->err, "");
+    assert_string_equal(dpzo_version(), DPZO_VERSION_STRING); /* the archives' answer */
+    expect_error("--version 2", "unexpected argument '2'");
+}
+
+/* dpzo help [COMMAND [SUBCOMMAND]] prints exactly what dpzo [COMMAND [SUBCOMMAND]] --help
+ * prints; an unknown command is refused, naming the commands (issue 27). */
+static void test_help_command(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {
+        {"help", "--help"},
+        {"help epsilon", "epsilon --help"},
+        {"help calibrate", "calibrate --help"},
+        {"help lmo", "lmo --help"},
+        {"help lmo search", "lmo search --help"},
+        {"help profile verify", "profile verify --help"},
+        {"help audit attack", "audit attack --help"},
+        {"help plot noise", "plot noise --help"},
+        {"help train", "train --help"},
+        {"help help", "--help"},
+    };
+    static char want[65536];
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        run_result *r = run(pairs[i][1]);
+        if (r->status != 0 || strstr(r->out, "usage: dpzo") == NULL)
+            fail_msg("dpzo %s: exit %d, no usage", pairs[i][1], r->status);
+        memcpy(want, r->out, sizeof want);
+        r = run(pairs[i][0]);
+        if (r->status != 0 || strcmp(r->out, want) != 0 || r->err[0] != '\0')
+            fail_msg("dpzo %s: exit %d, output differs from dpzo %s", pairs[i][0], r->status,
+                     pairs[i][1]);
+    }
+    /* the top-level help lists help and --version */
+    run_result *r = run("--help");
+    assert_non_null(strstr(r->out, "\n  help       dpzo help COMMAND [SUBCOMMAND]: the same as "
+                                   "dpzo COMMAND [SUBCOMMAND] --help\n"));
+    assert_non_null(strstr(r->out, "\n  --version  the versions of this command and of the "
+                                   "dpzo library it runs on\n"));
+    static const char *const list = "(commands: epsilon, delta, rdp, calibrate, demo, profile, "
+                                    "lmo, train, audit, plot, help)";
+    expect_error("help bogus", "unknown command 'bogus' ");
+    expect_error("help bogus", list);
+    expect_error("help bogus epsilon", "unknown command 'bogus' ");
+    expect_error("help calibrat", "unknown command 'calibrat'; did you mean calibrate? ");
+    expect_error("help calibrat", list);
+    expect_error("help --bogus", "unknown command '--bogus'");
+    expect_error("bogus", list); /* the same message without help */
+    /* a subcommand's own refusal, as dpzo lmo serch --help gives it */
+    expect_error("help lmo serch", "did you mean search?");
+    r = run("help bogus");
+    assert_null(strstr(r->err, "did you mean"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,6 +879,8 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_lmo_commands),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_help_command),
         cmocka_unit_test(test_epochs),
         cmocka_unit_test(test_calibrate_fixed),
         cmocka_unit_test(test_short_help),

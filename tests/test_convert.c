@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_convert.c: RDP -> (epsilon, delta) conversions and order optimisation
  * against TF Privacy, dp_accounting and Opacus test vectors; round trips; monotonicity. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_cuda.c: the CUDA kernels (kernels/cuda, dpzo/cuda.h) against the CPU
  * reference, on random inputs, under several launch geometries (results must not depend on
  * them):

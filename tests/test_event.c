@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_event.c: the event algebra: counts compose for every event kind (the
  * dp_accounting exponential-mechanism bug ignored them), nesting, schedules, the
  * effective sigma of composed Gaussians, sampling without replacement, validation. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_files_cli.c: the file rules of docs/files.md through the command line:
  * outputs (profile -o, audit --markdown, plot -o) never replace a device or FIFO and write
  * through links; inputs (grids, profiles, claims, schedules, configurations) that are

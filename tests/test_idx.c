@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_idx.c: IDX loading (plain and gzip), its errors, Fashion-MNIST discovery and
  * loading (skipped when the data set is not installed), and seeded public/private splits.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_io.c: common/dpzo_io (docs/files.md): atomic writes that never replace
  * anything but a regular file, links written through, planted temporaries not followed,
  * readers that refuse FIFOs, devices, directories and oversized files at once. */

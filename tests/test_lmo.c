@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_lmo.c: LMO per-step RDP (MGF and pure-DP curves), run accounting, the
  * paper-mode replicas, grids and the search.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_lmo_dist.c: the LMO noise distribution: density/cdf, moments, eps0 and the
  * samplers (noisesearch/lmo_mgf.c, lmo_stats.c, lmo_sample.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_model.c: the built-in models (MLP, CNN): specs and layout, init, losses,
  * perturbed (zeroth-order) evaluation, gradients, accuracy, and a short SGD run.
  *

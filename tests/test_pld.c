@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld.c: the PLD and PRV accountants against closed forms, published vectors
  * and independently computed high-precision values. */
 #include <stdlib.h>

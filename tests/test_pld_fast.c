@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld_fast.c (issue 20, item 4): the discretisation of Poisson-sampled Gaussian
  * steps by pld_fast.c's cells against the scalar path (pld_source.c's tails in log space),
  * which test_pld_ref and test_soundness_pld check against 50-digit references on their own:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld_memory.c: the PLD and PRV accountants stay within their memory limit, as
  * measured: each query runs in a forked child, and the child's peak resident size
  * (getrusage of the child, ru_maxrss) may exceed its resident size before the query (its

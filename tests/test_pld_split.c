@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld_split.c: issue 20 item 1, the PLD's upper end at small sampling rates,
  * few steps and small delta, where the FFT composition's absolute error terms exceeded
  * delta (upper end 0.163 at grid 1e-4 and 0.240 at 1e-5 for a truth of 0.0516). The split

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld_tree.c (issue 20, item 4): many distinct steps composed in a tree of
  * short transforms (accountant/pld_tree.c) against the flat composition (one full-length
  * transform per distinct step, pld_compose.c), which is proven on its own:

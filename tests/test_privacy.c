@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_privacy.c: the trainer's privacy object (trainer/privacy.c): profile checks
  * against the run's plan, the ledger (against the accountant called directly), clipping and
  * the CSPRNG noise's scale.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_profile.c: noise profiles (dpzo/profile.h, docs/profile.md): SHA-256 against
  * the FIPS 180-2 examples and hashlib, the checksum rule against an independent Python
  * implementation (tests/ref/make_profile_reference.py), bit-exact round trips, key order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_rdp.c: RDP of the sampled Gaussian, Gaussian and Laplace against published
  * vectors and 50-digit mpmath references (tests/ref), closed forms and large orders. */
 #include <stdlib.h>

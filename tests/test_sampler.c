@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_sampler.c: the batch sampler's ChaCha20 (trainer/sampler.c). The block
  * function against RFC 8439's test vectors; every vector version of the Poisson steps
  * (16 blocks at a time with AVX-512, 8 with AVX2) against the scalar block function, word for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_soundness_lmo.c: issue 15 for the LMO noise. Property tests over random
  * pairs (fixed-seed PRNG, so a failure reproduces) that the proven epsilon of
  * dpzo_lmo_epsilon is monotone where the mathematics says it must be:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_soundness_lmo_cli.c: issue 15 at the command line for dpzo lmo and dpzo plot.
  * Each command below hung, aborted, printed a wrong number or exited 1 for bad input
  * before; each must now answer (exit 0 with a proven bound, or a claim-nothing line that

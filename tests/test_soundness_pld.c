@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_soundness_pld.c (issue 15): the PLD and PRV accountants' bounds are proven
  * on the whole input range.
  *  - Tiny noise: one step's privacy loss reaches thousands, far beyond ln(DBL_MAX) =

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_soundness_pld_work.c (issue 15): the PLD accountant answers at tiny delta with
  * bounded work, and a step whose loss is beyond the grid's index range claims nothing
  * (the RDP bound stands) instead of failing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_soundness_rdp.c (issue 15): the RDP accountant at extreme inputs.
  * Regressions for the defects found there (without-replacement accounting reporting 0 or
  * aborting at tiny noise, +inf at fractional orders for huge noise, delta rising with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_threads.c: the library is safe to call from several threads with separate
  * contexts (include/dpzo/status.h), tested on the real artifact: this program links the
  * shared library libdpzo.so (target dpzo_shared), not the archives.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_train.c: the training loop (trainer/config.c, sampler.c, step.c, train.c,
  * checkpoint.c) and `dpzo train`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_wor_orders.c (issue 20): orders for sampling without replacement.
  *
  * - The WBK19 bound above order 256, where the exact forward differences D(m), m <= 257,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_zo_dir.c: the zeroth-order direction generator (kernels/cpu/philox.c,
  * zo_dir.c): Philox4x32-10 against Random123's published KAT vectors; dpzo's own log, sin,
  * cos against libm; the normal transform and whole direction elements against 40-digit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_zo_dtype.c: the typed kernels of dpzo/zo_dir.h (dpzo_dir_perturb,
  * dpzo_dir_update, dpzo_dtype_size / _name) and the conversions behind them
  * (kernels/zo_dtype.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_zo_step.c: the step with the model outside it (trainer/zo_step.c).
  *
  * Oracle: `dpzo train`'s own step (dpzo_trainer_run). The step object, fed the losses of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/testutil.h: cmocka helpers for numeric assertions. */
 #ifndef DPZO_TESTUTIL_H
 #define DPZO_TESTUTIL_H

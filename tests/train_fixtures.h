@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/train_fixtures.h: what the trainer's tests share: synthetic data, configurations,
  * profiles written for a test, and a deterministic stand-in for the CSPRNG noise. */
 #ifndef DPZO_TRAIN_FIXTURES_H

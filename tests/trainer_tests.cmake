@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests of trainer/ (owned by the trainer work)
 dpzo_test(test_idx)
 target_link_libraries(test_idx PRIVATE dpzo_trainer)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/zo_reference.c: `dpzo train`'s trajectory for the Python plugin's tests
  * (python/tests/test_torch_plugin.py). Not installed.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/checkpoint.c: the checkpoint file (docs/trainer.md, section 6).
  *
  * Layout, all little-endian: a 208-byte header (magic "DPZOCKPT", u32 version, the run's

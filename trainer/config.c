@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/config.c: the training run's JSON configuration (docs/trainer.md, section 3):
  * strict parsing (unknown, duplicated or mistyped keys are errors that name the key),
  * value checks, and the fingerprint that ties a checkpoint to the run that wrote it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/idx.c: IDX data files (Fashion-MNIST), and seeded public/private splits.
  *
  * IDX (LeCun et al.): a 4-byte magic 0x00 0x00 <type> <ndims>, then ndims big-endian uint32

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/model.c: the built-in models (MLP and small CNN) with softmax cross-entropy.
  *
  * Specs (dpzo_model_create):

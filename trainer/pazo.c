@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/pazo.c: the public-data methods (docs/algorithms.md, sections 4-6) and public
  * pre-training.
  *

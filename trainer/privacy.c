@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/privacy.c: the privacy object of a training run (dpzo/trainer.h).
  *
  * Open: read the profile (checksum, schema), re-prove its guarantee (dpzo_profile_verify),

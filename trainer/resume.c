@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/resume.c: a trainer's state to and from a checkpoint (the file format is
  * trainer/checkpoint.c's): saving, and resuming with the checks that the checkpoint
  * belongs to this run (fingerprint, ledger, sampler position) and the metrics file cut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/sampler.c: which rows each step uses (train_internal.h describes the streams).
  *
  * Every batch is a pure function of (sampling seed, step): a resumed run draws the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/stagewise.c: DP-ZOSO and DP-ZOPO (docs/algorithms.md, sections 2 and 3).
  *
  * DP-ZOSO is DPZero run in S stages. Stage s (1-based) starts at step

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/step.c: one training step of each algorithm (docs/trainer.md, section 2).
  *
  * Zeroth order (dpzero, mezo), step t with batch S, Q queries, perturbation lambda:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/train.c: the trainer object: data, model, privacy ledger, the run loop with its
  * evaluations, metrics lines and checkpoints, and resuming (docs/trainer.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/train_internal.h: the training loop's private pieces, shared by its files and
  * its tests (tests/test_train.c): batch sampling, one step of each algorithm, the trainer
  * struct, and the checkpoint format. */

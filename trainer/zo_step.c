@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trainer/zo_step.c: the zeroth-order step with the model outside it (dpzo/zo_step.h).
  *
  * The same pieces as `dpzo train`'s step (trainer/step.c, stagewise.c): the privacy object,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Regenerates the claims table of docs/lmo.md section 6 with `dpzo lmo epsilon --json`:
 the released LMO-DP profiles, the paper's numbers (paper-mode replicas) and dpzo's proven
 totals for the same runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target audit: dpzo_audit_claim on a claim whose every field comes from the input
  * (Gaussian, or the LMO noise through dpzo_lmo_audit_mechanism). The PLD's work grows with
  * 1/grid and the refinement goes down to pld_grid_min (dpzo/audit.h): the target keeps the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target calibrate: dpzo_calibrate_noise / _steps / _sampling_rate and their tight
  * (PLD) variants, every parameter from the whole range. The PLD variants run the PLD many
  * times; its work grows with 1/grid (dpzo/pld.h), so they get grid 1e-3 and a 64 MiB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target claim: the audit claim reader (dpzo_claims_from_json on the input text with a
  * private temporary directory for relative profile paths; dpzo_claims_read_file on the
  * same text in a temporary file).

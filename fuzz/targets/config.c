@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target config: the training configuration reader (dpzo_train_config_parse on the
  * input text, dpzo_train_config_read_file on the same text in a temporary file), paths
  * resolved against a private temporary directory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target grid: the LMO grid reader (dpzo_lmo_grid_from_json, what `dpzo lmo search
  * --grid FILE` parses).
  * Checks: status OK or an error with a message; a grid read has at least one point, at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target idx: the IDX reader (dpzo_idx_load). Input: two bytes giving the length L of
  * the image file (little-endian, capped by the input), the image file's L bytes, then the
  * label file. Both are written to temporary files (plain; the reader also takes gzip, and

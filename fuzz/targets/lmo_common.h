@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the LMO targets share: an LMO noise and its accounting options from the input. */
 #include "../fuzz_util.h"
 #include "dpzo/lmo.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target lmo_pld: dpzo_lmo_pld_epsilon_limit, the LMO parameters and options from the
  * whole range; the loss grid, whose inverse sets the work (dpzo/lmo.h, docs/lmo.md), is kept
  * in [1e-3, 0.1], and the memory limit is 64 MiB, as in the other PLD targets

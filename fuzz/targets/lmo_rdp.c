@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target lmo_rdp: dpzo_lmo_epsilon (the LMO noise's RDP accountant: bounds mgf, exact,
  * pure, best; sampling none, Poisson, without replacement; scalar and L1 vector), the LMO
  * parameters and options from the whole range (max_order at most 1024: the work grows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target lmo_search_ckpt: the LMO search checkpoint loader (noisesearch/search.c,
  * reached through dpzo_lmo_search with opts.checkpoint set) on a 16-point grid. Input: one
  * mode byte, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The PLD and PRV targets (fuzz/targets/pld.c, prv.c): dpzo_pld_epsilon and dpzo_pld_delta
  * of T steps of the Gaussian, Poisson-sampled, sampled without replacement or unsampled,
  * every parameter from the whole range. The work grows with 1/grid and with the memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target profile: the noise profile reader (dpzo_profile_from_json, and
  * dpzo_profile_read_file through a temporary file), then validation, the JSON round trip
  * and, for RDP profiles, dpzo_profile_verify. Input: one mode byte, then the profile text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target prv: the PRV accountant; see pld_common.h. */
 #include "pld_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target rdp_poisson: the RDP accountant's epsilon and delta of T steps of the
  * Poisson-sampled Gaussian (dpzo_event_epsilon / dpzo_event_delta, certified path), every
  * parameter a double or count from the whole range.

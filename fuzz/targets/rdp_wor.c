@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target rdp_wor: the RDP accountant's epsilon of T steps of the Gaussian on batches
  * of B of n drawn without replacement (replace-one), every parameter from the whole range,
  * and dpzo_rdp_wor_gaussian at one order.

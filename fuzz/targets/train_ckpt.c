@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz target train_ckpt: the trainer checkpoint loader (trainer/checkpoint.c, resume.c,
  * through dpzo_trainer_resume) on a small private run (DPZero, logistic regression on 64
  * synthetic rows, a Gaussian profile). Input: one mode byte, then

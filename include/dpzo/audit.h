@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/audit.h: privacy audits.
  *
  * 1. Claim checking. A claim is a published statement "this training run is

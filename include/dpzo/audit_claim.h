@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/audit_claim.h: claim files and claims whose mechanism is a noise profile or the
  * LMO noise. This part of the audit lives in noisesearch/ because it reads profiles and
  * knows the LMO noise; the checking itself is the accountant's (dpzo/audit.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/calibrate.h: find the noise multiplier, number of steps or sampling rate that
  * meets a target (epsilon, delta) for Poisson-sampled Gaussian training.
  *

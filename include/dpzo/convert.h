@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/convert.h: from RDP to (epsilon, delta), and the epsilon / delta of an event.
  *
  * Conversions (for one order alpha > 1 with RDP value r):

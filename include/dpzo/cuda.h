@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/cuda.h: the CUDA backend's host API (C-callable; kernels/cuda, docs/cuda.md).
  *
  * Every kernel reproduces the CPU reference of the same name BIT FOR BIT, whatever the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/dpzo.h: the whole public C API of dpzo's accountant.
  *
  * Link with libdpzo.so: `pkg-config --cflags --libs dpzo`, or find_package(dpzo) and the
@@ -11,8 +12,7 @@
 #ifndef DPZO_DPZO_H
 #define DPZO_DPZO_H
 
-#define DPZO_VERSION "0.1.0"
-
+#include "dpzo/version.h"
 #include "dpzo/status.h"
 #include "dpzo/event.h"
 #include "dpzo/rdp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/event.h: privacy events as a small algebra (a tagged tree).
  *
  * Leaves are mechanisms (Gaussian, Laplace); inner nodes are amplification by

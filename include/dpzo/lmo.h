@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/lmo.h: the LMO-DP noise (Yang et al. 2024, "LMO-DP"): a Laplace noise whose
  * inverse scale is a random weighted sum of Gamma, Exponential and Uniform variables.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/model.h: the models the trainer fine-tunes, and the data they read.
  *
  * A model owns no parameters: the trainer holds theta (float32, length n_params, one flat

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/pld.h: tight accountants. Privacy loss distributions (PLD) and the privacy
  * random variable accountant (PRV, Gopi-Lee-Wutschitz 2021), on the same event
  * algebra as the RDP accountant (dpzo/event.h).

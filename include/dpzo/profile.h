@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/profile.h: noise profiles. One versioned, validated, self-describing JSON file
  * for every noise the trainer can add (Gaussian, LMO): the noise parameters, the
  * clipping bound they are scaled by, how the run is accounted, the epsilon it costs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/rdp.h: Renyi differential privacy (RDP) curves of mechanisms and events.
  *
  * Two arithmetic paths:

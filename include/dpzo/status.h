@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/status.h: status codes, the context handle that carries error messages,
  * and the {value, lower, upper} result used by every certified computation.
  *
@@ -25,6 +26,7 @@
 #define DPZO_STATUS_H
 
 #include <stddef.h>
+#include "dpzo/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,9 +57,14 @@ typedef struct dpzo_ctx dpzo_ctx;
 dpzo_ctx *dpzo_ctx_new(void);
 void dpzo_ctx_free(dpzo_ctx *ctx);
 
-/* The library's version, e.g. "0.1.0" (DPZO_VERSION of the headers it was built with: a
- * program can compare the two). */
+/* The library's version, e.g. "0.1.0": the DPZO_VERSION_STRING of the headers it was built
+ * with (dpzo/version.h). A program can compare it with its own headers' version: */
 const char *dpzo_version(void);
+/* the same as a number, DPZO_VERSION_NUMBER of the library's headers (major * 10000 +
+ * minor * 100 + patch, e.g. 100 for 0.1.0). While the major version is 0, a program built
+ * with other headers is compatible when dpzo_version_number() / 100 equals its own
+ * DPZO_VERSION_NUMBER / 100 (the same major.minor). */
+int dpzo_version_number(void);
 
 /* Frees memory that a dpzo function returned for the caller to free (the JSON text of
  * dpzo_profile_to_json, the claim arrays of dpzo_claims_from_json, ...). Use it rather

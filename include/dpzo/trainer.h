@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/trainer.h: differentially private zeroth-order training (DPZero and baselines),
  * the privacy object that ties a run to its noise profile, and checkpoints.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/zo_dir.h: zeroth-order directions regenerated from a few integers.
  *
  * A direction u in R^d is never stored. Element j (the GLOBAL parameter index, independent

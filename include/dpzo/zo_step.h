@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dpzo/zo_step.h: the zeroth-order step with the model outside it (docs/plugin.md).
  *
  * `dpzo train` evaluates dpzo's own models; a user of PyTorch (dpzo.torch) or of any other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cpu/philox.c: the counter-based generator and the exactly specified normal
  * transform behind dpzo/zo_dir.h. This file is the SPECIFICATION the CUDA kernels must
  * reproduce bit for bit; everything below is binary64 round-to-nearest-even with one

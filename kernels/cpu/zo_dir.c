@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cpu/zo_dir.c: directions regenerated from (seed, step, query, j). The stream,
  * the counter packing and the SPHERE norm's summation order are specified in
  * kernels/cpu/philox.c (section 2); this file implements them. Elements at j >= dim are

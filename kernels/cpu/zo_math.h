@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cpu/zo_math.h: private pieces of the exactly specified normal transform
  * (kernels/cpu/philox.c), exposed for tests/test_zo_dir.c and as the reference for the
  * CUDA port (the scalar cores themselves live in kernels/zo_core.h, one source for both).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cuda/api.c: dpzo/cuda.h's argument checks, statuses and messages, around the
  * launchers of zo_cuda.cu (or stub.c in a build without CUDA). Plain C: it computes only
  * what the CPU computes the same way (the SPHERE scale radius / sqrt(sum), from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cuda/bench_cuda.c: dpzo-bench-cuda, the CUDA kernels' achieved bandwidth against
  * the device's measured device-to-device copy bandwidth (issue 8's goal: >= 80%).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cuda/stub.c: the launchers of a build without CUDA (no nvcc, -DDPZO_CUDA=OFF or
  * DPZO_SANITIZE): no device, and every launcher fails, so dpzo/cuda.h links everywhere
  * and reports DPZO_EUNSUPPORTED with this reason. */

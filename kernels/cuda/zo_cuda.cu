@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cuda/zo_cuda.cu: the CUDA kernels behind dpzo/cuda.h and their launchers
  * (kernels/cuda/zo_cuda.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kernels/cuda/zo_cuda.h: the launchers behind dpzo/cuda.h (private). kernels/cuda/api.c
  * checks the arguments and turns errors into dpzo_status; the launchers (zo_cuda.cu, or
  * stub.c in a build without CUDA) only run kernels. Each returns NULL on success or a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo: certified differential-privacy accounting (RDP, PLD, PRV), LMO-DP noise search and
 audits, calling the dpzo C library through ctypes (nothing is re-implemented in Python).
 

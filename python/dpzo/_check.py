@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo._check: Python-side type checks before a value reaches C.
 
 Internal. The C library checks domains (ranges, NaN) and names the bad value; these

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo._lib: loading libdpzo.so and calling it through ctypes.
 
 Internal. Each module of the package declares the C functions it calls with :func:`fn`

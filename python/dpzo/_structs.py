@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo._structs: ctypes mirrors of the library's option and result structs.
 
 Internal, shared by the modules of the package. Each Structure matches its C typedef field

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.accountants: the RDP, PLD and PRV accountants over the event algebra.
 
 ``acc.compose(event, count)`` records what is released (chainable); ``acc.epsilon(delta)``

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.audit: published (epsilon, delta) claims against proven bounds (docs/audit.md).
 
 For each claim the true epsilon of the stated mechanism is bracketed between a proven

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.directions: zeroth-order directions regenerated from (seed, step, query, index).
 
 The C library's generator (``dpzo/zo_dir.h``, ``kernels/cpu``): element j of a direction

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.dp_accounting: dpzo's certified accountants fed with dp_accounting's own DpEvents.
 
 A drop-in for Google's ``dp_accounting`` (``pip install dp-accounting``; this module

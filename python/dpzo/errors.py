@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.errors: the one exception type of the package.
 
 Every failure of a dpzo call raises :class:`Error` (a :class:`ValueError`) carrying the C

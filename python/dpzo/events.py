@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.events: privacy events, the algebra of dp_accounting's ``DpEvent`` without "Dp".
 
 An event describes what a training run releases: a mechanism (Gaussian, Laplace, LMO), a

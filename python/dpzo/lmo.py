@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.lmo: the LMO-DP noise (docs/lmo.md), its accounting and the offline noise search.
 
 The noise is X | Y ~ Laplace(0, 1/Y) with Y = wG*Gamma(k, theta) + wE*Exp(rate lam) +

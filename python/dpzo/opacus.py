@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.opacus: dpzo's certified accountant behind Opacus's accountant interface.
 
 Two drop-ins for Opacus users (``pip install opacus``; this module imports it):

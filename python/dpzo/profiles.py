@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.profiles: noise profiles (docs/profile.md), the JSON file that tells a training run
 which noise to add and what it costs.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.results: what the accountants and the shortcuts return.
 
 Frozen dataclasses. Every number in them comes from a C call of the library; ``float(r)``

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.shortcuts: ``dpzo.epsilon`` and ``dpzo.calibrate``, the two calls of DP-SGD/DP-ZO
 accounting, with the command line's arguments (``dpzo epsilon`` / ``dpzo calibrate``).
 

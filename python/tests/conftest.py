@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures of the dpzo Python tests.
 
 The package is imported from the installed copy when there is one, else from the source

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The accountants against the published vectors the C tests use (tests/test_rdp.c,
 test_convert.c, test_pld.c, test_calibrate.c), asserted through Python; the ctypes
 structs against the C compiler's layout; the ledger."""
@@ -173,8 +174,12 @@ def test_tight_options() -> None:
 def test_version_is_the_librarys() -> None:
     import re
 
-    header = (ROOT / "include" / "dpzo" / "dpzo.h").read_text()
-    want = re.search(r'#define DPZO_VERSION "([^"]+)"', header)
+    header = (ROOT / "include" / "dpzo" / "version.h").read_text()
+    want = re.search(r'#define DPZO_VERSION_STRING "([^"]+)"', header)
     assert want is not None and dpzo.__version__ == want.group(1)
+    # the library's number (dpzo_version_number) is the same version: x.y.z -> x*10000+y*100+z
+    major, minor, patch = (int(p) for p in want.group(1).split("."))
+    number = dpzo._lib.fn("dpzo_version_number", ctypes.c_int, [])()
+    assert number == major * 10000 + minor * 100 + patch
     missing = [n for n in dpzo.__all__ if not hasattr(dpzo, n)]
     assert not missing

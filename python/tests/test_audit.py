@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.audit: the repository's claim files give the verdicts and numbers of `dpzo audit --json`;
 Claim objects, claim dicts and profiles give those of the same claims in files and flags;
 the published verdicts of docs/audit.md; attack lower bounds against the mpmath values of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python calls give the command line's answers (`dpzo epsilon|delta|calibrate --json`)
 to the last bit: the same C calls on the same doubles. A few hundred seeded random inputs,
 mostly RDP, a few PLD/PRV and batches without replacement."""

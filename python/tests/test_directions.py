@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.directions: the library's keyed directions on caller-owned float32 memory."""
 from __future__ import annotations
 

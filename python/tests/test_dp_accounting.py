@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.dp_accounting against dp_accounting 0.6 (the anchor) and prv_accountant 0.2.
 
 Where the anchor is right, dpzo agrees with it: on integer RDP orders (dp_accounting's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Bad inputs: each raises dpzo.Error (a ValueError) whose message is the library's (or,
 for what C cannot see, a Python type check naming the value); no call returns NaN, a
 negative epsilon or a silently substituted value."""

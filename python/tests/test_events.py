@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The event algebra: construction, immutability, the library's reading of each event
 (its description), and identities of the algebra checked through the accountants."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The MiniLM / WordNet example's data module and model loading (examples/wordnet_data.py,
 examples/minilm_wordnet.py; docs/minilm_wordnet.md).
 

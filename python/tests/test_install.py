@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`pip install .` as a user runs it (issue 16, docs/install.md), in a fresh virtual environment.
 
 The test makes a new venv (no system site-packages) in a temporary folder, runs
@@ -95,3 +96,20 @@ def test_pip_install_in_fresh_venv(tmp_path: pathlib.Path) -> None:
     assert version == _project_version()
     assert lines[4].startswith("Error True "), lines[4]
     assert "-1" in lines[4], lines[4]  # the C message names the bad value
+
+    # The license (issue 27): PEP 639 metadata, and LICENSE and NOTICE in the distribution's
+    # metadata (pyproject.toml's license-files) and beside the package (cmake/install.cmake).
+    lic_probe = (
+        "import importlib.metadata as m\n"
+        "d = m.distribution('dpzo')\n"
+        "print(d.metadata['License-Expression'])\n"
+        "for f in sorted(str(f) for f in d.files if f.name in ('LICENSE', 'NOTICE')):\n"
+        "    print(f)\n"
+    )
+    lines = _run([py, "-c", lic_probe], tmp_path, timeout=120).stdout.splitlines()
+    assert lines[0] == "Apache-2.0"
+    dist_info = f"dpzo-{_project_version()}.dist-info"
+    assert lines[1:] == [f"{dist_info}/licenses/LICENSE", f"{dist_info}/licenses/NOTICE",
+                         "dpzo/LICENSE", "dpzo/NOTICE"]
+    for f in lines[1:]:
+        assert (site_packages / f).read_bytes() == (ROOT / pathlib.Path(f).name).read_bytes(), f

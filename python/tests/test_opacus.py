@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.opacus against Opacus 1.6 (the anchor): the accountant, the PrivacyEngine seam and
 get_noise_multiplier.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.profiles: the committed profiles, the checksum rule (an independent implementation,
 tests/ref/make_profile_reference.py), tampering, round trips, verification, Gaussian
 profiles against `dpzo profile gaussian` and the calibration they claim; and the ctypes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.epsilon and dpzo.calibrate: the contract calls, published values, and the
 epochs / fixed-batch variants against their explicit equivalents."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Threads: each Python thread has its own library context, so 8 threads making many calls
 at once get exactly the single-threaded answers (errors included), and a long C call
 releases the GIL (ctypes does) so other threads run meanwhile."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch on CUDA tensors: the same bits as on the CPU (skipped without a GPU).
 
 The plugin's CUDA path hands the tensors' device storage to dpzo's CUDA kernels

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch.hf.ZOTrainer: Hugging Face's Trainer with the DP zeroth-order step.
 
 A tiny randomly initialised BertForSequenceClassification (vocabulary 100, hidden 16, 2

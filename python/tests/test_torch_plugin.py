@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch against `dpzo train`: the same directions, and the same DPZero trajectory.
 
 The reference is `dpzo train`'s own step, run by ``dpzo-zo-reference`` (tests/zo_reference.c,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch.ZOOptimizer's core promises, on CPU (docs/plugin.md, issue 17).
 
 1. bf16/fp16 weights never drift: the forward sees T((float)((double)x + alpha u)) of the

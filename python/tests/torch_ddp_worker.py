@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One rank of the data-parallel test of dpzo.torch (test_torch_plugin_core.py).
 
 Run as a script by the test, twice (RANK 0 and 1, WORLD_SIZE 2, MASTER_ADDR/MASTER_PORT in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/install/abi.sh: what libdpzo.so exports and what it may call (docs/install.md).
 #
 #   abi.sh exports <nm> <libdpzo.so> <dpzo_exports.txt>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/install/consumer.c: a program a user would write against an installed dpzo.
  *
  * Built by tests/install/run.sh twice against a copy installed with `cmake --install`: once
@@ -10,7 +11,10 @@
  *    optimum computed with mpmath at 30 digits (2.59664191485651526676..., tests/ref) and
  *    within 1e-9 of it (docs/accountant.md: 2.596641915 at order 8.12);
  *  - a bad argument comes back as a status and a message in the context, not a print or an
- *    exit. Exit status 0 when every check holds. */
+ *    exit;
+ *  - the installed headers' version (dpzo/version.h) is the loaded library's, as a string
+ *    and as a number (the run-time check dpzo/status.h recommends).
+ * Exit status 0 when every check holds. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
@@ -74,6 +78,13 @@ int main(void)
     dpzo_event *bad = dpzo_event_gaussian(ctx, -1.0);
     check(bad == NULL && strlen(dpzo_ctx_errmsg(ctx)) > 0, "sigma -1 is refused");
     printf("sigma -1: %s\n", dpzo_ctx_errmsg(ctx));
+
+    printf("version %s (headers %s, number %d)\n", dpzo_version(), DPZO_VERSION_STRING,
+           dpzo_version_number());
+    check(strcmp(dpzo_version(), DPZO_VERSION_STRING) == 0
+              && dpzo_version_number() == DPZO_VERSION_NUMBER
+              && dpzo_version_number() / 100 == DPZO_VERSION_NUMBER / 100,
+          "the library's version is the headers' version");
 
     dpzo_ctx_free(ctx);
     puts(failures ? "FAILED" : "OK");

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/install/run.sh: ctest install_consumer (docs/install.md).
 #
 # Installs the build tree's dpzo to a fresh prefix P with `cmake --install`, builds
 # tests/install/consumer.c against P both ways a user would (pkg-config, and a CMake project
 # with find_package(dpzo)), runs both and checks that each passed its published-value checks
-# and bound P's libdpzo.so, not the build tree's. Also checks the installed layout and the
-# CLI.
+# and bound P's libdpzo.so, not the build tree's. Also checks the installed layout, the
+# CLI, the license files and the license in dpzo.pc and in the CMake package.
 #
 # usage: run.sh <build dir> <source dir> <work dir> <C compiler> [extra C flags]
 set -euo pipefail
@@ -26,6 +27,11 @@ soname=$(readelf -d "$P/lib/libdpzo.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'
     || fail "P/lib/libdpzo.so and its SONAME link ($soname) are not both links"
 if ls "$P"/lib/*.a > /dev/null 2>&1; then fail "static archives installed: $(ls "$P"/lib/*.a)"; fi
 "$P/bin/dpzo" --version | grep -q '^dpzo ' || fail "P/bin/dpzo --version"
+# the license: its text and notice beside the library, its identifier in dpzo.pc
+for f in LICENSE NOTICE; do
+    cmp -s "$src/$f" "$P/share/doc/dpzo/$f" || fail "P/share/doc/dpzo/$f is not the source tree's $f"
+done
+grep -qx 'License: Apache-2.0' "$P/lib/pkgconfig/dpzo.pc" || fail "dpzo.pc has no 'License: Apache-2.0'"
 
 run_consumer() { # name, executable, [env...]
     local name=$1 exe=$2; shift 2

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent reference values for tests/test_zo_dir.c (kernels/cpu/philox.c, zo_dir.c).
 
 Usage (from the repository root):

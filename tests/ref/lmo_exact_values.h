@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generated file - do not edit.
  *
  * Regenerate (from the repository root):

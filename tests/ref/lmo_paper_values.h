@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Generated file - do not edit.
  *
  * Command:  /usr/bin/python3 tests/ref/make_lmo_paper_reference.py

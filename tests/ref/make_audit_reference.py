@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for tests/test_audit.c (the attack bounds of dpzo/audit.h), computed
 independently of dpzo with mpmath at 50 digits, from the defining formulas only.
 

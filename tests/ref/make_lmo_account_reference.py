@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent 50-digit values for tests/test_lmo.c (run with /usr/bin/python3, which has
 mpmath): the total epsilon of LMO runs with the per-step curve min(MGF bound, pure-DP
 conversion), amplified by Poisson sampling (Zhu-Wang 2019 Thm 6) or sampling without

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent high-precision reference values for the LMO noise distribution
 (noisesearch/lmo_mgf.c, lmo_stats.c) used by tests/test_lmo_dist.c.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent high-precision reference values for dpzo's exact LMO integrator
 (noisesearch/lmo_exact.c, tested by tests/test_lmo_exact.c).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for dpzo's bug-compatible LMO-DP "paper" mode.
 
 Usage:

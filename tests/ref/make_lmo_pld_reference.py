@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference epsilons of ONE release of LMO noise, computed independently of dpzo with
 mpmath (40 digits), for tests/test_lmo.c (the PLD accountant, dpzo_lmo_pld_epsilon).
 

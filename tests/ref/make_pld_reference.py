@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent high-precision reference values for dpzo's PLD accountant.
 
 Usage (from the repository root):

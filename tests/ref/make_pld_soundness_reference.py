@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for tests/test_soundness_pld.c (issue 15): one step of the
 Poisson-subsampled Gaussian mechanism at tiny noise, where the privacy loss reaches far
 beyond ln(DBL_MAX) = 709.78, by the defining hockey-stick formulas at 50 digits (mpmath).

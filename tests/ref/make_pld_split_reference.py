@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Reference values for issue 20 item 1 (tests/test_pld_split.c): the true epsilon
 of case 1, three Poisson-subsampled Gaussian steps at a small rate and a small delta,
 where the PLD's FFT composition had been loose (upper end 0.163, truth 0.0516).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/ref/make_pld_tree_anchors.py: dp_accounting's PLD epsilon for n distinct
 Poisson-sampled Gaussian steps (q = 0.01, sigma = numpy.linspace(1, 2, n), delta = 1e-6)
 at the grid dpzo's test uses, for tests/test_pld_tree.c (written to pld_tree_anchors.h).

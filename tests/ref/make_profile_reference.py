@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """An independent implementation of the noise-profile checksum rule (docs/profile.md).
 
 Usage (from the repository root):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Independent high-precision reference generator for dpzo's cmocka tests.
 
 Usage:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """References for tests/test_wor_orders.c: the WBK19 Theorem 27 bound on the RDP of the
 Gaussian on a batch sampled without replacement, at orders above 256, where dpzo uses
 the exact forward differences D(m) for m <= 257 and the second branch (or its analytic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/ref/pld_delta1.h: one Poisson-subsampled Gaussian step's delta(eps), remove
  * adjacency, by its closed form in long double (independent of the PLD code), for the
  * PLD soundness tests: delta(eps) = q Phibar((x-1)/s) + (1-q) Phibar(x/s) - e^eps Phibar(x/s),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/ref/wor_calibration.py: dp_accounting 0.6.0's RDP calibration of WOR-sampled
 Gaussian training (B 256 of N 60000, 2000 steps, epsilon 3 at delta 1e-5, replace-one,
 its DEFAULT_RDP_ORDERS). Prints 0.8089185188244594 (tests/test_calibrate.c test_wor)."""

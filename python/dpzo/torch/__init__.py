@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch: the trainer plugin for PyTorch (docs/plugin.md).
 
 DP zeroth-order fine-tuning of the user's own ``torch.nn.Module``: :class:`ZOOptimizer`

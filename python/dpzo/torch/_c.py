@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch._c: the C functions the plugin calls (dpzo/zo_step.h, dpzo/zo_dir.h, dpzo/cuda.h).
 
 Internal. Every number of a step comes from these: the directions, the perturbed weights,

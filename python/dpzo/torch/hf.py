@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch.hf: DP zeroth-order fine-tuning with Hugging Face's ``transformers.Trainer``
 (docs/plugin.md, section "Hugging Face").
 

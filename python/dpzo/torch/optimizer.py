@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dpzo.torch.optimizer: DP zeroth-order fine-tuning of any torch.nn.Module (docs/plugin.md).
 
 :class:`ZOOptimizer` is a ``torch.optim.Optimizer`` whose ``step(closure)`` runs one step of
