@@ -5,6 +5,8 @@
 #   P/lib/libdpzo.so.0.1, P/lib/libdpzo.so (and the link-time name libdpzo.so)
 #   P/lib/pkgconfig/dpzo.pc               pkg-config: Cflags -I${includedir}, Libs -ldpzo
 #   P/lib/cmake/dpzo/                     find_package(dpzo) -> the imported target dpzo::dpzo
+#   P/lib/libdpzo_cuda.so                 CUDA builds only: the kernels, opened by libdpzo.so and
+#                                         the CLI at the first CUDA call (kernels/cuda/load.c)
 #   P/bin/dpzo                            the command line (linked to the archives, so it does
 #                                         not need libdpzo.so)
 #
@@ -43,6 +45,11 @@ set_target_properties(dpzo_shared PROPERTIES
   INSTALL_RPATH_USE_LINK_PATH ON)
 set_target_properties(dpzo PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
+if(DPZO_HAVE_CUDA)
+  # beside libdpzo.so, where kernels/cuda/load.c looks (and bin/../lib for the CLI)
+  install(TARGETS dpzo_cuda_kernels LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          COMPONENT runtime)
+endif()
 install(TARGETS dpzo_shared EXPORT dpzoTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -55,7 +62,7 @@ set(DPZO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dpzo)
 install(EXPORT dpzoTargets NAMESPACE dpzo:: FILE dpzoTargets.cmake
         DESTINATION ${DPZO_CMAKE_DIR} COMPONENT dev)
 if(DPZO_HAVE_CUDA)
-  set(DPZO_CONFIG_CUDA_NOTE " and the CUDA runtime")
+  set(DPZO_CONFIG_CUDA_NOTE "; the CUDA runtime only through libdpzo_cuda.so, opened at the first CUDA call")
 endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/dpzoConfig.cmake.in
   ${PROJECT_BINARY_DIR}/dpzoConfig.cmake INSTALL_DESTINATION ${DPZO_CMAKE_DIR})
