@@ -27,12 +27,27 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 if(SKBUILD)
-  # `pip install .` (pyproject.toml, scikit-build-core): the wheel carries the library only,
-  # as dpzo/lib/libdpzo.so next to the package (python/dpzo/_lib.py looks there first after
-  # $DPZO_LIBRARY). One real file under the plain name: a wheel cannot hold symlinks, and
-  # ctypes opens it by path, so the SONAME does not matter there.
+  # `pip install .` and `make wheel` (pyproject.toml, scikit-build-core): the wheel carries
+  # - the library, as dpzo/lib/libdpzo.so next to the package (python/dpzo/_lib.py looks
+  #   there first after $DPZO_LIBRARY). One real file under the plain name: a wheel cannot
+  #   hold symlinks, and ctypes opens it by path, so the SONAME does not matter there;
+  # - in a CUDA build, the kernels' library dpzo/lib/libdpzo_cuda.so beside it (opened at
+  #   the first CUDA call, kernels/cuda/load.c; its libcudart is the user's);
+  # - the command line as dpzo/bin/dpzo (the console script `dpzo`, python/dpzo/_cli.py,
+  #   runs it; its ../lib is where it finds libdpzo_cuda.so);
+  # - the example and audit files the docs' Python examples read, as dpzo/data/examples/
+  #   and dpzo/data/audits/ (dpzo.data_file, python/dpzo/_data.py).
+  # scripts/build-wheel.sh then bundles the other libraries (auditwheel repair).
   install(FILES $<TARGET_FILE:dpzo_shared> DESTINATION dpzo/lib RENAME libdpzo.so
           COMPONENT python)
+  if(DPZO_HAVE_CUDA)
+    install(FILES $<TARGET_FILE:dpzo_cuda_kernels> DESTINATION dpzo/lib COMPONENT python)
+  endif()
+  install(PROGRAMS $<TARGET_FILE:dpzo> DESTINATION dpzo/bin COMPONENT python)
+  foreach(d IN ITEMS examples audits)
+    file(GLOB _data CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/${d}/*.json)
+    install(FILES ${_data} DESTINATION dpzo/data/${d} COMPONENT python)
+  endforeach()
   return()
 endif()
 
