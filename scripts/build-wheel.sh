@@ -25,7 +25,7 @@ t0=$(date +%s)
 
 # 1. The build tools, in a venv of their own.
 if ! cmp -s "$req" "$WHEEL_VENV/.requirements" 2> /dev/null; then
-    say "creating $WHEEL_VENV"
+    say "creating ${WHEEL_VENV#"$root"/}"
     "$PYTHON" -m venv --clear "$WHEEL_VENV"
     "$WHEEL_VENV/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
     cp "$req" "$WHEEL_VENV/.requirements"
