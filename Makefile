@@ -15,7 +15,7 @@ PYTEST_ENV = DPZO_LIBRARY=$(abspath $(BUILD))/lib/libdpzo.so DPZO_CLI=$(abspath 
              PYTHONPATH=$(CURDIR)/python
 
 .PHONY: all deps configure build install demo test test-c test-python pyenv test-asan fuzz-build \
-        fuzz bench clean
+        fuzz bench clean wheel test-wheel
 
 all: build
 
@@ -39,7 +39,7 @@ install: build
 demo: build
 	BUILD=$(BUILD) bash scripts/demo.sh
 
-test: test-c test-python
+test: test-c test-python test-wheel
 
 # pyenv first: the docs check runs docs/python.md's examples with the environment's Python.
 test-c: build pyenv
@@ -56,6 +56,18 @@ pyenv: $(PYVENV)/.requirements
 
 test-python: build pyenv
 	$(PYTEST_ENV) $(PYVENV)/bin/python -m pytest -q python/tests
+
+# `make wheel` (docs/install.md): dist/dpzo-<version>.tar.gz and the manylinux wheel built from
+# it, with the libraries it needs inside (scripts/build-wheel.sh; build tools in
+# $(BUILD)/wheel-venv, the persistent CMake folder in $(BUILD)/wheel).
+wheel: deps
+	PYTHON=$(PYTHON) WHEEL_VENV=$(BUILD)/wheel-venv WHEEL_WORK=$(BUILD)/wheel bash scripts/build-wheel.sh
+
+# That wheel in a fresh venv, with the system's copies of its libraries hidden
+# (tests/wheel/run.sh).
+test-wheel: deps
+	PYTHON=$(PYTHON) WHEEL_VENV=$(BUILD)/wheel-venv WHEEL_WORK=$(BUILD)/wheel \
+	    WHEEL_TEST_DIR=$(BUILD)/wheel-test bash tests/wheel/run.sh
 
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDPZO_SANITIZE=ON -DDPZO_BUILD_BENCH=OFF

@@ -6,6 +6,8 @@
 #   P/lib/libdpzo.so.0.1, P/lib/libdpzo.so (and the link-time name libdpzo.so)
 #   P/lib/pkgconfig/dpzo.pc               pkg-config: Cflags -I${includedir}, Libs -ldpzo
 #   P/lib/cmake/dpzo/                     find_package(dpzo) -> the imported target dpzo::dpzo
+#   P/lib/libdpzo_cuda.so                 CUDA builds only: the kernels, opened by libdpzo.so and
+#                                         the CLI at the first CUDA call (kernels/cuda/load.c)
 #   P/bin/dpzo                            the command line (linked to the archives, so it does
 #                                         not need libdpzo.so)
 #   P/share/doc/dpzo/LICENSE, NOTICE      the license (Apache-2.0) and its notice
@@ -27,16 +29,31 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 if(SKBUILD)
-  # `pip install .` (pyproject.toml, scikit-build-core): the wheel carries the library only,
-  # as dpzo/lib/libdpzo.so next to the package (python/dpzo/_lib.py looks there first after
-  # $DPZO_LIBRARY). One real file under the plain name: a wheel cannot hold symlinks, and
-  # ctypes opens it by path, so the SONAME does not matter there.
+  # `pip install .` and `make wheel` (pyproject.toml, scikit-build-core): the wheel carries
+  # - the library, as dpzo/lib/libdpzo.so next to the package (python/dpzo/_lib.py looks
+  #   there first after $DPZO_LIBRARY). One real file under the plain name: a wheel cannot
+  #   hold symlinks, and ctypes opens it by path, so the SONAME does not matter there;
+  # - in a CUDA build, the kernels' library dpzo/lib/libdpzo_cuda.so beside it (opened at
+  #   the first CUDA call, kernels/cuda/load.c; its libcudart is the user's);
+  # - the command line as dpzo/bin/dpzo (the console script `dpzo`, python/dpzo/_cli.py,
+  #   runs it; its ../lib is where it finds libdpzo_cuda.so);
+  # - the example and audit files the docs' Python examples read, as dpzo/data/examples/
+  #   and dpzo/data/audits/ (dpzo.data_file, python/dpzo/_data.py).
+  # scripts/build-wheel.sh then bundles the other libraries (auditwheel repair).
   install(FILES $<TARGET_FILE:dpzo_shared> DESTINATION dpzo/lib RENAME libdpzo.so
           COMPONENT python)
   # pyproject.toml's license-files put them into the wheel's .dist-info/licenses; this copy
   # sits beside the package's files, with the library it covers.
   install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE DESTINATION dpzo
           COMPONENT python)
+  if(DPZO_HAVE_CUDA)
+    install(FILES $<TARGET_FILE:dpzo_cuda_kernels> DESTINATION dpzo/lib COMPONENT python)
+  endif()
+  install(PROGRAMS $<TARGET_FILE:dpzo> DESTINATION dpzo/bin COMPONENT python)
+  foreach(d IN ITEMS examples audits)
+    file(GLOB _data CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/${d}/*.json)
+    install(FILES ${_data} DESTINATION dpzo/data/${d} COMPONENT python)
+  endforeach()
   return()
 endif()
 
@@ -49,6 +66,11 @@ set_target_properties(dpzo_shared PROPERTIES
   INSTALL_RPATH_USE_LINK_PATH ON)
 set_target_properties(dpzo PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
+if(DPZO_HAVE_CUDA)
+  # beside libdpzo.so, where kernels/cuda/load.c looks (and bin/../lib for the CLI)
+  install(TARGETS dpzo_cuda_kernels LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          COMPONENT runtime)
+endif()
 install(TARGETS dpzo_shared EXPORT dpzoTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -65,7 +87,7 @@ set(DPZO_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dpzo)
 install(EXPORT dpzoTargets NAMESPACE dpzo:: FILE dpzoTargets.cmake
         DESTINATION ${DPZO_CMAKE_DIR} COMPONENT dev)
 if(DPZO_HAVE_CUDA)
-  set(DPZO_CONFIG_CUDA_NOTE " and the CUDA runtime")
+  set(DPZO_CONFIG_CUDA_NOTE "; the CUDA runtime only through libdpzo_cuda.so, opened at the first CUDA call")
 endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/dpzoConfig.cmake.in
   ${PROJECT_BINARY_DIR}/dpzoConfig.cmake INSTALL_DESTINATION ${DPZO_CMAKE_DIR})

@@ -47,10 +47,10 @@ set_target_properties(dpzo_shared PROPERTIES
 target_link_libraries(dpzo_shared PRIVATE Threads::Threads GSL::gsl ${MPFR_LIBRARY} ${GMP_LIBRARY} dpzo_openblas
                                           ${CJSON_LIBRARY} ZLIB::ZLIB ${MATH_LIBRARY})
 if(DPZO_HAVE_CUDA)
-  # The shared CUDA runtime only (CMake's default for CUDA code would also link the static
-  # libcudart_static into the library, a second copy behind the shared one).
-  target_link_libraries(dpzo_shared PRIVATE CUDA::cudart)
-  set_target_properties(dpzo_shared PROPERTIES CUDA_RUNTIME_LIBRARY Shared)
+  # Not the CUDA runtime: the kernels are libdpzo_cuda.so, opened with dlopen at the first
+  # CUDA call (kernels/cuda/load.c), so building the library builds them too.
+  target_link_libraries(dpzo_shared PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(dpzo_shared dpzo_cuda_kernels)
 endif()
 target_link_options(dpzo_shared PRIVATE
   "LINKER:--version-script=${PROJECT_BINARY_DIR}/dpzo.map" "LINKER:-z,relro" "LINKER:-z,now")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes as _ctypes
 
 from . import _lib
+from ._data import data_file, data_files
 from .accountants import PldAccountant, PrvAccountant, RdpAccountant
 from .errors import Error
 from .events import (ComposedEvent, Event, GaussianEvent, LaplaceEvent, LmoEvent, NoOpEvent,
@@ -46,4 +47,5 @@ __version__ = _version()
 __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "LmoEvent",
            "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
            "ComposedEvent", "NoOpEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
-           "Epsilon", "Delta", "Calibration", "epsilon", "calibrate"] + _extra_all
+           "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
+           "data_files"] + _extra_all

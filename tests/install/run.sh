@@ -26,6 +26,10 @@ soname=$(readelf -d "$P/lib/libdpzo.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'
 [ -n "$soname" ] && [ -L "$P/lib/$soname" ] && [ -L "$P/lib/libdpzo.so" ] \
     || fail "P/lib/libdpzo.so and its SONAME link ($soname) are not both links"
 if ls "$P"/lib/*.a > /dev/null 2>&1; then fail "static archives installed: $(ls "$P"/lib/*.a)"; fi
+# a CUDA build's kernels go beside libdpzo.so, where kernels/cuda/load.c looks for them
+if [ -e "$build/lib/libdpzo_cuda.so" ] && [ ! -f "$P/lib/libdpzo_cuda.so" ]; then
+    fail "not installed: P/lib/libdpzo_cuda.so (the build has the CUDA kernels)"
+fi
 "$P/bin/dpzo" --version | grep -q '^dpzo ' || fail "P/bin/dpzo --version"
 # the license: its text and notice beside the library, its identifier in dpzo.pc
 for f in LICENSE NOTICE; do
