@@ -78,6 +78,60 @@ auditwheel repair --exclude 'libcudart.so.*' --exclude 'libcuda.so.*' -w "$WORK/
     "$raw" > "$WORK/repair.log" 2>&1 || { cat "$WORK/repair.log"; say "auditwheel repair failed"; exit 1; }
 whl=$(ls "$WORK"/repaired/dpzo-*.whl)
 
+# 5. The bundled libraries' licenses. GSL (GPL-3.0-or-later), MPFR and GMP (LGPL-3.0-or-later),
+# OpenBLAS (BSD-3-Clause), cJSON (MIT), libgfortran and libquadmath (GPL-3.0-or-later with the
+# GCC runtime library exception) travel inside the wheel, so their Debian copyright files
+# travel with them: dpzo/third_party/<package>.copyright, and dpzo/third_party/README.md
+# naming each bundled file, its package and version (its source is that Debian source
+# package). auditwheel's copy is named <soname stem>-<8 hex digits><rest>: the hash is taken
+# out to find the system file it came from.
+"$py" - "$whl" "$WORK/notices" <<'PY'
+import os, re, shutil, subprocess, sys, zipfile
+whl, work = sys.argv[1], sys.argv[2]
+shutil.rmtree(work, ignore_errors=True)
+subprocess.run([sys.executable, "-m", "wheel", "unpack", "-d", work, whl], check=True,
+               stdout=subprocess.DEVNULL)
+top = os.path.join(work, os.listdir(work)[0])
+libs = sorted(os.listdir(os.path.join(top, "dpzo.libs")))
+out = os.path.join(top, "dpzo", "third_party")
+os.makedirs(out, exist_ok=True)
+rows = []
+for f in libs:
+    orig = re.sub(r"-[0-9a-f]{8}(?=[.])", "", f, count=1)
+    found = subprocess.run(["find", "/usr/lib", "/lib", "-name", orig, "-not", "-path", "*/dpzo*"],
+                           capture_output=True, text=True).stdout.split()
+    if not found:
+        sys.exit(f"build-wheel: {f}: no system file {orig} to take its license from")
+    pkg = subprocess.run(["dpkg-query", "-S", found[0]], capture_output=True, text=True)
+    if pkg.returncode != 0:
+        sys.exit(f"build-wheel: {found[0]}: no Debian package owns it: {pkg.stderr.strip()}")
+    name = pkg.stdout.split(":")[0]
+    ver = subprocess.run(["dpkg-query", "-W", "-f", "${Version}\t${source:Package}", name],
+                         capture_output=True, text=True, check=True).stdout.split("\t")
+    copyright = f"/usr/share/doc/{name}/copyright"
+    if not os.path.isfile(copyright):
+        sys.exit(f"build-wheel: {name} has no {copyright}")
+    shutil.copyfile(copyright, os.path.join(out, name + ".copyright"))
+    rows.append(f"| dpzo.libs/{f} | {found[0]} | {name} {ver[0]} | {ver[1]} | {name}.copyright |")
+with open(os.path.join(out, "README.md"), "w") as fh:
+    fh.write("# Libraries bundled in this wheel\n\n"
+             "dpzo's own code is Apache-2.0 (dpzo/LICENSE, dpzo/NOTICE). This binary wheel also\n"
+             "carries the libraries below, copied from Debian's packages by auditwheel; each one's\n"
+             "license and copyright notice is the file beside this one, and its source is the\n"
+             "Debian source package named (https://sources.debian.org/). GSL is GPL-3.0-or-later:\n"
+             "this wheel, as a whole, is distributed under the terms of the GNU GPL version 3 or\n"
+             "later. MPFR and GMP are LGPL-3.0-or-later, libgfortran and libquadmath GPL-3.0-or-later\n"
+             "with the GCC runtime library exception, OpenBLAS BSD-3-Clause, cJSON MIT.\n\n"
+             "| bundled file | from | Debian package | source package | license file |\n"
+             "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+os.remove(whl)
+subprocess.run([sys.executable, "-m", "wheel", "pack", "-d", os.path.dirname(whl), top],
+               check=True, stdout=subprocess.DEVNULL)
+print("build-wheel: licenses of the bundled libraries in dpzo/third_party/: "
+      + ", ".join(sorted(n for n in os.listdir(out) if n.endswith(".copyright"))))
+PY
+whl=$(ls "$WORK"/repaired/dpzo-*.whl)
+
 rm -f "$DIST"/dpzo-*.whl "$DIST"/dpzo-*.tar.gz
 cp "$sdist" "$whl" "$DIST/"
 whl=$DIST/$(basename "$whl")

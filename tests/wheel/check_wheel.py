@@ -17,6 +17,8 @@ Checks, each with real values:
   is refused;
 - the `dpzo` console script: --help, `dpzo epsilon ... --json` equal to the library's number to
   the last bit, `dpzo profile verify` on a shipped file, an error's exit status 2;
+- the bundled OpenBLAS under dpzo's kernel selection: `dpzo train --verbose --json` reports
+  what dpzo_blas_choose decides for this CPU;
 - CUDA: where the wheel has libdpzo_cuda.so and the CUDA runtime is hidden, every CUDA call
   fails cleanly (DPZO_EUNSUPPORTED) naming the missing libcudart;
 - where every library came from: in this process /proc/self/maps, in the CLI's LD_DEBUG=libs;
@@ -143,6 +145,37 @@ bad = cli("epsilon", "--noise-multiplier", "-1", "--sampling-rate", "0.01", "--s
 check(bad.returncode == 2 and "must be >= 0" in bad.stderr,
       f"dpzo epsilon --noise-multiplier -1: exit {bad.returncode} (2 expected): {bad.stderr.strip()}")
 
+# 4b. The bundled OpenBLAS under dpzo's kernel selection (docs/trainer.md, section 4.3): the
+# CLI's `train --verbose --json` reports the decision dpzo_blas_choose makes for what the
+# bundled OpenBLAS chose and this CPU (recomputed here through the wheel's libdpzo.so).
+# It trains on Fashion-MNIST (Debian's dataset-fashion-mnist, a data package, not hidden).
+class _Choice(ctypes.Structure):
+    _fields_ = [("do_switch", ctypes.c_int), ("core", ctypes.c_char * 32),
+                ("reason", ctypes.c_char * 200)]
+
+
+cfg = os.path.join(tmp, "blas-run.json")
+with open(cfg, "w") as fh:
+    json.dump({"algorithm": "mezo", "model": "mlp:8", "steps": 2, "batch_size": 64,
+               "lr": 0.001, "lambda": 0.001, "seed": 3}, fh)
+env_blas = {k: v for k, v in env.items() if k not in ("OPENBLAS_CORETYPE", "DPZO_BLAS_SELECT")}
+t = subprocess.run([script, "train", "--config", cfg, "--verbose", "--json"], capture_output=True,
+                   text=True, env=env_blas, timeout=300)
+if t.returncode != 0 and "Fashion-MNIST not found" in t.stderr:
+    check(False, "dpzo train: Fashion-MNIST not found (scripts/install-deps.sh installs it)")
+else:
+    b = json.loads(t.stdout).get("blas", {}) if t.returncode == 0 else {}
+    lib = ctypes.CDLL(L.library_path)
+    lib.dpzo_cpu_features.restype = ctypes.c_uint
+    want = _Choice()
+    lib.dpzo_blas_choose(b.get("chosen_by_openblas", "").encode(), lib.dpzo_cpu_features(),
+                         None, None, ctypes.byref(want))
+    check(t.returncode == 0 and b.get("kernels") == want.core.decode()
+          and b.get("switched") == bool(want.do_switch),
+          f"dpzo train --verbose: {b.get('kernels')} kernels (OpenBLAS chose "
+          f"{b.get('chosen_by_openblas')}; dpzo_blas_choose says {want.core.decode()}): "
+          f"{b.get('reason', t.stderr.strip()[:200])}")
+
 # 5. CUDA: libdpzo_cuda.so is opened at the first CUDA call.
 cuda_lib = os.path.join(SITE, "dpzo", "lib", "libdpzo_cuda.so")
 L.lib.dpzo_cuda_unavailable_reason.restype = ctypes.c_char_p
@@ -183,6 +216,20 @@ in_wheel = sorted({re.sub(r"[-.].*", "", n) for n in os.listdir(os.path.join(SIT
 check(set(in_wheel) <= py_seen and set(in_wheel) <= cli_seen,
       f"every bundled library loaded by both ({', '.join(in_wheel)}); python: "
       f"{sorted(py_seen)}, CLI: {sorted(cli_seen)}")
+
+# the bundled libraries' licenses (scripts/build-wheel.sh, step 5): one copyright file for
+# each Debian package a bundled library came from, and a README naming every bundled file
+third = os.path.join(SITE, "dpzo", "third_party")
+readme = open(os.path.join(third, "README.md")).read() if os.path.isdir(third) else ""
+bundled_files = sorted(os.listdir(os.path.join(SITE, "dpzo.libs")))
+check(bool(readme) and all(f"dpzo.libs/{f} " in readme for f in bundled_files),
+      f"dpzo/third_party/README.md names every bundled file ({len(bundled_files)})")
+named = re.findall(r"\| ([\w.+-]+)\.copyright \|", readme)
+check(bool(named) and all(os.path.getsize(os.path.join(third, n + ".copyright")) > 0
+                          for n in named),
+      f"a copyright file for each package: {', '.join(named)}")
+check(any(n.startswith("libgsl") for n in named) and "GPL version 3" in readme,
+      "GSL's GPL is stated for the wheel as a whole")
 
 print(f"check_wheel: {'FAILED: ' + str(len(failures)) if failures else 'all checks passed'} "
       f"(system libraries {'hidden' if MODE == 'hidden' else 'NOT hidden'})")
