@@ -69,8 +69,12 @@ test-wheel: deps
 	PYTHON=$(PYTHON) WHEEL_VENV=$(BUILD)/wheel-venv WHEEL_WORK=$(BUILD)/wheel \
 	    WHEEL_TEST_DIR=$(BUILD)/wheel-test bash tests/wheel/run.sh
 
+# -O1, as the fuzz build and the sanitizers' own documentation have it: at -O0 the C suite
+# took 1760 s under ASan on the 2-core Intel Xeon, at -O1 (same machine, docs check aside)
+# its tests' times summed 7% lower and test_model's fell from 37 to 9 s.
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDPZO_SANITIZE=ON -DDPZO_BUILD_BENCH=OFF
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DDPZO_SANITIZE=ON -DDPZO_BUILD_BENCH=OFF \
+	    "-DCMAKE_C_FLAGS_DEBUG=-g -O1"
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	    ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)

@@ -22,7 +22,11 @@
  *          this process and on the same threads: for each sign, X[B x in] W^T[in x out] for
  *          every layer (mlp:128: X[256x784] W1^T and H[256x128] W2^T, twice: 104 MFLOP);
  *          the bound a BLAS-based step can approach.
- * fwd2, pm and sgemm repeat until --min-time seconds (default 0.2) have passed in the
+ *   dir    one Gaussian direction of the model's size (dpzo_dir_fill), and
+ *   gather B random rows of the data set copied into one matrix (memcpy), the step's two
+ *          parts that are neither products nor avoidable: with sgemm they make the floor
+ *          (floor_over_sgemm_min = (sgemm + dir + gather) / sgemm, minima).
+ * fwd2, pm, sgemm, dir and gather repeat until --min-time seconds (default 0.2) have passed in the
  * round. Every repetition and every step is one sample; the JSON gives the minimum and the
  * median over all rounds' samples (the plain names fwd2_s, pm_s, step_s are medians), in
  * wall-clock time and (cpu_*) in this process's CPU time, all threads: with one thread the
@@ -352,7 +356,8 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
     dpzo_trainer *tr = NULL;
     gemm_anchor g;
     memset(&g, 0, sizeof g);
-    samples s_step = {0}, s_fwd2 = {0}, s_pm = {0}, s_gemm = {0};
+    samples s_step = {0}, s_fwd2 = {0}, s_pm = {0}, s_gemm = {0}, s_dir = {0}, s_gather = {0};
+    float *ubuf = NULL, *xbuf = NULL;
     char prof[1024] = "";
     float *theta = NULL;
     size_t *idx = NULL;
@@ -366,7 +371,9 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
     idx = malloc(batch * sizeof *idx);
     loss = malloc(batch * sizeof *loss);
     loss2 = malloc(batch * sizeof *loss2);
-    if (!theta || !idx || !loss || !loss2)
+    ubuf = malloc(d * sizeof *ubuf);
+    xbuf = malloc(batch * train->dim * sizeof *xbuf);
+    if (!theta || !idx || !loss || !loss2 || !ubuf || !xbuf)
         goto fail_mem;
     dpzo_model_init(m, 1, theta);
 
@@ -478,10 +485,35 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
                     goto fail_mem;
             } while (t1 - t0 < o->min_time);
         }
+        /* the step's parts that are not products: one Gaussian direction of d floats
+         * (dpzo_dir_fill, what the step generates once) and the gather of a fresh random
+         * batch's rows from the data set (what the model copies into its activations) */
+        t0 = now_s();
+        do {
+            dpzo_dir dir;
+            if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 2, pm_rep++, 0, d, 1.0))
+                goto fail;
+            double a = now_s(), ac = cpu_s();
+            dpzo_dir_fill(&dir, 0, d, ubuf);
+            t1 = now_s();
+            if (add_sample(&s_dir, t1 - a, cpu_s() - ac))
+                goto fail_mem;
+        } while (t1 - t0 < o->min_time);
+        t0 = now_s();
+        do {
+            random_batch(&lcg, idx, batch, train->n);
+            double a = now_s(), ac = cpu_s();
+            for (size_t b = 0; b < batch; b++)
+                memcpy(xbuf + b * train->dim, train->x + idx[b] * train->dim,
+                       train->dim * sizeof *xbuf);
+            t1 = now_s();
+            if (add_sample(&s_gather, t1 - a, cpu_s() - ac))
+                goto fail_mem;
+        } while (t1 - t0 < o->min_time);
     }
 
     stats st = summarize(&s_step), fw = summarize(&s_fwd2), pm = summarize(&s_pm),
-          gm = summarize(&s_gemm);
+          gm = summarize(&s_gemm), dr = summarize(&s_dir), ga = summarize(&s_gather);
     const double q = (double)o->queries;
     printf("{\"model\": \"%s\", \"algorithm\": \"%s\", \"n_params\": %zu, \"batch\": %zu, "
            "\"queries\": %u, \"threads\": %u, \"model_threads\": %u, \"blas_threads\": %d, "
@@ -507,6 +539,11 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
                g.flop * 1e-9 / gm.min, st.med / gm.med, st.min / gm.min);
     else
         printf("\"sgemm_s\": null, ");
+    printf("\"dir_fill_s\": %.6g, \"dir_fill_min_s\": %.6g, \"gather_s\": %.6g, "
+           "\"gather_min_s\": %.6g, ",
+           dr.med, dr.min, ga.med, ga.min);
+    if (have_gemm) /* the products, the direction and the gather: what no step can skip */
+        printf("\"floor_over_sgemm_min\": %.4f, ", (gm.min + dr.min + ga.min) / gm.min);
     char cpu[256];
     cpu_name(cpu, sizeof cpu);
     /* dpzo's kernel selection (dpzo/blas.h), made when the trainer created its model */
@@ -541,6 +578,10 @@ done:
     free_samples(&s_fwd2);
     free_samples(&s_pm);
     free_samples(&s_gemm);
+    free_samples(&s_dir);
+    free_samples(&s_gather);
+    free(ubuf);
+    free(xbuf);
     free(theta);
     free(idx);
     free(loss);

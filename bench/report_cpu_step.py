@@ -162,7 +162,7 @@ def report(path: str) -> None:
     print("| variant | threads | step / sgemm (goal <= 1.5) | dpzo / PyTorch (goal < 1) "
           "| step / 2 fwd mlp:128 (goal <= 1.2) | step / 2 fwd cnn:8-16 (goal <= 1.2) |")
     print("|---|---:|---:|---:|---:|---:|")
-    times, cpu_rows = [], []
+    times, cpu_rows, floors = [], [], []
     for variant, th in configs:
         sel = lambda side, model: [r for r in (dpzo if side == "dpzo" else torch)
                                    if r.get("variant", "native") == variant
@@ -199,6 +199,15 @@ def report(path: str) -> None:
                 verdict(*rc, 1.2),
                 ms(c["step"]),
                 ms(c["tstep"])))
+        dfill = pooled(mlp, "dir_fill_min_s", "dir_fill_s")
+        gath = pooled(mlp, "gather_min_s", "gather_s")
+        if all(x[0] is not None for x in (gemm, dfill, gath, step)):
+            fl = [gemm[i] + dfill[i] + gath[i] if None not in (gemm[i], dfill[i], gath[i])
+                  else None for i in (0, 1)]
+            floors.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                variant, th, ms(gemm), ms(dfill), ms(gath), ms(fl),
+                pair(*[ratio(fl[i], gemm[i]) for i in (0, 1)]), ms(step),
+                pair(*[ratio(step[i], fl[i]) for i in (0, 1)])))
         gf = [r.get("sgemm_gflops") for r in mlp if r.get("sgemm_gflops")]
         times.append("| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s "
                      "| %s | %s | %s |" % (
@@ -240,6 +249,23 @@ def report(path: str) -> None:
     for line in times:
         print(line)
     print()
+    if floors:
+        print("What no step can skip (mlp:128, dpzo-bench-zo's dir and gather samples): the "
+              "four products (sgemm), one Gaussian direction of the model's 101,770 floats "
+              "(dpzo_dir_fill: Philox and the exactly specified double-precision Box-Muller "
+              "that the CUDA kernels reproduce bit for bit) and the copy of the batch's 256 "
+              "random rows from the data set (gather). Their sum is the floor; "
+              "floor / sgemm is the best step / sgemm any step built on these parts can "
+              "reach, and step / floor what the rest of the step (materialising both signs' "
+              "weights, packing each block again, the bias, ReLU and loss, clipping, noise, "
+              "the update) adds.")
+        print()
+        print("| variant | threads | sgemm | direction | gather | floor "
+              "| floor / sgemm | dpzo step | step / floor |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for line in floors:
+            print(line)
+        print()
     if any(c[0] == "prescott" for c in configs):
         print("Variant prescott: `OPENBLAS_CORETYPE=Prescott` makes OpenBLAS use its generic "
               "SSE3 kernels (dpzo's BLAS products and the sgemm anchor), the kernels OpenBLAS "
