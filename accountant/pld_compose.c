@@ -377,7 +377,13 @@ static double chernoff_tail(const dpzo__pld_term *terms, const term_stats *st, s
         if (b < best)
             best = b;
     }
-    return exp(best) * (1.0 + 1e-12);
+    /* an upper end's mass, so rounded up: below DBL_MIN exp() is only accurate to an
+     * absolute 2^-1075 and a finite log bound below -745 underflows to 0, so the result
+     * moves one double up there (the query may multiply it by a large scale) */
+    double v = exp(best) * (1.0 + 1e-12);
+    if (best > -INFINITY && v < DBL_MIN)
+        v = nextafter(v, INFINITY);
+    return v;
 }
 
 /* The composed mass at +infinity: an outcome is finite only if every step's is, so it is
