@@ -377,7 +377,65 @@ static double chernoff_tail(const dpzo__pld_term *terms, const term_stats *st, s
         if (b < best)
             best = b;
     }
-    return exp(best) * (1.0 + 1e-12);
+    /* an upper end's mass, so rounded up: below DBL_MIN exp() is only accurate to an
+     * absolute 2^-1075 and a finite log bound below -745 underflows to 0, so the result
+     * moves one double up there (the query may multiply it by a large scale) */
+    double v = exp(best) * (1.0 + 1e-12);
+    if (best > -INFINITY && v < DBL_MIN)
+        v = nextafter(v, INFINITY);
+    return v;
+}
+
+/* The composed mass at +infinity: an outcome is finite only if every step's is, so it is
+ * 1 - prod_t (1 - p_t)^k_t for the steps' masses p_t = pess_inf at +infinity, each already an
+ * upper bound (pld_discretize.c). It is an upper end's whole value above the window, so it
+ * is rounded up, not to nearest:
+ *  - where it is at least DBL_MIN, -expm1(sum_t k_t log1p(-p_t)) carries a relative error
+ *    of a few u per operation (each product or sum that underflows adds at most 2^-1075,
+ *    at most u of such a result), covered by the factor 1 + 4u (K + 2), K >= the number of
+ *    operations;
+ *  - below DBL_MIN the relative model fails (glibc's expm1 and the products round to an
+ *    absolute 2^-1075, and 2^-1074 is half of a mass of 2^-1073): there the union bound
+ *    1 - prod (1 - p_t)^k_t <= sum_t k_t p_t is evaluated exactly or rounded up, in units of
+ *    2^-1074 scaled by 2^1022 (exact: the masses are at most a few times DBL_MIN), each product
+ *    and sum corrected upward by its exact error (fma, two-sum), and scaled back up to the
+ *    next double. So a single step with p = 2^-1074 gives exactly 2^-1074, the smallest
+ *    positive double, and any positive p_t gives at least that (issue 28: before, a step's
+ *    p_t underflowed to 0, and nothing here could bring it back). */
+double dpzo__pld_inf_mass(const dpzo__pld_term *terms, size_t n)
+{
+    double lk = 0.0, K = 0.0;
+    int any = 0;
+    for (size_t t = 0; t < n; t++) {
+        double p = terms[t].pmf->pess_inf;
+        if (p > 0.0 && terms[t].count > 0) {
+            lk += (double)terms[t].count * log1p(-p);
+            K += (double)terms[t].count;
+            any = 1;
+        }
+    }
+    if (!any)
+        return 0.0;
+    double m = -expm1(lk) * (1.0 + 4.0 * U * (K + 2.0));
+    if (m >= DBL_MIN)
+        return m < 1.0 ? m : 1.0;
+    double S = 0.0; /* sum of count x p x 2^1022, rounded up */
+    for (size_t t = 0; t < n; t++) {
+        double p = terms[t].pmf->pess_inf, k = (double)terms[t].count;
+        if (!(p > 0.0) || k == 0.0)
+            continue;
+        double ps = ldexp(p, 1022), pr = k * ps;
+        if (fma(k, ps, -pr) > 0.0)
+            pr = nextafter(pr, INFINITY);
+        double s = S + pr, bv = s - S;
+        if ((S - (s - bv)) + (pr - bv) > 0.0)
+            s = nextafter(s, INFINITY);
+        S = s;
+    }
+    double r = ldexp(S, -1022);
+    if (ldexp(r, 1022) < S) /* scaling back rounded down */
+        r = nextafter(r, INFINITY);
+    return r < 1.0 ? r : 1.0;
 }
 
 static size_t pow2_at_least(double x)
@@ -1000,7 +1058,7 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         status = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing (FFT size %zu)", N);
         goto done;
     }
-    double K = 0.0, theta = 0.0, log_inf_keep = 0.0, off = 0.0, err = 0.0;
+    double K = 0.0, theta = 0.0, off = 0.0, err = 0.0;
     if (use_tree) {
         for (size_t t = 0; t < n; t++) {
             K += (double)terms[t].count;
@@ -1008,7 +1066,6 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
             theta = L.st[t].theta_err > theta ? L.st[t].theta_err : theta;
             for (int s = 0; s < nsides; s++)
                 out->logscale[s] += (double)terms[t].count * L.st[t].c[s];
-            log_inf_keep += (double)terms[t].count * log1p(-terms[t].pmf->pess_inf);
         }
         double theta_fold = 0.0;
         if ((status = dpzo__pld_tree_compose(ctx, tree, terms, d, o, &L, ws, &err, out->misplaced,
@@ -1046,7 +1103,6 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         }
         for (int s = 0; s < nsides; s++)
             out->logscale[s] += (double)k * st->c[s];
-        log_inf_keep += (double)k * log1p(-p->pess_inf);
         memset(work, 0, N * sizeof *work);
         /* the tilted masses, as stats() formed its weights (tilt_block; its bound,
          * theta_err, covers them), at (index - shift) mod N */
@@ -1131,7 +1187,7 @@ finish:
         out->outside[s] = out->above[s] + (all_above ? 0.0 : chernoff_tail(terms, L.st, n, s, 1, bot));
     }
     out->top_covered = L.covered;
-    out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
+    out->inf_mass = dpzo__pld_inf_mass(terms, n);
     /* what intermediate windows misplaced is a mass of the composition of the computed
      * inputs, which is within (1 + rel) of the exact tilted one */
     for (int s = 0; s < 2; s++) /* 0 without a tree (and 0 x inf, at rel = inf, is NaN) */

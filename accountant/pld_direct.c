@@ -490,11 +490,10 @@ dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         }
     }
     long base = 0;
-    double off = 0.0, log_inf_keep = 0.0;
+    double off = 0.0;
     for (size_t t = 0; t < n; t++) {
         base += (long)terms[t].count * terms[t].pmf->lo;
         off += (double)terms[t].count * terms[t].pmf->off;
-        log_inf_keep += (double)terms[t].count * log1p(-terms[t].pmf->pess_inf);
     }
     double rel = 0.0;
     for (int s = 0; s < nsides; s++) {
@@ -516,7 +515,7 @@ dpzo_status dpzo__pld_compose_split(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
     out->N = N;
     /* x <= (y + e)(1 + r/(1 - r)); 8u as in pld_compose.c for the query's own roundings */
     out->rel = rel / (1.0 - rel) * (1.0 + 1e-6) + 8.0 * U;
-    out->inf_mass = -expm1(log_inf_keep) * (1.0 + 4.0 * U * (K + 2.0));
+    out->inf_mass = dpzo__pld_inf_mass(terms, n);
     out->bytes = bytes;
     out->top_covered = 1;
     *used = 1;

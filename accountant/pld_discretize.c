@@ -37,6 +37,28 @@
 
 static double grid_loss(long i, double d, double off) { return ((double)i + off) * d; }
 
+/* An upper bound on e^x for a log tail x computed by pld_source.c (err: the custom noise's
+ * bound on its error beyond the rounding model). The mass above the top grid point goes to
+ * +infinity and is the whole pessimistic delta at every eps above the grid, so it must not
+ * be rounded down, least of all to 0: at sigma 1000, q 1e-4 the top point's tail is about
+ * e^-240000 (one step's losses all lie within a grid step of 0, and the tail beyond the
+ * first point is far below tau), whose exp() underflows to 0, and delta(3), exactly
+ * 1.18e-32104799, was reported as a proven upper bound of 0 (issue 28). Here x is raised by
+ * a bound on its own rounding (8u (|x| + 1), the model of between() below, plus err), the
+ * exponential's relative error (a few ulps) is covered by 4u, and where the result is below
+ * DBL_MIN, where exp() is only accurate to an absolute ulp of 2^-1074, it is moved one
+ * double up: a finite x, however negative, gives at least 2^-1074; only x = -inf (a
+ * support that ends at or below the top point) gives 0, exactly. */
+static double exp_up(double x, double err)
+{
+    if (x == -INFINITY)
+        return 0.0;
+    double v = exp(x + 8.0 * U * (fabs(x) + 1.0) + err) * (1.0 + 4.0 * U);
+    if (v < DBL_MIN)
+        v = nextafter(v, INFINITY);
+    return v < 1.0 ? v : 1.0;
+}
+
 static double grid_offset(const dpzo__pld_source *s, double d);
 
 /* smallest i in [a, b] with pred true (pred(b) true, pred monotone) */
@@ -619,7 +641,7 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
         }
         p[k + 1] += hi;
     }
-    out->pess_inf = exp(t[n - 1].pg) + inf_extra;
+    out->pess_inf = exp_up(t[n - 1].pg, t[n - 1].err) + inf_extra;
     excess_finish(exc_mass, d, tau, out);
     if (want_opt) {
         opt_boundaries(p, n, bot, d, off, bnd);

@@ -148,6 +148,9 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
                                     const dpzo__pld_compose_opts *o, int cover_top,
                                     dpzo__pld_ws *ws, dpzo__pld_composed *out);
 void dpzo__pld_composed_free(dpzo__pld_composed *c);
+/* The composition's pessimistic mass at +infinity, 1 - prod_t (1 - pess_inf_t)^count_t,
+ * rounded up: positive whenever a step's pess_inf is (pld_compose.c). */
+double dpzo__pld_inf_mass(const dpzo__pld_term *terms, size_t n);
 /* Work done by dpzo__pld_compose since the process started: the sum over its calls of the
  * FFT length times the number of distinct steps (a tree composition, pld_tree.c: each
  * node's length times its two children) (for tests that the work is bounded). */

@@ -115,7 +115,7 @@ int accountant_choice_parse(const parsed_args *a, const order_choice *oc, accoun
 
 void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int want_delta)
 {
-    char b1[64], b2[64];
+    char b1[64], b2[64], b3[64];
     const char *what = want_delta ? "delta" : "epsilon";
     double lo = want_delta ? r->delta_lower : r->epsilon_lower;
     double est = want_delta ? r->delta_estimate : r->epsilon_estimate;
@@ -125,7 +125,9 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
                hi == r->rdp_epsilon ? ", from the RDP accountant" : "");
         printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
                FMT_DOWN(b2, lo, 10));
-        printf("  %-16s %s; RDP gives %.10g\n", "fallback", r->reason, r->rdp_epsilon);
+        /* the RDP accountant's certified upper bound: rounded up like every printed bound */
+        printf("  %-16s %s; RDP gives %s\n", "fallback", r->reason,
+               isnan(r->rdp_epsilon) ? "nan" : FMT_UP(b3, r->rdp_epsilon, 10));
         return;
     }
     printf("  %-16s %s   (proven upper bound)\n", what, FMT_UP(b1, hi, 10));

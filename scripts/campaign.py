@@ -6,7 +6,7 @@
                                 [--timeout 60] [--budget SECONDS] [--jobs N]
                                 [--json FILE] [--only CMD] [--keep]
 
-Python 3 standard library only. It runs, each with a per-command timeout and all in a
+Python 3 standard library only (the bounds phase also imports mpmath). It runs, each with a per-command timeout and all in a
 private temporary folder:
 
   numeric    for every subcommand, every numeric option its --help names, set to extreme
@@ -29,7 +29,17 @@ private temporary folder:
   soundness  targeted cross-checks: the issue's reproducers, sigma doubling at many
              points (epsilon must not rise), the proven epsilon against an independent
              lower bound (one step of the sampled Gaussian: its hockey-stick divergence
-             in closed form), audit and PLD intervals (lower <= upper).
+             in closed form), audit and PLD intervals (lower <= upper);
+  bounds     "delta upper bounds against an exact referee" (issue 28): delta(eps) and
+             epsilon(delta) at huge sigma, tiny q and large eps, where the exact delta is
+             positive but may be far below the smallest double (1.18e-32104799 at sigma
+             1000, q 1e-4, eps 3), from the rdp, pld and prv accountants, through the CLI's
+             text and --json and the Python package; every upper bound is checked to be
+             >= the truth and every lower bound <= it against an mpmath referee (the exact
+             hockey-stick divergence of one Poisson-subsampled Gaussian step, add/remove
+             adjacency; for T > 1 steps the one-step value, a lower bound on the truth, so
+             only upper bounds are checked). Needs mpmath (python3-mpmath); the Python
+             cases need the library beside --bin (../lib/libdpzo.so).
 
 Each run is classified:
   handled   exit 0 or 2 in time, no sanitizer report, every check passed;
@@ -161,8 +171,9 @@ class Campaign:
 
     def run(self, cmd, argv, *, refuse=False, allow1=False, check=None, timeout=None,
             stdin_fifo_reader=None, setup=None, after=None, kind="numeric", cwd=None,
-            env=None):
-        """Runs dpzo argv (a list, without the program), classifies and records it."""
+            env=None, prog=None):
+        """Runs dpzo argv (a list, without the program; prog: another program, a list),
+        classifies and records it."""
         if self.over_budget():
             with self.lock:
                 self.skipped += 1
@@ -170,7 +181,7 @@ class Campaign:
         timeout = timeout or self.args.timeout
         if setup:
             setup()
-        full = [self.bin] + argv
+        full = (prog or [self.bin]) + argv
 
         def limit():
             os.setsid()
@@ -233,11 +244,11 @@ class Campaign:
                 why = "cannot inspect the files around it: %s" % e
             if why and cat in ("handled", "bad-exit"):
                 cat, reason = "wrong", why
-        self.record(cmd, kind, argv, cat, rc, secs, reason, err)
+        self.record(cmd, kind, argv, cat, rc, secs, reason, err, prog)
         return rc, out, err
 
-    def record(self, cmd, kind, argv, cat, rc, secs, reason, err):
-        line = " ".join(shlex.quote(a) for a in [self.bin] + argv)
+    def record(self, cmd, kind, argv, cat, rc, secs, reason, err, prog=None):
+        line = " ".join(shlex.quote(a) for a in (prog or [self.bin]) + argv)
         with self.lock:
             self.results.append({"command": cmd, "kind": kind, "argv": argv, "line": line,
                                  "category": cat, "exit": rc, "seconds": round(secs, 3),
@@ -905,6 +916,218 @@ def monotone_pair(c, label, s, extra):
                  (vals[0], s, vals[1], repr(2 * float(s))), "")
 
 
+# ---- bounds: delta upper bounds against an exact referee (issue 28) --------------------------
+
+
+class Referee:
+    """The exact delta(eps) of one Poisson-subsampled Gaussian step (noise multiplier s, rate
+    q, sensitivity 1) under add/remove adjacency, by mpmath: with mu = (1 - q) N(0, s^2) +
+    q N(1, s^2), delta = max(H_{e^eps}(mu || N(0, s^2)), H_{e^eps}(N(0, s^2) || mu)), each
+    in closed form (docs/accountant.md 6.1; tests/ref/make_bound_rounding_reference.py):
+      remove: q Phibar((x-1)/s) + (1-q) Phibar(x/s) - e^eps Phibar(x/s),
+              x = s^2 log((e^eps - 1 + q)/q) + 1/2;
+      add:    Phi(x/s) - e^eps ((1-q) Phi(x/s) + q Phi((x-1)/s)),
+              x = s^2 log((e^-eps - 1 + q)/q) + 1/2 (0 for eps >= -log(1-q)).
+    The two terms of each cancel to about 1/x relative, so the precision is 50 + 2 log10(x)
+    digits; Phibar beyond 1e6 is the Mills-ratio series (mpmath's erfc overflows there)."""
+
+    def __init__(self):
+        import mpmath  # python3-mpmath; imported here so that the other phases need none
+        self.mp = mpmath
+        self.cache = {}
+        self.lock = threading.Lock()
+
+    def _phibar(self, z):
+        m = self.mp
+        if z <= 10:
+            return m.erfc(z / m.sqrt(2)) / 2
+        if z < 10 ** 6:
+            r = m.erfc(z / m.sqrt(2)) / 2 * m.sqrt(2 * m.pi) * m.exp(z * z / 2)
+        else:
+            r, t, k, z2 = m.mpf(1), m.mpf(1), 1, z * z
+            tol = m.mpf(10) ** (-m.mp.dps - 5)
+            while abs(t) > tol:
+                t = -t * (2 * k - 1) / z2
+                r += t
+                k += 1
+            r /= z
+        return r * m.exp(-z * z / 2) / m.sqrt(2 * m.pi)
+
+    def delta1(self, eps, s, q):
+        """The exact one-step delta at the double eps (an mpf)."""
+        key = (eps if isinstance(eps, str) else repr(float(eps)), float(s), float(q))
+        with self.lock:
+            if key in self.cache:
+                return self.cache[key]
+            m = self.mp
+            with m.workdps(30):
+                e0, s0, q0 = m.mpf(eps), m.mpf(s), m.mpf(q)
+                x0 = s0 * s0 * abs(m.log((m.exp(abs(e0)) - 1 + q0) / q0)) + 1 + s0
+                dps = 50 + int(2 * m.log10(x0))
+            with m.workdps(dps):
+                e, s, q = m.mpf(eps), m.mpf(s), m.mpf(q)
+                if e <= m.log(1 - q):
+                    rem = 1 - m.exp(e)
+                else:
+                    x = s * s * m.log((m.exp(e) - 1 + q) / q) + m.mpf(1) / 2
+                    rem = (q * self._phibar((x - 1) / s) + (1 - q) * self._phibar(x / s)
+                           - m.exp(e) * self._phibar(x / s))
+                add = m.mpf(0)
+                if q < 1 and e < -m.log(1 - q):
+                    v = (m.exp(-e) - 1 + q) / q
+                    x = s * s * m.log(v) + m.mpf(1) / 2
+                    add = (self._phibar(-x / s) - m.exp(e) * ((1 - q) * self._phibar(-x / s)
+                                                             + q * self._phibar(-(x - 1) / s)))
+                r = +max(rem, add)
+            self.cache[key] = r
+            return r
+
+    def check_delta(self, s, q, T, eps, upper, lower):
+        m = self.mp
+        t = self.delta1(eps, s, q)
+        if upper is None or m.mpf(upper) < t:
+            return ("upper bound %r on delta(%g) below the exact %s (sigma %g, q %g, %d steps)"
+                    % (upper, eps, m.nstr(t, 6), s, q, T))
+        if T == 1 and lower is not None and m.mpf(lower) > t:
+            return ("lower bound %r on delta(%g) above the exact %s (sigma %g, q %g)"
+                    % (lower, eps, m.nstr(t, 6), s, q))
+        return None
+
+    def check_epsilon(self, s, q, T, delta, upper, lower):
+        """upper >= eps(delta) iff delta1(upper) <= delta (for T steps: delta_T >= delta1)"""
+        m = self.mp
+        if upper is None or not m.mpf(upper) >= 0:
+            return "upper bound %r on epsilon" % (upper,)
+        if m.isfinite(m.mpf(upper)):
+            t = self.delta1(upper, s, q)
+            if t > m.mpf(delta):
+                return ("upper bound %r on epsilon(%g) below the exact epsilon: one step's "
+                        "delta there is %s (sigma %g, q %g, %d steps)"
+                        % (upper, delta, m.nstr(t, 6), s, q, T))
+        if T == 1 and lower is not None and m.mpf(lower) > 0:
+            t = self.delta1(lower, s, q)
+            if t < m.mpf(delta):
+                return ("lower bound %r on epsilon(%g) above the exact epsilon: delta there "
+                        "is %s (sigma %g, q %g)" % (lower, delta, m.nstr(t, 6), s, q))
+        return None
+
+
+TEXT_BOUND = re.compile(r"^\s*(delta|epsilon)( lower)?\s+(\S+)\s+\((?:proven|certified) "
+                        r"(upper|lower) bound")
+
+
+def text_bounds(out, what):
+    """(upper, lower) as printed (decimal strings; the text rounds them outward)"""
+    up = lo = None
+    for line in out.splitlines():
+        m_ = TEXT_BOUND.match(line)
+        if m_ and m_.group(1) == what:
+            if m_.group(4) == "upper" and not m_.group(2):
+                up = m_.group(3)
+            elif m_.group(4) == "lower":
+                lo = m_.group(3)
+    return up, lo
+
+
+def bound_value(v):
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return float("inf") if v == "inf" else v  # a decimal string: exact in mpmath
+    return float(v)
+
+
+def bounds_cases(quick):
+    """(kind, sigma, q, steps, target): delta queries at eps, epsilon queries at delta"""
+    sig = ["30", "1000", "1e5", "1e8"]
+    qs = ["1e-6", "1e-4", "0.01", "1"]
+    epss = ["0.5", "3", "20"] if not quick else ["3", "20"]
+    cases = [("delta", s, q, "1", e) for s in sig for q in qs for e in epss]
+    # representable truths near and below DBL_MIN, and compositions (upper bounds only)
+    cases += [("delta", "1", "0.01", "1", e) for e in ("30", "33", "34", "35")]
+    cases += [("delta", "2", "1e-3", "1", "100"), ("delta", "1000", "1e-4", "10", "3"),
+              ("delta", "30", "1e-4", "100", "0.5")]
+    cases += [("epsilon", s, q, "1", d) for s in ("1000", "1e5", "1e8") for q in ("1e-4", "1")
+              for d in ("1e-10", "1e-300")]
+    return cases
+
+
+def bounds_check(ref, kind, s, q, T, target, upper, lower):
+    if kind == "delta":
+        return ref.check_delta(float(s), float(q), int(T), float(target), upper, lower)
+    return ref.check_epsilon(float(s), float(q), int(T), float(target), upper, lower)
+
+
+PY_BOUNDS = r"""
+import json, sys
+import dpzo
+kind, acc, s, q, T, target = sys.argv[1:7]
+s, q, T, target = float(s), float(q), int(T), float(target)
+a = {"rdp": dpzo.RdpAccountant, "pld": dpzo.PldAccountant, "prv": dpzo.PrvAccountant}[acc]()
+g = dpzo.GaussianEvent(s)
+a.compose(dpzo.PoissonSampledEvent(q, g) if q < 1 else g, T)
+r = a.delta(target) if kind == "delta" else a.epsilon(target)
+up = r.delta if kind == "delta" else r.epsilon
+print(json.dumps({"upper": repr(up), "lower": None if r.lower is None else repr(r.lower)}))
+"""
+
+
+def phase_bounds(c, pool, quick):
+    """delta upper bounds against an exact referee (issue 28): CLI text, --json, Python."""
+    try:
+        ref = Referee()
+    except ImportError:
+        print("campaign: the bounds phase needs mpmath (python3-mpmath); skipped",
+              file=sys.stderr)
+        return []
+    lib = os.path.join(os.path.dirname(os.path.dirname(c.bin)), "lib", "libdpzo.so")
+    py_env = dict(c.env)
+    py_env["PYTHONPATH"] = os.path.join(ROOT, "python")
+    py_env["DPZO_LIBRARY"] = lib
+    futs = []
+    for kind, s, q, T, target in bounds_cases(quick):
+        opt_t = "--epsilon" if kind == "delta" else "--delta"
+        for acc in ("rdp", "pld", "prv"):
+            argv = [kind, "--noise-multiplier", s, "--sampling-rate", q, "--steps", T, opt_t,
+                    target, "--accountant", acc]
+
+            def check_json(rc, out, err, kind=kind, s=s, q=q, T=T, target=target):
+                if rc != 0:
+                    return None
+                j = parse_json(out)
+                up = bound_value(j.get(kind + "_upper", j.get(kind)))
+                lo = bound_value(j.get(kind + "_lower"))
+                return bounds_check(ref, kind, s, q, T, target, up, lo)
+
+            def check_text(rc, out, err, kind=kind, s=s, q=q, T=T, target=target):
+                if rc != 0:
+                    return None
+                up, lo = text_bounds(out, kind)
+                if up is None:
+                    return "no upper bound line in the text output"
+                return bounds_check(ref, kind, s, q, T, target, bound_value(up),
+                                    bound_value(lo))
+
+            def check_py(rc, out, err, kind=kind, s=s, q=q, T=T, target=target):
+                if rc != 0:
+                    return "exit %d: %s" % (rc, last_line(err))
+                j = json.loads(out.strip().splitlines()[-1])
+                up = float(j["upper"])
+                lo = None if j["lower"] is None else float(j["lower"])
+                return bounds_check(ref, kind, s, q, T, target, up, lo)
+
+            futs.append(pool.submit(c.run, "bounds-" + kind, argv + ["--json"], kind="bounds",
+                                    check=check_json))
+            futs.append(pool.submit(c.run, "bounds-" + kind + "-text", argv, kind="bounds",
+                                    check=check_text))
+            if os.path.exists(lib):
+                futs.append(pool.submit(c.run, "bounds-" + kind + "-python",
+                                        [kind, acc, s, q, T, target], kind="bounds",
+                                        check=check_py, env=py_env,
+                                        prog=[sys.executable, "-c", PY_BOUNDS]))
+    return futs
+
+
 # ---- report ---------------------------------------------------------------------------------
 
 CATS = ["handled", "crashed", "hung", "wrong", "bad-exit"]
@@ -960,7 +1183,8 @@ def main():
     ap.add_argument("--memory-mb", type=int, default=3072,
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
-                    help="phases: environment, numeric, files, outputs, soundness (repeatable)")
+                    help="phases: environment, numeric, files, outputs, soundness, bounds "
+                         "(repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -981,7 +1205,7 @@ def main():
         return 2
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
-    phases = args.only or ["environment", "soundness", "files", "outputs", "numeric"]
+    phases = args.only or ["environment", "soundness", "bounds", "files", "outputs", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -999,6 +1223,8 @@ def main():
                 futs += phase_soundness(c, pool, args.quick)
             elif ph == "environment":
                 futs += phase_environment(c, pool)
+            elif ph == "bounds":
+                futs += phase_bounds(c, pool, args.quick)
             else:
                 print("campaign: unknown phase %s" % ph, file=sys.stderr)
                 return 2
