@@ -345,6 +345,21 @@ static unsigned blas_threads(unsigned threads)
     return n > 0 ? (unsigned)n : 1;
 }
 
+/* Repeats PREP (untimed) then WORK (timed, one sample into S) until o->min_time seconds
+ * have passed (run_model's rounds). */
+#define TIMED(S, PREP, WORK)                                                              \
+    do {                                                                                  \
+        double t0_ = now_s(), t1_;                                                        \
+        do {                                                                              \
+            PREP;                                                                         \
+            double a_ = now_s(), ac_ = cpu_s();                                           \
+            WORK;                                                                         \
+            t1_ = now_s();                                                                \
+            if (add_sample(&(S), t1_ - a_, cpu_s() - ac_))                                \
+                goto fail_mem;                                                            \
+        } while (t1_ - t0_ < o->min_time);                                                \
+    } while (0)
+
 static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
                      const dpzo_dataset *test, const options *o)
 {
@@ -449,67 +464,36 @@ static int run_model(dpzo_ctx *ctx, const char *spec, const dpzo_dataset *train,
         if (t.fail)
             goto fail_mem;
         /* two plain forward passes */
-        double t0 = now_s(), t1;
-        do {
-            random_batch(&lcg, idx, batch, train->n);
-            double a = now_s(), ac = cpu_s();
+        TIMED(s_fwd2, random_batch(&lcg, idx, batch, train->n), {
             if (dpzo_model_losses(m, theta, NULL, train, idx, batch, loss) ||
                 dpzo_model_losses(m, theta, NULL, train, idx, batch, loss))
                 goto fail;
-            t1 = now_s();
-            if (add_sample(&s_fwd2, t1 - a, cpu_s() - ac))
-                goto fail_mem;
-        } while (t1 - t0 < o->min_time);
+        });
         /* the fused +/- evaluation */
-        t0 = now_s();
-        do {
-            random_batch(&lcg, idx, batch, train->n);
-            double a = now_s(), ac = cpu_s();
+        TIMED(s_pm, random_batch(&lcg, idx, batch, train->n), {
             dpzo_dir dir;
             if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 1, pm_rep++, 0, d, 1.0) ||
                 dpzo_model_losses_pm(m, theta, &dir, 1e-3, train, idx, batch, loss, loss2))
                 goto fail;
-            t1 = now_s();
-            if (add_sample(&s_pm, t1 - a, cpu_s() - ac))
-                goto fail_mem;
-        } while (t1 - t0 < o->min_time);
+        });
         /* the products alone (the model may have set OpenBLAS's threads itself) */
         if (have_gemm) {
             openblas_set_num_threads(nt);
-            t0 = now_s();
-            do {
-                double a = now_s(), ac = cpu_s();
-                gemm_run(&g);
-                t1 = now_s();
-                if (add_sample(&s_gemm, t1 - a, cpu_s() - ac))
-                    goto fail_mem;
-            } while (t1 - t0 < o->min_time);
+            TIMED(s_gemm, (void)0, gemm_run(&g));
         }
         /* the step's parts that are not products: one Gaussian direction of d floats
          * (dpzo_dir_fill, what the step generates once) and the gather of a fresh random
          * batch's rows from the data set (what the model copies into its activations) */
-        t0 = now_s();
-        do {
-            dpzo_dir dir;
+        dpzo_dir dir;
+        TIMED(s_dir, {
             if (dpzo_dir_init(ctx, &dir, DPZO_DIR_GAUSSIAN, 2, pm_rep++, 0, d, 1.0))
                 goto fail;
-            double a = now_s(), ac = cpu_s();
-            dpzo_dir_fill(&dir, 0, d, ubuf);
-            t1 = now_s();
-            if (add_sample(&s_dir, t1 - a, cpu_s() - ac))
-                goto fail_mem;
-        } while (t1 - t0 < o->min_time);
-        t0 = now_s();
-        do {
-            random_batch(&lcg, idx, batch, train->n);
-            double a = now_s(), ac = cpu_s();
+        }, dpzo_dir_fill(&dir, 0, d, ubuf));
+        TIMED(s_gather, random_batch(&lcg, idx, batch, train->n), {
             for (size_t b = 0; b < batch; b++)
                 memcpy(xbuf + b * train->dim, train->x + idx[b] * train->dim,
                        train->dim * sizeof *xbuf);
-            t1 = now_s();
-            if (add_sample(&s_gather, t1 - a, cpu_s() - ac))
-                goto fail_mem;
-        } while (t1 - t0 < o->min_time);
+        });
     }
 
     stats st = summarize(&s_step), fw = summarize(&s_fwd2), pm = summarize(&s_pm),
