@@ -4,7 +4,9 @@
  * the tree in the same order names the key that holds it. */
 #include "dpzo_json.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What the scan found first: the n-th string (keys and values counted together) or the
@@ -14,6 +16,7 @@ typedef struct {
     size_t index;
     size_t offset;
     char digits[48];
+    char as[32]; /* the double the integer would read as */
 } finding;
 
 static int is_ws(char c)
@@ -26,17 +29,36 @@ static int is_hex_zero4(const char *s, const char *end)
     return end - s >= 4 && s[0] == '0' && s[1] == '0' && s[2] == '0' && s[3] == '0';
 }
 
-/* An integer literal (an optional '-', then digits only) whose magnitude exceeds 2^53. */
-static int beyond_2p53(const char *s, size_t n)
+/* An integer literal (an optional '-', then digits only) that no double holds exactly: its
+ * magnitude exceeds 2^53 and strtod's nearest double, printed exactly (glibc's %.0f prints
+ * a double's exact value), has other digits. 2^53 + 2 is held; 2^53 + 1 is not. The double
+ * it would read as goes to `as`. */
+static int inexact_integer(const char *s, size_t n, char *as, size_t aslen)
 {
     static const char limit[] = "9007199254740992";
-    if (n > 0 && s[0] == '-')
-        s++, n--;
-    while (n > 1 && s[0] == '0')
-        s++, n--;
-    if (n != sizeof limit - 1)
-        return n > sizeof limit - 1;
-    return memcmp(s, limit, n) > 0;
+    const char *d = s;
+    size_t m = n;
+    if (m > 0 && d[0] == '-')
+        d++, m--;
+    while (m > 1 && d[0] == '0')
+        d++, m--;
+    if (m < sizeof limit - 1 || (m == sizeof limit - 1 && memcmp(d, limit, m) <= 0))
+        return 0;
+    char num[400], exact[400];
+    if (m >= sizeof num - 1) { /* more than 398 digits: beyond every finite double */
+        snprintf(as, aslen, "%s", s[0] == '-' ? "-inf" : "inf");
+        return 1;
+    }
+    memcpy(num, d, m);
+    num[m] = '\0';
+    double x = strtod(num, NULL);
+    if (!isfinite(x)) {
+        snprintf(as, aslen, "%s", s[0] == '-' ? "-inf" : "inf");
+        return 1;
+    }
+    snprintf(exact, sizeof exact, "%.0f", x);
+    snprintf(as, aslen, "%s%.17g", s[0] == '-' ? "-" : "", x);
+    return strcmp(exact, num) != 0;
 }
 
 /* Walks the text of a valid JSON value (cJSON accepted it) and stops at the first finding. */
@@ -64,7 +86,8 @@ static void scan(const char *t, const char *end, finding *f)
             while (p < end && strchr("0123456789+-.eE", *p) != NULL && *p != '\0')
                 p++;
             size_t n = (size_t)(p - start);
-            if (strcspn(start, ".eE") >= n && beyond_2p53(start, n)) {
+            if (strcspn(start, ".eE") >= n &&
+                inexact_integer(start, n, f->as, sizeof f->as)) {
                 f->kind = 2;
                 f->index = numbers;
                 f->offset = (size_t)(start - t);
@@ -149,8 +172,8 @@ int dpzo_json_parse(const char *text, size_t len, cJSON **root, size_t *syntax_a
         after++;
     if (after < text + len) {
         cJSON_Delete(tree);
-        snprintf(err, errlen, "bytes after the JSON value, at byte %zu (only whitespace may "
-                 "follow it)", (size_t)(after - text));
+        snprintf(err, errlen, "not valid JSON: bytes after the JSON value, at byte %zu (only "
+                 "whitespace may follow it)", (size_t)(after - text));
         return DPZO_JSON_REFUSED;
     }
     finding f = {0};
@@ -173,8 +196,8 @@ int dpzo_json_parse(const char *text, size_t len, cJSON **root, size_t *syntax_a
                  "dpzo file may hold it, since the text after it would be invisible",
                  w.found == 2 ? "the key" : "key", key, f.offset);
     else
-        snprintf(err, errlen, "key '%s': the integer %s is beyond 2^53 = 9007199254740992, "
-                 "which JSON numbers (doubles) do not hold exactly (at byte %zu)",
-                 key, f.digits, f.offset);
+        snprintf(err, errlen, "key '%s': the integer %s is beyond 2^53 = 9007199254740992 and "
+                 "no double holds it exactly: it would read as %s (at byte %zu)",
+                 key, f.digits, f.as, f.offset);
     return DPZO_JSON_REFUSED;
 }

@@ -5,9 +5,10 @@
  *     key or value: cJSON's C strings end there, so a checksum or a comparison would miss
  *     what follows while any other JSON parser sees it (issue 28, item 8);
  *   - nothing but whitespace (space, tab, LF, CR) after the top-level value;
- *   - no integer literal (digits only, no fraction or exponent) beyond 2^53 in magnitude:
- *     a double cannot hold all of them, and 9007199254740993 would be read as
- *     9007199254740992 (issue 28, item 9).
+ *   - no integer literal (digits only, no fraction or exponent) that no double holds
+ *     exactly: beyond 2^53 not every integer is a double, and 9007199254740993 would be
+ *     read as 9007199254740992 (issue 28, item 9). The integer fields' own ranges (at most
+ *     2^53) refuse the integers beyond 2^53 that a double does hold.
  * A refusal names the key: "provenance.command", "gamma[0][1]". */
 #ifndef DPZO_JSON_H
 #define DPZO_JSON_H
