@@ -14,6 +14,7 @@
 #include "output.h"
 #include "plot.h"
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 
 static const char *audit_help =
     "usage: dpzo audit CLAIM.json... [options]\n"
@@ -833,11 +834,15 @@ static int read_scores(const char *path, double **in, size_t *n_in, double **out
 {
     /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
     char *buf = NULL, ioerr[DPZO_IO_ERRMAX];
-    if (dpzo_io_read_file(path, "scores file", DPZO_IO_LIMIT_JSON, &buf, NULL, ioerr,
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "scores file", DPZO_IO_LIMIT_JSON, &buf, &len, ioerr,
                           sizeof ioerr) != 0)
         return cli_usage_error("cannot read %s", ioerr);
-    cJSON *root = cJSON_Parse(buf);
+    cJSON *root = NULL;
+    int jst = dpzo_json_parse(buf, len, &root, NULL, ioerr, sizeof ioerr);
     free(buf);
+    if (jst == DPZO_JSON_REFUSED)
+        return cli_usage_error("scores file %s: %s", path, ioerr);
     int rc = 0;
     const char *keys[2] = {"in", "out"};
     double **dst[2] = {in, out};

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "output.h"
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 
 #define LMO_PARAM_OPTS                                                                      \
     {"gamma-weight", 1}, {"gamma-shape", 1}, {"gamma-scale", 1}, {"exp-weight", 1},       \
@@ -793,8 +794,20 @@ static int lmo_search_cmd(int argc, char **argv)
                 dpzo_ctx_free(ctx);
                 return 2;
             }
+            char jerr[DPZO_IO_ERRMAX];
+            if (dpzo_json_check_nul(buf, len, jerr, sizeof jerr) != 0) {
+                free(buf);
+                fprintf(stderr, "dpzo: error: grid file %s: %s\n", gname, jerr);
+                dpzo_ctx_free(ctx);
+                return 2;
+            }
             st = dpzo_lmo_grid_from_json(ctx, buf, &grid);
             free(buf);
+            if (st) {
+                fprintf(stderr, "dpzo: error: grid file %s: %s\n", gname, dpzo_ctx_errmsg(ctx));
+                dpzo_ctx_free(ctx);
+                return st == DPZO_EINVAL || st == DPZO_EPARSE ? 2 : 1;
+            }
         }
     }
     if (st) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <mpfr.h>
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 #include "output.h"
 
 /* Numbers are written with 17 significant digits, which read back as exactly the same
@@ -72,11 +73,15 @@ int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
 {
     /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
     char *text = NULL, err[DPZO_IO_ERRMAX];
-    if (dpzo_io_read_file(path, "schedule file", DPZO_IO_LIMIT_JSON, &text, NULL, err,
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "schedule file", DPZO_IO_LIMIT_JSON, &text, &len, err,
                           sizeof err) != 0)
         return cli_usage_error("cannot read %s", err);
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = NULL;
+    int jst = dpzo_json_parse(text, len, &root, NULL, err, sizeof err);
     free(text);
+    if (jst == DPZO_JSON_REFUSED)
+        return cli_usage_error("schedule %s: %s", path, err);
     if (!cJSON_IsArray(root) || cJSON_GetArraySize(root) == 0) {
         cJSON_Delete(root);
         return cli_usage_error("schedule %s: expected a non-empty JSON array of "

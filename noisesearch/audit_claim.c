@@ -10,6 +10,7 @@
 #include "dpzo/audit_claim.h"
 #include "internal.h"
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 
 void dpzo_claim_spec_init(dpzo_claim_spec *s)
 {
@@ -503,13 +504,28 @@ static dpzo_status parse_claim(const parser *p, const cJSON *o, const char *dir,
 
 /* Orders of a custom grid live in one block per file; they are copied next to the specs
  * so that a single free() releases everything. */
+static dpzo_status claims_from_text(dpzo_ctx *ctx, const char *json, size_t len,
+                                    const char *dir, const char *what, dpzo_claim_spec **specs,
+                                    size_t *n);
+
 dpzo_status dpzo_claims_from_json(dpzo_ctx *ctx, const char *json, const char *dir,
                                   const char *what, dpzo_claim_spec **specs, size_t *n)
+{
+    return claims_from_text(ctx, json, strlen(json), dir, what, specs, n);
+}
+
+/* len: the text's length (a file's may hold a NUL byte: refused, docs/files.md) */
+static dpzo_status claims_from_text(dpzo_ctx *ctx, const char *json, size_t len,
+                                    const char *dir, const char *what, dpzo_claim_spec **specs,
+                                    size_t *n)
 {
     parser p = {ctx, what ? what : "(text)", ""};
     *specs = NULL;
     *n = 0;
-    cJSON *root = cJSON_Parse(json);
+    cJSON *root = NULL;
+    char jerr[DPZO_ERRMSG_SIZE];
+    if (dpzo_json_parse(json, len, &root, NULL, jerr, sizeof jerr) == DPZO_JSON_REFUSED)
+        return PFAIL(&p, DPZO_EPARSE, "%s", jerr);
     if (root == NULL || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return PFAIL(&p, DPZO_EPARSE, "not a JSON object");
@@ -623,9 +639,11 @@ dpzo_status dpzo_claims_read_file(dpzo_ctx *ctx, const char *path, dpzo_claim_sp
     *n = 0;
     /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */
     char *buf = NULL, ioerr[DPZO_IO_ERRMAX];
-    if (dpzo_io_read_file(path, "claim file", DPZO_IO_LIMIT_CLAIM, &buf, NULL, ioerr,
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "claim file", DPZO_IO_LIMIT_CLAIM, &buf, &len, ioerr,
                           sizeof ioerr) != 0)
         return dpzo__fail(ctx, DPZO_EPARSE, "cannot read %s", ioerr);
+
     char dir[1024];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -633,7 +651,7 @@ dpzo_status dpzo_claims_read_file(dpzo_ctx *ctx, const char *path, dpzo_claim_sp
         *slash = '\0';
     else
         dir[0] = '\0';
-    dpzo_status st = dpzo_claims_from_json(ctx, buf, dir, path, specs, n);
+    dpzo_status st = claims_from_text(ctx, buf, len, dir, path, specs, n);
     free(buf);
     return st;
 }

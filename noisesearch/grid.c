@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cjson/cJSON.h>
+#include "dpzo_json.h"
 #include "lmo_internal.h"
 #include "lmo_search.h"
 
@@ -168,7 +169,11 @@ static dpzo_status read_list(dpzo_ctx *ctx, const cJSON *root, const char *key, 
 
 dpzo_status dpzo_lmo_grid_from_json(dpzo_ctx *ctx, const char *json, dpzo_lmo_grid **out)
 {
-    cJSON *root = cJSON_Parse(json);
+    cJSON *root = NULL;
+    char jerr[DPZO_ERRMSG_SIZE];
+    if (json != NULL && dpzo_json_parse(json, strlen(json), &root, NULL, jerr, sizeof jerr) ==
+                            DPZO_JSON_REFUSED)
+        return dpzo__fail(ctx, DPZO_EPARSE, "grid: %s", jerr);
     if (root == NULL || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return dpzo__fail(ctx, DPZO_EPARSE, "grid: not a JSON object");

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 #include "internal.h"
 #include "sha256.h"
 
@@ -287,7 +288,11 @@ dpzo_status dpzo_profile_validate(dpzo_ctx *ctx, const dpzo_profile *p)
                            NUM(p->rdp[i]));
         }
     }
-    /* objective */
+    /* objective: what the noise search optimised; a calibrated Gaussian has none
+     * (docs/profile.md, 2.3) */
+    if (p->has_objective && p->kind == DPZO_NOISE_GAUSSIAN)
+        return BAD("objective must be null for noise kind \"gaussian\" (only a searched LMO "
+                   "noise has an objective), got an objective \"%s\"", p->objective);
     if (p->has_objective) {
         if (!in_set(p->objective, OBJECTIVES))
             return BAD("objective.name must be %s, got \"%s\"",
@@ -422,8 +427,11 @@ dpzo_status dpzo_profile_checksum(dpzo_ctx *ctx, const char *json, char sha256[6
 {
     if (json == NULL || sha256 == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "profile: no JSON text given");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    cJSON *root = NULL;
+    char jerr[DPZO_ERRMSG_SIZE];
+    int jst = dpzo_json_parse(json, strlen(json), &root, NULL, jerr, sizeof jerr);
+    if (jst == DPZO_JSON_REFUSED)
+        return dpzo__fail(ctx, DPZO_EPARSE, "profile: %s", jerr);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return dpzo__fail(ctx, DPZO_EPARSE, "profile: not a JSON object");
@@ -923,20 +931,25 @@ static int is_lower_hex(const char *s, size_t n)
     return 1;
 }
 
-dpzo_status dpzo_profile_from_json(dpzo_ctx *ctx, const char *json, dpzo_profile *out)
+/* The text of len bytes (a file's may hold a NUL byte: refused, docs/files.md). */
+static dpzo_status profile_from_text(dpzo_ctx *ctx, const char *json, size_t len,
+                                     dpzo_profile *out)
 {
     if (out == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "profile: no output profile given");
     dpzo_profile_init(out);
     if (json == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "profile: no JSON text given");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
-    if (root == NULL) {
-        const char *at = end != NULL ? end : json;
+    cJSON *root = NULL;
+    size_t at = 0;
+    char jerr[DPZO_ERRMSG_SIZE];
+    int jst = dpzo_json_parse(json, len, &root, &at, jerr, sizeof jerr);
+    if (jst == DPZO_JSON_REFUSED)
+        return dpzo__fail(ctx, DPZO_EPARSE, "profile: %s", jerr);
+    if (jst == DPZO_JSON_SYNTAX) {
         long line = 1;
-        for (const char *c = json; c < at && *c; c++)
-            line += *c == '\n';
+        for (size_t c = 0; c < at && json[c]; c++)
+            line += json[c] == '\n';
         return dpzo__fail(ctx, DPZO_EPARSE, "profile: not valid JSON (error at line %ld)", line);
     }
     reader r = {ctx, DPZO_OK};
@@ -1002,6 +1015,11 @@ dpzo_status dpzo_profile_from_json(dpzo_ctx *ctx, const char *json, dpzo_profile
     return r.st;
 }
 
+dpzo_status dpzo_profile_from_json(dpzo_ctx *ctx, const char *json, dpzo_profile *out)
+{
+    return profile_from_text(ctx, json, json != NULL ? strlen(json) : 0, out);
+}
+
 dpzo_status dpzo_profile_read_file(dpzo_ctx *ctx, const char *path, dpzo_profile *out)
 {
     if (out != NULL)
@@ -1014,11 +1032,7 @@ dpzo_status dpzo_profile_read_file(dpzo_ctx *ctx, const char *path, dpzo_profile
     size_t len = 0;
     if (dpzo_io_read_file(path, "profile", DPZO_IO_LIMIT_PROFILE, &buf, &len, err, sizeof err) != 0)
         return dpzo__fail(ctx, DPZO_EPARSE, "%s", err);
-    if (strlen(buf) != len) {
-        free(buf);
-        return dpzo__fail(ctx, DPZO_EPARSE, "profile: '%s' contains a NUL byte", path);
-    }
-    dpzo_status st = dpzo_profile_from_json(ctx, buf, out);
+    dpzo_status st = profile_from_text(ctx, buf, len, out);
     free(buf);
     if (st != DPZO_OK) {
         char msg[DPZO_ERRMSG_SIZE];

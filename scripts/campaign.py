@@ -737,6 +737,131 @@ def phase_files(c, pool, quick):
     return futs
 
 
+# ---- issue 28, items 8 to 10: NUL in strings and paths, integers beyond 2^53, Python values
+# that overflow. Every case must be refused (exit 2, or dpzo.Error in Python).
+
+def _json_readers(c):
+    """(command name, file kind, source file, argv with @F) of every JSON reader."""
+    F = c.files
+    out = [("profile-verify", "profile", F.get("profile"), ["profile", "verify", "@F"]),
+           ("audit-file", "claim", F.get("claim"), ["audit", "@F", "--grid", "1e-2",
+                                                    "--no-calibrate", "--no-prv"]),
+           ("audit-file", "claims", F.get("claims"), ["audit", "@F", "--grid", "1e-2",
+                                                      "--no-calibrate", "--no-prv", "--only",
+                                                      "1"]),
+           ("epsilon-schedule", "schedule", F.get("schedule"),
+            ["epsilon", "--schedule", "@F", "--delta", "1e-5"]),
+           ("lmo-search", "grid", F.get("grid"),
+            ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", "@F", "--steps",
+             "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]),
+           ("audit-one-run", "scores", F.get("scores"),
+            ["audit", "one-run", "--scores", "@F", "--positive", "2"]),
+           ("train", "config", F.get("train"), ["train", "--config", "@F", "--steps", "1"])]
+    return [m for m in out if m[2] is not None]
+
+
+def phase_nul(c, pool, quick):
+    """NUL in strings and paths: the escape \u0000 at the end of each string (key or value)
+    of each reader's file, a raw NUL byte in a string, NUL and bytes after the value."""
+    futs = []
+    for name, kind, src, argv in _json_readers(c):
+        data = open(src, "rb").read()
+        ends = [m.end(1) for m in re.finditer(rb'"((?:[^"\\]|\\.)*)"', data)]
+        picks = ends[:4] if quick else ends
+        variants = []
+        for k, e in enumerate(picks):
+            variants.append(("escape%d" % k, data[:e] + b"\\u0000 && x" + data[e:]))
+        if ends:
+            variants.append(("raw-nul", data[:ends[0]] + b"\0x" + data[ends[0]:]))
+        variants.append(("nul-after", data.rstrip() + b"\n\0garbage"))
+        variants.append(("bytes-after", data.rstrip() + b" x"))
+        for label, b in variants:
+            path = c.write("%s.%s.%s.json" % (kind, name, label), b)
+            a = [path if x == "@F" else x for x in argv]
+            futs.append(pool.submit(c.run, name, a, kind="nul:" + label, refuse=True,
+                                    allow1=name == "profile-verify"))
+    # a path with NUL cannot reach the CLI (execve); the Python package's paths are checked in
+    # phase_pyoverflow's sibling below
+    futs += _python_cases(c, pool, "nul-path", [
+        "dpzo.Profile.load(P + '\\0x')",
+        "dpzo.Profile.load(P).save(T + '/out.json\\0x')",
+        "dpzo.audit([P + '\\0x'])",
+        "dpzo.lmo.lmo_grid(G + '\\0x')",
+        "dpzo.Profile.from_json(open(P).read() + '\\0junk')",
+    ])
+    return futs
+
+
+def phase_bigint(c, pool, quick):
+    """Integers beyond 2^53: each integer literal of each reader's file, one at a time, set
+    to 9007199254740993 (2^53 + 1, which a double reads as 2^53) or its negative."""
+    futs = []
+    for name, kind, src, argv in _json_readers(c):
+        data = open(src, "rb").read()
+        spans = [m.span(1) for m in re.finditer(rb'[:\[,]\s*(-?\d+)\s*(?=[,}\]\n])', data)]
+        for k, (a0, a1) in enumerate(spans[:6] if quick else spans):
+            for label, lit in (("p", b"9007199254740993"), ("m", b"-9007199254740993")):
+                path = c.write("%s.%s.big%d%s.json" % (kind, name, k, label),
+                               data[:a0] + lit + data[a1:])
+                a = [path if x == "@F" else x for x in argv]
+                futs.append(pool.submit(c.run, name, a, kind="bigint:%d%s" % (k, label),
+                                        refuse=True, allow1=name == "profile-verify"))
+    return futs
+
+
+def _python_cases(c, pool, kind, exprs):
+    """Each expression runs in a fresh Python with the campaign's library; it must raise
+    dpzo.Error (exit 0 of the script). Anything else exits 3 (a bad exit): accepted, or
+    another exception (OverflowError)."""
+    lib = os.path.join(os.path.dirname(os.path.dirname(c.bin)), "lib", "libdpzo.so")
+    env = dict(c.env, PYTHONPATH=os.path.join(ROOT, "python"), DPZO_LIBRARY=lib,
+               DPZO_CLI=c.bin)
+    py = os.environ.get("DPZO_PYTHON", sys.executable)
+    futs = []
+    for expr in exprs:
+        code = ("import sys, dpzo, dpzo.lmo\nfrom fractions import Fraction\n"
+                "P, G, T = %r, %r, %r\nB = 10**400\n"
+                "try:\n    %s\nexcept dpzo.Error:\n    sys.exit(0)\n"
+                "except BaseException as e:\n    print(type(e).__name__, e, file=sys.stderr)\n"
+                "    sys.exit(3)\nprint('accepted', file=sys.stderr)\nsys.exit(3)\n"
+                % (c.files.get("profile") or "", c.files.get("grid") or "", c.tmp, expr))
+        futs.append(pool.submit(c.run, "python-" + kind, ["-c", code], kind=kind, prog=[py],
+                                env=env))
+    return futs
+
+
+def phase_pyoverflow(c, pool, quick):
+    """Python values that overflow: 10**400 and Fraction(10**400) (and their negatives) for
+    every real argument of epsilon, calibrate, the accountants and the events."""
+    calls = [
+        "dpzo.epsilon(noise_multiplier=X, sampling_rate=0.01, steps=100, delta=1e-5)",
+        "dpzo.epsilon(noise_multiplier=1.1, sampling_rate=X, steps=100, delta=1e-5)",
+        "dpzo.epsilon(noise_multiplier=1.1, sampling_rate=0.01, steps=100, delta=X)",
+        "dpzo.epsilon(noise_multiplier=1.1, batch_size=10, dataset_size=1000, epochs=X, "
+        "delta=1e-5)",
+        "dpzo.epsilon(noise_multiplier=1.1, sampling_rate=0.01, steps=100, delta=1e-5, "
+        "accountant='pld', grid=X)",
+        "dpzo.epsilon(noise_multiplier=1.1, sampling_rate=0.01, steps=100, delta=1e-5, "
+        "accountant='prv', eps_error=X)",
+        "dpzo.calibrate(epsilon=X, delta=1e-5, sampling_rate=0.01, steps=100)",
+        "dpzo.calibrate(epsilon=1, delta=X, sampling_rate=0.01, steps=100)",
+        "dpzo.calibrate(epsilon=1, delta=1e-5, sampling_rate=X, steps=100)",
+        "dpzo.GaussianEvent(X)", "dpzo.LaplaceEvent(X)",
+        "dpzo.PoissonSampledEvent(X, dpzo.GaussianEvent(1.0))",
+        "dpzo.SampledWithoutReplacementEvent(100, X, dpzo.GaussianEvent(1.0))",
+        "dpzo.RdpAccountant().epsilon(X)", "dpzo.RdpAccountant().delta(X)",
+        "dpzo.PldAccountant().epsilon(X)", "dpzo.PldAccountant().delta(X)",
+        "dpzo.PrvAccountant().epsilon(X)", "dpzo.PrvAccountant().delta(X)",
+        "dpzo.RdpAccountant(orders=[X])", "dpzo.PldAccountant(grid=X)",
+        "dpzo.PrvAccountant(eps_error=X)",
+        "dpzo.Lmo(gamma_weight=X, gamma_shape=1, gamma_scale=1, exp_weight=0, exp_rate=1, "
+        "uniform_weight=0, uniform_low=0, uniform_high=1).pdf(0.5)",
+    ]
+    values = ["B", "Fraction(B)"] if quick else ["B", "Fraction(B)", "-B", "-Fraction(B)"]
+    return _python_cases(c, pool, "pyoverflow",
+                         [call.replace("X", v) for call in calls for v in values])
+
+
 def phase_outputs(c, pool):
     """Output paths: a symlink to a regular file, a FIFO (drained), a directory, and a
     symbolic link planted at the temporary name."""
@@ -1183,8 +1308,8 @@ def main():
     ap.add_argument("--memory-mb", type=int, default=3072,
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
-                    help="phases: environment, numeric, files, outputs, soundness, bounds "
-                         "(repeatable)")
+                    help="phases: environment, numeric, files, outputs, soundness, bounds, "
+                         "nul, bigint, pyoverflow (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -1205,7 +1330,8 @@ def main():
         return 2
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
-    phases = args.only or ["environment", "soundness", "bounds", "files", "outputs", "numeric"]
+    phases = args.only or ["environment", "soundness", "bounds", "nul", "bigint", "pyoverflow",
+                           "files", "outputs", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -1225,6 +1351,12 @@ def main():
                 futs += phase_environment(c, pool)
             elif ph == "bounds":
                 futs += phase_bounds(c, pool, args.quick)
+            elif ph == "nul":
+                futs += phase_nul(c, pool, args.quick)
+            elif ph == "bigint":
+                futs += phase_bigint(c, pool, args.quick)
+            elif ph == "pyoverflow":
+                futs += phase_pyoverflow(c, pool, args.quick)
             else:
                 print("campaign: unknown phase %s" % ph, file=sys.stderr)
                 return 2

@@ -12,3 +12,10 @@ dpzo_test(test_files_cli)
 target_compile_definitions(test_files_cli PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
                                                   DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
 add_dependencies(test_files_cli dpzo)
+# issue 28, items 8 and 9: the rules every JSON reader shares (common/dpzo_json.c)
+dpzo_ns_test(test_json_input)
+target_link_libraries(test_json_input PRIVATE dpzo_trainer)
+target_compile_definitions(test_json_input PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
+                                                   DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}"
+                                                   DPZO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+add_dependencies(test_json_input dpzo)

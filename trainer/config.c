@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "dpzo_io.h"
+#include "dpzo_json.h"
 #include "internal.h"
 #include "sha256.h"
 #include "train_internal.h"
@@ -682,32 +683,38 @@ static int trainer_only(int k)
            k == K_CHECKPOINT || k == K_CHECKPOINT_EVERY || k == K_PRETRAIN || k == K_THREADS;
 }
 
-static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, const char *base_dir,
-                                dpzo_train_config *out, int step_only);
+/* len: the text's length (a file's may hold a NUL byte: refused, docs/files.md); path: the
+ * file's name for messages, or NULL. */
+static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, size_t len, const char *path,
+                                const char *base_dir, dpzo_train_config *out, int step_only);
 
 dpzo_status dpzo_train_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
                                     dpzo_train_config *out)
 {
-    return parse_config(ctx, json, base_dir, out, 0);
+    return parse_config(ctx, json, json ? strlen(json) : 0, NULL, base_dir, out, 0);
 }
 
 dpzo_status dpzo_zo_config_parse(dpzo_ctx *ctx, const char *json, const char *base_dir,
                                  dpzo_train_config *out)
 {
-    return parse_config(ctx, json, base_dir, out, 1);
+    return parse_config(ctx, json, json ? strlen(json) : 0, NULL, base_dir, out, 1);
 }
 
-static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, const char *base_dir,
-                                dpzo_train_config *out, int step_only)
+static dpzo_status parse_config(dpzo_ctx *ctx, const char *json, size_t len, const char *path,
+                                const char *base_dir, dpzo_train_config *out, int step_only)
 {
     dpzo_train_config_init(out);
     if (json == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "config: no text");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
+    cJSON *root = NULL;
+    size_t at = 0;
+    char jerr[DPZO_ERRMSG_SIZE];
+    int jst = dpzo_json_parse(json, len, &root, &at, jerr, sizeof jerr);
+    if (jst == DPZO_JSON_REFUSED)
+        return dpzo__fail(ctx, DPZO_EPARSE, "config%s%s: %s", path ? " " : "", path ? path : "",
+                          jerr);
     if (root == NULL)
-        return dpzo__fail(ctx, DPZO_EPARSE, "config: not valid JSON (near byte %ld)",
-                          end != NULL ? (long)(end - json) : 0L);
+        return dpzo__fail(ctx, DPZO_EPARSE, "config: not valid JSON (near byte %ld)", (long)at);
     dpzo_status st = DPZO_OK;
     unsigned seen = 0, pub_seen = 0;
     if (!cJSON_IsObject(root))
@@ -744,13 +751,14 @@ dpzo_status dpzo_train_config_read_file(dpzo_ctx *ctx, const char *path, dpzo_tr
     dpzo_train_config_init(out);
     /* a regular file only (a FIFO or device is refused before any read), at most 16 MiB */
     char *text = NULL, err[DPZO_IO_ERRMAX];
-    if (dpzo_io_read_file(path, "config", DPZO_IO_LIMIT_CONFIG, &text, NULL, err, sizeof err) != 0)
+    size_t len = 0;
+    if (dpzo_io_read_file(path, "config", DPZO_IO_LIMIT_CONFIG, &text, &len, err, sizeof err) != 0)
         return dpzo__fail(ctx, DPZO_EINVAL, "%s", err);
     char base[DPZO_TRAIN_PATH_MAX] = "";
     const char *slash = strrchr(path, '/');
     if (slash != NULL)
         snprintf(base, sizeof base, "%.*s", (int)(slash - path) + (slash == path), path);
-    dpzo_status st = dpzo_train_config_parse(ctx, text, base, out);
+    dpzo_status st = parse_config(ctx, text, len, path, base, out, 0);
     free(text);
     return st;
 }

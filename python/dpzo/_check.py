@@ -3,16 +3,18 @@
 
 Internal. The C library checks domains (ranges, NaN) and names the bad value; these
 checks catch what C cannot see: a bool or a string passed as a number, a float or a
-negative number passed as a count (a count is converted to an unsigned C integer).
+negative number passed as a count (a count is converted to an unsigned C integer), a
+number too large for a double, a NUL character that C would read as the end of a path.
 """
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 from .errors import Error
 
-__all__ = ["real", "count", "UINT64_MAX"]
+__all__ = ["real", "count", "path", "c_text", "UINT64_MAX"]
 
 UINT64_MAX = (1 << 64) - 1
 
@@ -23,7 +25,40 @@ def real(name: str, value: Any) -> float:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise Error(f"{name} must be a real number, got {value!r}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # 10**400, Fraction(10**400): beyond the largest double
+        raise Error(f"{name} is too large for a double (|x| < 1.8e308), got "
+                    f"{_short(value)}") from None
+
+
+def _short(value: Any) -> str:
+    try:
+        r = repr(value)
+    except ValueError:  # an int beyond sys.get_int_max_str_digits()
+        return f"an integer of {int(value).bit_length()} bits"
+    return r if len(r) <= 60 else f"{r[:28]}...{r[-28:]} ({len(r)} characters)"
+
+
+def path(name: str, value: Any) -> bytes:
+    """A file path (str, bytes or os.PathLike) as the bytes C reads, NUL refused: C would
+    read the path only up to it (``Profile.load("a.json\\0x")`` loaded a.json)."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise Error(f"{name} must be a string or path, got {value!r}")
+    b = os.fsencode(value)
+    if b"\0" in b:
+        raise Error(f"{name} {value!r} contains a NUL character (C would read only the "
+                    f"part before it)")
+    return b
+
+
+def c_text(name: str, value: bytes) -> bytes:
+    """Text for C (UTF-8 bytes), NUL refused: C would read only the part before it."""
+    at = value.find(b"\0")
+    if at >= 0:
+        raise Error(f"{name} contains a NUL character at position {at} (C would read only "
+                    f"the part before it)")
+    return value
 
 
 def count(name: str, value: Any) -> int:

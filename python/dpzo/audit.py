@@ -24,6 +24,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _lib, _structs as _S
 from ._lib import call, fn
+from ._check import c_text as _c_text, path as _cpath
 from .errors import Error
 from .lmo import _CLmo, _c_free, _choice, _count, _real, _text, Lmo
 from .profiles import Profile
@@ -393,8 +394,8 @@ class _Specs:
 def _load(item: Any, index: int) -> _Specs:
     sp = _Specs()
     if isinstance(item, (str, os.PathLike)):
-        path = os.fspath(item)
-        call(_read_file, os.fsencode(path), ctypes.byref(sp.ptr), ctypes.byref(sp.n))
+        call(_read_file, _cpath(f"claim {index + 1}", item), ctypes.byref(sp.ptr),
+             ctypes.byref(sp.n))
         return sp
     if isinstance(item, Claim):
         text = item.to_json()
@@ -410,7 +411,8 @@ def _load(item: Any, index: int) -> _Specs:
                     f"a claim file's path, got {item!r}")
     what = f"claim {index + 1}" if not (isinstance(item, Claim) and item.name) else \
         f"claim {index + 1} ({item.name})"
-    call(_from_json, text.encode("utf-8"), None, what.encode("utf-8"), ctypes.byref(sp.ptr),
+    call(_from_json, _c_text(what, text.encode("utf-8")), None, what.encode("utf-8"),
+         ctypes.byref(sp.ptr),
          ctypes.byref(sp.n))
     return sp
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from . import _lib, _structs as _S
-from ._check import count, real
+from ._check import c_text, count, path, real
 from ._lib import call, fn
 from .errors import Error
 
@@ -618,21 +618,21 @@ class _Grid:
                 raise Error(f"grid: not a JSON grid ({e})") from None
             what = "grid"
         elif isinstance(grid, (str, os.PathLike)):
-            path = os.fspath(grid)
-            if not os.path.isfile(path):
+            gpath = os.fsdecode(path("grid", grid))  # NUL refused
+            if not os.path.isfile(gpath):
                 raise Error(f"grid must be 'paper', 'paper-script', a grid dict or a JSON "
                             f"file, got {grid!r} (no such file)")
-            if os.path.getsize(path) > 64 << 20:
-                raise Error(f"grid file {path} is larger than 64 MiB")
-            with open(path, "r", encoding="utf-8") as f:
+            if os.path.getsize(gpath) > 64 << 20:
+                raise Error(f"grid file {gpath} is larger than 64 MiB")
+            with open(gpath, "r", encoding="utf-8") as f:
                 text = f.read()
             if not text:
-                raise Error(f"grid file {path} is empty")
-            what = f"grid file {path}"
+                raise Error(f"grid file {gpath} is empty")
+            what = f"grid file {gpath}"
         else:
             raise Error(f"grid must be 'paper', 'paper-script', a grid dict or a JSON file, "
                         f"got {grid!r}")
-        st = _grid_from_json(_lib.ctx(), text.encode(), ctypes.byref(self.ptr))
+        st = _grid_from_json(_lib.ctx(), c_text(what, text.encode()), ctypes.byref(self.ptr))
         _lib.check(st, what)
 
     def __len__(self) -> int:
@@ -793,7 +793,7 @@ def lmo_search(*, epsilon: float, delta: float, grid: GridSpec = "paper-script",
         o.threads = th
     ck = None
     if checkpoint is not None:
-        ck = _text("checkpoint", checkpoint).encode()
+        ck = path("checkpoint", checkpoint)
         o.checkpoint = ck
     if progress is not None and not callable(progress):
         raise Error(f"progress must be callable, got {progress!r}")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import _lib
 from ._lib import call, fn
+from ._check import c_text as _c_text, path as _cpath
 from .errors import Error
 from .lmo import _CLmo, _c_free, _choice, _count, _real, _sampling, _text, _uint, Lmo
 
@@ -218,7 +219,7 @@ class Profile:
         also recomputes the guarantee and raises dpzo.Error when it does not hold."""
         p = _text("path", path)
         with _Owned() as c:
-            call(_read_file, os.fsencode(p), ctypes.byref(c))
+            call(_read_file, _cpath("path", p), ctypes.byref(c))
             prof = cls._from_c(c)
         if verify:
             prof._require_verified(p)
@@ -232,7 +233,7 @@ class Profile:
         if not isinstance(text, bytes):
             raise Error(f"text must be str or bytes, got {text!r}")
         with _Owned() as c:
-            call(_from_json, text, ctypes.byref(c))
+            call(_from_json, _c_text("profile text", text), ctypes.byref(c))
             prof = cls._from_c(c)
         if verify:
             prof._require_verified("profile")
@@ -358,7 +359,7 @@ class Profile:
         p = _text("path", path)
         with _Owned() as c:
             self._fill(c)
-            call(_write_file, ctypes.byref(c), os.fsencode(p))
+            call(_write_file, ctypes.byref(c), _cpath("path", p))
             return type(self)._from_c(c)
 
     def to_dict(self) -> dict[str, Any]:
@@ -393,7 +394,7 @@ class Profile:
         if isinstance(text, str):
             text = text.encode("utf-8")
         buf = (ctypes.c_char * 65)()
-        call(_checksum, text, buf, None)
+        call(_checksum, _c_text("profile text", text), buf, None)
         return _s(buf.value)
 
 
@@ -451,7 +452,7 @@ def gaussian_profile(*, epsilon: float, delta: float, sampling_rate: Optional[fl
         if c_ != 1.0:
             parts.append(f"clip={c_!r}")
         command = "dpzo.gaussian_profile(" + ", ".join(parts) + ")"
-    cmd = _text("command", command).encode("utf-8")
+    cmd = _c_text("command", _text("command", command).encode("utf-8"))
     if len(cmd) >= 512:
         cmd = cmd[:508] + b"..."
     cr = None if created is None else _text("created", created).encode()
