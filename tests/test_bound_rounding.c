@@ -60,8 +60,9 @@ static void test_delta_rdp(void **state)
     for (size_t i = 0; i < NROWS(BOUND_DELTA_ROWS); i++) {
         const bound_delta_row *r = &BOUND_DELTA_ROWS[i];
         dpzo_dp_result res;
-        assert_ok(ctx, dpzo_event_delta(ctx, poisson(ctx, r->q, r->sigma, r->steps), r->eps, NULL,
-                                        &res));
+        dpzo_event *e = poisson(ctx, r->q, r->sigma, r->steps);
+        assert_ok(ctx, dpzo_event_delta(ctx, e, r->eps, NULL, &res));
+        dpzo_event_free(e);
         check_delta(r, "rdp", res.delta, 0.0);
     }
 }
@@ -74,8 +75,9 @@ static void test_delta_tight(void **state)
             const bound_delta_row *r = &BOUND_DELTA_ROWS[i];
             dpzo_pld_options o = tight(METHODS[m]);
             dpzo_pld_result res;
-            assert_ok(ctx, dpzo_pld_delta(ctx, poisson(ctx, r->q, r->sigma, r->steps), r->eps, &o,
-                                          &res));
+            dpzo_event *e = poisson(ctx, r->q, r->sigma, r->steps);
+            assert_ok(ctx, dpzo_pld_delta(ctx, e, r->eps, &o, &res));
+            dpzo_event_free(e);
             check_delta(r, NAMES[m], res.delta_upper, res.delta_lower);
             if (res.delta != res.delta_upper)
                 fail_msg("%s: delta %.17g is not the upper end %.17g", NAMES[m], res.delta,
@@ -91,13 +93,17 @@ static void test_issue_query(void **state)
     for (int m = 0; m < 2; m++) {
         dpzo_pld_options o = tight(METHODS[m]);
         dpzo_pld_result res;
-        assert_ok(ctx, dpzo_pld_delta(ctx, poisson(ctx, 1e-4, 1000.0, 1), 3.0, &o, &res));
+        dpzo_event *e = poisson(ctx, 1e-4, 1000.0, 1);
+        assert_ok(ctx, dpzo_pld_delta(ctx, e, 3.0, &o, &res));
+        dpzo_event_free(e);
         if (res.delta_upper != DBL_TRUE_MIN || res.delta_lower != 0.0)
             fail_msg("%s: [%.17g, %.17g], expected [0, 2^-1074]", NAMES[m], res.delta_lower,
                      res.delta_upper);
     }
     dpzo_dp_result rr;
-    assert_ok(ctx, dpzo_event_delta(ctx, poisson(ctx, 1e-4, 1000.0, 1), 3.0, NULL, &rr));
+    dpzo_event *e = poisson(ctx, 1e-4, 1000.0, 1);
+    assert_ok(ctx, dpzo_event_delta(ctx, e, 3.0, NULL, &rr));
+    dpzo_event_free(e);
     assert_true(rr.delta == DBL_TRUE_MIN);
 }
 
@@ -123,6 +129,7 @@ static void test_epsilon_tiny(void **state)
                          NAMES[m], r->sigma, r->q, r->delta, res.epsilon_lower, res.epsilon_upper,
                          r->truth);
         }
+        dpzo_event_free(e);
     }
 }
 
