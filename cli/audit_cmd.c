@@ -746,6 +746,9 @@ static int audit_claims(int argc, char **argv)
             s->attack = DPZO_CLAIM_ATTACK_COUNTS;
         }
     }
+    /* the report's path is checked before the audit (issue 28, item 6) */
+    if (!rc && (v = args_get(&a, "markdown")) != NULL)
+        rc = cli_check_output(v, "Markdown report", DPZO_IO_DIRECT);
     dpzo_claim_report *rep = NULL;
     if (!rc) {
         rep = calloc(cs.n, sizeof *rep);

@@ -815,6 +815,13 @@ static int lmo_search_cmd(int argc, char **argv)
         dpzo_ctx_free(ctx);
         return rc;
     }
+    /* -o is checked before the search, which may take hours (issue 28, item 6) */
+    if (args_get(&a, "o") != NULL &&
+        (rc = cli_check_output(args_get(&a, "o"), "profile", DPZO_IO_DIRECT)) != 0) {
+        dpzo_lmo_grid_free(grid);
+        dpzo_ctx_free(ctx);
+        return rc;
+    }
     if (isatty(STDERR_FILENO))
         o.progress = progress_bar;
     o.interrupt = &search_interrupted;

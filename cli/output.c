@@ -69,6 +69,14 @@ static int schedule_field(const char *path, int idx, const cJSON *entry, const c
     return 0;
 }
 
+int cli_check_output(const char *path, const char *what, unsigned flags)
+{
+    char err[DPZO_IO_ERRMAX];
+    if (dpzo_io_check_output(path, what, flags, err, sizeof err) == 0)
+        return 0;
+    return cli_usage_error("%s (checked before the work; nothing was done)", err);
+}
+
 int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
 {
     /* a regular file only (a FIFO or device is refused before any read), at most 64 MiB */

@@ -19,6 +19,12 @@ void json_number_array(cJSON *obj, const char *key, const double *v, size_t n);
 /* Prints the object to stdout and frees it. */
 void json_print(cJSON *obj);
 
+/* Checks, before the command's work, that the output path can be written (common/dpzo_io.h,
+ * dpzo_io_check_output; flags as the real write's: DPZO_IO_DIRECT where a device, FIFO or
+ * "-" is written directly). 0, or prints "dpzo: error: ..." naming the path and returns 2
+ * (bad input, as an unwritable --metrics file has always been; docs/files.md). */
+int cli_check_output(const char *path, const char *what, unsigned flags);
+
 /* Reads a schedule file (JSON array of {"noise_multiplier", "sampling_rate", "steps"}).
  * On error prints one line and returns 2. *phases is malloc'ed. */
 int schedule_read(const char *path, dpzo_phase **phases, size_t *n);

@@ -9,6 +9,7 @@
 #include <dpzo/audit_claim.h>
 #include "audit_cli.h"
 #include "commands.h"
+#include "dpzo_io.h"
 #include "output.h"
 #include "plot.h"
 
@@ -89,6 +90,9 @@ static int plot_claims_cmd(int which, int argc, char **argv)
                              out ? out : "", out ? "')" : "");
         goto done;
     }
+    /* checked before the curves are computed and drawn (issue 28, item 6) */
+    if ((rc = cli_check_output(out, "picture", DPZO_IO_DIRECT)) != 0)
+        goto done;
     if (args_has(&a, "points")
         && ((rc = parse_count("points", args_get(&a, "points"), &points)) || points < 3
             || points > 200)) {
@@ -211,6 +215,8 @@ static int plot_noise(int argc, char **argv)
     if (out == NULL || !plot_path_ok(out))
         return cli_usage_error("-o FILE.png or FILE.svg is required%s%s%s", out ? " (got '" : "",
                                out ? out : "", out ? "')" : "");
+    if ((rc = cli_check_output(out, "picture", DPZO_IO_DIRECT)) != 0) /* before the work */
+        return rc;
     int n_lmo = 0;
     for (int i = 0; i < 8; i++)
         n_lmo += args_has(&a, lmo_keys[i]);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "account.h"
 #include "commands.h"
+#include "dpzo_io.h"
 #include "output.h"
 
 static const char *help_profile =
@@ -213,6 +214,9 @@ static int cmd_gaussian(int argc, char **argv)
     command_line(argc, argv, command, sizeof command);
     s.command = command;
     const char *out = args_get(&a, "o") ? args_get(&a, "o") : args_get(&a, "output");
+    int crc = out != NULL ? cli_check_output(out, "profile", DPZO_IO_DIRECT) : 0;
+    if (crc)
+        return crc;
 
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)

@@ -13,6 +13,7 @@
 #include <dpzo/dpzo.h>
 #include <dpzo/trainer.h>
 #include "commands.h"
+#include "dpzo_io.h"
 #include "output.h"
 
 static const char *help_train =
@@ -428,6 +429,13 @@ int cmd_train(int argc, char **argv)
         st = dpzo_trainer_resume(ctx, tr, args_get(&a, "resume"));
     if (rc == 0 && st != DPZO_OK)
         rc = fail(ctx, st);
+    /* the outputs are checked before the header is printed and the first step is run;
+     * dpzo_trainer_run checks them again for the library's other callers (issue 28,
+     * item 6) */
+    if (rc == 0 && cfg.checkpoint[0])
+        rc = cli_check_output(cfg.checkpoint, "checkpoint", 0);
+    if (rc == 0 && cfg.metrics[0])
+        rc = cli_check_output(cfg.metrics, "metrics", DPZO_IO_DIRECT);
     if (rc == 0) {
         view v = {args_has(&a, "json"), isatty(STDERR_FILENO), 0.0, 0, 0.0};
         dpzo_train_report r0;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -228,6 +229,51 @@ static int resolve(const char *path, const char *what, unsigned flags, target *t
     return 0;
 }
 
+/* FIFOs that dpzo_io_check_output found a reader on: the descriptor it opened stays open
+ * until the real write takes it over (open_direct), because closing it would give the reader
+ * end-of-file (a `cat FIFO` would exit) and the real write would then find no reader. */
+#define HELD_MAX 16
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+} held[HELD_MAX];
+static int n_held;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hold_fifo(int fd, const struct stat *sb)
+{
+    pthread_mutex_lock(&held_lock);
+    int kept = 0;
+    for (int i = 0; i < n_held && !kept; i++)
+        kept = held[i].dev == sb->st_dev && held[i].ino == sb->st_ino; /* one is enough */
+    if (!kept && n_held < HELD_MAX) {
+        held[n_held].fd = fd;
+        held[n_held].dev = sb->st_dev;
+        held[n_held].ino = sb->st_ino;
+        n_held++;
+        fd = -1;
+    }
+    pthread_mutex_unlock(&held_lock);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The held descriptor of this FIFO (taken out of the table), or -1. */
+static int take_held(const struct stat *sb)
+{
+    int fd = -1;
+    pthread_mutex_lock(&held_lock);
+    for (int i = 0; i < n_held; i++)
+        if (held[i].dev == sb->st_dev && held[i].ino == sb->st_ino) {
+            fd = held[i].fd;
+            held[i] = held[--n_held];
+            break;
+        }
+    pthread_mutex_unlock(&held_lock);
+    return fd;
+}
+
 /* Opens a device or FIFO for writing without creating, truncating or waiting for a reader. */
 static int open_direct(const target *t, const char *path, const char *what, char *err,
                        size_t errlen)
@@ -239,7 +285,13 @@ static int open_direct(const target *t, const char *path, const char *what, char
                         strerror(errno));
         return fd;
     }
-    int fd;
+    int fd = S_ISFIFO(t->sb.st_mode) ? take_held(&t->sb) : -1;
+    if (fd >= 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0)
+            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        return fd;
+    }
     do
         fd = open(t->dest, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     while (fd < 0 && errno == EINTR);
@@ -462,6 +514,74 @@ int dpzo_io_write_file(const char *path, const char *what, const void *buf, size
     }
     if (bad)
         return fail(err, errlen, "%s '%s': write error: %s", what, path, strerror(e));
+    return 0;
+}
+
+/* ---- checking an output before the work -------------------------------------------- */
+
+int dpzo_io_check_output(const char *path, const char *what, unsigned flags, char *err,
+                         size_t errlen)
+{
+    target t;
+    if (resolve(path, what, flags, &t, err, errlen) != 0)
+        return -1;
+    if (t.kind == 2) {
+        /* the real write's own open: a FIFO without a reader is refused, never waited for */
+        int fd = open_direct(&t, path, what, err, errlen);
+        if (fd < 0)
+            return -1;
+        if (strcmp(t.dest, "-") != 0 && S_ISFIFO(t.sb.st_mode)) {
+            hold_fifo(fd, &t.sb);
+            return 0;
+        }
+        /* an empty write: a device that refuses every write (/dev/full) says so now */
+        int bad = write(fd, "", 0) < 0;
+        int e = errno;
+        close(fd);
+        if (bad)
+            return fail(err, errlen, "%s '%s': cannot write: %s", what, path, strerror(e));
+        return 0;
+    }
+    /* a regular file or a new one: the real write puts a temporary in the folder and renames
+     * it, so the folder must exist and take a new file; the file itself is not touched */
+    char dir[PATH_MAX], name[NAME_MAX + 1];
+    const char *base;
+    if (split(t.dest, dir, sizeof dir, &base) != 0)
+        return fail(err, errlen, "%s '%s': not a file name", what, path);
+    if (strlen(base) + 40 > NAME_MAX)
+        return fail(err, errlen, "%s '%s': file name too long for a temporary beside it", what,
+                    path);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return fail(err, errlen, "%s '%s': cannot write: cannot open its folder %s (%s)", what,
+                    path, dir, strerror(errno));
+    int named = 0, fd = -1;
+    if (!(flags & DPZO_IO_NAMED))
+        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    for (int tries = 0; fd < 0 && tries < 100; tries++) { /* as write_replace does */
+        if (tmp_name(name, sizeof name, base) != 0)
+            break;
+        fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST && errno != EINTR)
+            break;
+        named = fd >= 0;
+    }
+    if (fd < 0) {
+        int e = errno;
+        close(dfd);
+        return fail(err, errlen, "%s '%s': cannot write: cannot create a file in its folder %s "
+                    "(%s)", what, path, dir, strerror(e));
+    }
+    /* one byte: a filesystem without room says so now, not after the work */
+    int bad = write_all(fd, (const unsigned char *)"", 1) != 0;
+    int e = errno;
+    close(fd);
+    if (named)
+        (void)unlinkat(dfd, name, 0);
+    close(dfd);
+    if (bad)
+        return fail(err, errlen, "%s '%s': cannot write in its folder %s: %s", what, path, dir,
+                    strerror(e));
     return 0;
 }
 

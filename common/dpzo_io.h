@@ -66,6 +66,18 @@ int dpzo_io_open_read(const char *path, const char *what, size_t limit, long lon
 int dpzo_io_write_file(const char *path, const char *what, const void *buf, size_t n,
                        unsigned flags, char *err, size_t errlen);
 
+/* Checks, before the work whose result goes to path, that path can be written as
+ * dpzo_io_write_file (same flags) or dpzo_io_open_append (DPZO_IO_DIRECT) will write it, so
+ * that a run does not spend its time (or a privacy budget) and then lose the result. Nothing
+ * at path is created, truncated or changed: a regular file or a missing one needs a folder
+ * that exists and takes a new file (probed with a temporary of one byte, unnamed where the
+ * filesystem allows it, removed at once); a device gets an empty write (/dev/full refuses
+ * it); a FIFO is opened without waiting (no reader: refused) and that descriptor is kept
+ * for the real write, so the reader sees no end-of-file in between; a directory, a dangling
+ * link, a read-only filesystem are refused. 0, or -1 with a message naming path. */
+int dpzo_io_check_output(const char *path, const char *what, unsigned flags, char *err,
+                         size_t errlen);
+
 /* A writer for code that prints with stdio: the bytes collect in memory, and
  * dpzo_io_out_commit writes them with dpzo_io_write_file (so a writer killed midway leaves
  * the old file). */

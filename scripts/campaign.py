@@ -891,6 +891,91 @@ def phase_outputs(c, pool):
     return futs
 
 
+def phase_unwritable(c, pool):
+    """Issue 28, item 6: an output that cannot be written (a directory, a path in a missing
+    folder, a FIFO with no reader, /dev/full, a folder of a read-only filesystem) must be
+    refused with exit 2 and the path named BEFORE the command's work: no training step (a
+    second output, the evidence, stays unmade), no search (its checkpoint stays unmade), no
+    report on stdout. Kinds: before-work:* (directory, missing folder), full-readonly:*
+    (/dev/full, a read-only folder) and fifo-no-reader."""
+    futs = []
+    grid = ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", c.files["grid"],
+            "--steps", "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]
+    # (name, argv with @O the output and @E the evidence of work, direct: devices allowed)
+    cases = [
+        ("profile-gaussian", ["profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
+                              "--steps", "100", "--sampling-rate", "0.01", "-o", "@O"]),
+        ("audit-markdown", ["audit", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                            "--steps", "10", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                            "1e-2", "--no-calibrate", "--no-prv", "--no-plots", "--markdown", "@O"]),
+        ("plot-noise", ["plot", "noise"] + LMO + ["-o", "@O.svg"]),
+        ("lmo-search-out", grid + ["--checkpoint", "@E", "-o", "@O"]),
+        ("lmo-search-ckpt", grid + ["--checkpoint", "@O"]),
+    ]
+    if c.files.get("train"):
+        cases.append(("train-checkpoint", ["train", "--config", c.files["train"], "--steps",
+                                           "3", "--metrics", "@E", "--checkpoint", "@O"]))
+        cases.append(("train-metrics", ["train", "--config", c.files["train"], "--steps", "3",
+                                        "--checkpoint", "@E", "--metrics", "@O"]))
+    ro = "/sys/kernel" if os.geteuid() == 0 and os.path.isdir("/sys/kernel") else None
+    kinds = ["before-work:directory", "before-work:missing-folder", "full-readonly:dev-full",
+             "full-readonly:proc-self", "fifo-no-reader"]
+    if ro:
+        kinds.append("full-readonly:sysfs")
+    for name, argv in cases:
+        for kind in kinds:
+            futs.append(pool.submit(unwritable_case, c, name, argv, kind))
+    return futs
+
+
+def unwritable_case(c, name, argv, kind):
+    d = tempfile.mkdtemp(prefix="unw-", dir=c.tmp)
+    ext = ".svg" if "@O.svg" in argv else ""
+    if kind.endswith("directory"):
+        dest = os.path.join(d, "dest" + ext)
+        os.mkdir(dest)
+    elif kind.endswith("missing-folder"):
+        dest = os.path.join(d, "missing", "dest" + ext)
+    elif kind.endswith("dev-full"):
+        dest = "/dev/full"
+    elif kind.endswith("proc-self"):
+        dest = "/proc/self/dest" + ext
+    elif kind.endswith("sysfs"):
+        dest = "/sys/kernel/dpzo-dest" + ext
+    else:
+        dest = os.path.join(d, "dest" + ext)
+        os.mkfifo(dest)
+    evidence = os.path.join(d, "evidence")
+    a = [dest if x in ("@O", "@O.svg") else evidence if x == "@E" else x for x in argv]
+    if ext and dest == "/dev/full":
+        return  # plot wants a .png or .svg name; /dev/full has none
+    state = {}
+
+    def check(rc, out, err):
+        state["out"] = out
+        return None
+
+    def after(rc):
+        problems = []
+        if rc != 2:
+            problems.append("exit %s, not 2 (an output that cannot be written is bad input)" % rc)
+        if os.path.lexists(evidence):
+            problems.append("the work ran before the output was refused (%s was written)" %
+                            ("the search checkpoint" if "lmo" in name else
+                             "the metrics" if "checkpoint" in name else "the checkpoint"))
+        if name == "audit-markdown" and state.get("out", "").strip():
+            problems.append("the audit ran and printed its report before the output was "
+                            "refused")
+        if kind == "fifo-no-reader" and not stat.S_ISFIFO(os.lstat(dest).st_mode):
+            problems.append("the FIFO was replaced")
+        if not stat.S_ISCHR(os.stat("/dev/full").st_mode):
+            problems.append("/dev/full IS NO LONGER A CHARACTER DEVICE")
+        return "; ".join(problems) or None
+
+    c.run(name, a, kind="unwritable:" + kind, check=check, after=after, allow1=True,
+          timeout=c.args.fifo_timeout * 3 if kind == "fifo-no-reader" else None)
+
+
 def output_case(c, name, argv, kind):
     d = tempfile.mkdtemp(prefix="out-", dir=c.tmp)
     ext = ".svg" if any(a == "@O.svg" for a in argv) else ""
@@ -1331,7 +1416,7 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "nul", "bigint", "pyoverflow",
-                           "files", "outputs", "numeric"]
+                           "files", "outputs", "unwritable", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -1345,6 +1430,8 @@ def main():
                 futs += phase_files(c, pool, args.quick)
             elif ph == "outputs":
                 futs += phase_outputs(c, pool)
+            elif ph == "unwritable":
+                futs += phase_unwritable(c, pool)
             elif ph == "soundness":
                 futs += phase_soundness(c, pool, args.quick)
             elif ph == "environment":

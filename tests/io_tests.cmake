@@ -19,3 +19,10 @@ target_compile_definitions(test_json_input PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>
                                                    DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}"
                                                    DPZO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(test_json_input dpzo)
+# issue 28, item 6: every output checked before the work (a directory, a missing folder, a
+# FIFO with no reader, /dev/full, a read-only filesystem)
+dpzo_test(test_outputs_cli)
+target_compile_definitions(test_outputs_cli PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
+                                                    DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+add_dependencies(test_outputs_cli dpzo)
+set_tests_properties(test_outputs_cli PROPERTIES TIMEOUT 600)

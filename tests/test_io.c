@@ -383,6 +383,60 @@ static void test_failed_write_cleans_up(void **state)
     unlink(at("f.json"));
 }
 
+/* dpzo_io_check_output (issue 28, item 6): refuses what the real write would refuse or fail
+ * on, and creates, empties or changes nothing. Its own folder, removed at the end. */
+static void test_check_output(void **state)
+{
+    (void)state;
+    assert_int_equal(mkdir(at("chk"), 0755), 0);
+    const char *f = at("chk/new.json");
+    assert_int_equal(dpzo_io_check_output(f, "out", 0, err, sizeof err), 0);
+    struct stat sb;
+    assert_int_equal(lstat(f, &sb), -1); /* not created */
+    put(at("chk/old.json"), "old");
+    assert_int_equal(stat(at("chk/old.json"), &sb), 0);
+    struct timespec mtime = sb.st_mtim;
+    assert_int_equal(dpzo_io_check_output(at("chk/old.json"), "out", 0, err, sizeof err), 0);
+    assert_content(at("chk/old.json"), "old");
+    assert_int_equal(stat(at("chk/old.json"), &sb), 0);
+    assert_true(sb.st_mtim.tv_sec == mtime.tv_sec && sb.st_mtim.tv_nsec == mtime.tv_nsec);
+    /* refused, each naming the path */
+    assert_int_equal(dpzo_io_check_output(at("chk"), "out", 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is a directory"));
+    assert_int_equal(dpzo_io_check_output(at("chk/no/x"), "out", 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "chk/no/x"));
+    assert_int_equal(dpzo_io_check_output("/dev/full", "out", DPZO_IO_DIRECT, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "/dev/full"));
+    assert_int_equal(dpzo_io_check_output("/dev/full", "out", 0, err, sizeof err), -1);
+    assert_int_equal(dpzo_io_check_output("/dev/null", "out", DPZO_IO_DIRECT, err, sizeof err),
+                     0);
+    assert_int_equal(dpzo_io_check_output("/proc/self/x", "out", 0, err, sizeof err), -1);
+    assert_int_equal(mkfifo(at("chk/fifo"), 0644), 0);
+    assert_int_equal(dpzo_io_check_output(at("chk/fifo"), "out", DPZO_IO_DIRECT, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "no reader"));
+    /* with a reader: accepted, and the real write reaches it though the check closed
+     * nothing in between */
+    int rfd = open(at("chk/fifo"), O_RDONLY | O_NONBLOCK);
+    assert_true(rfd >= 0);
+    assert_int_equal(dpzo_io_check_output(at("chk/fifo"), "out", DPZO_IO_DIRECT, err, sizeof err),
+                     0);
+    assert_int_equal(dpzo_io_write_file(at("chk/fifo"), "out", "hi", 2, DPZO_IO_DIRECT, err,
+                                        sizeof err),
+                     0);
+    char b[4] = {0};
+    assert_int_equal(read(rfd, b, sizeof b), 2);
+    assert_memory_equal(b, "hi", 2);
+    close(rfd);
+    /* nothing left behind: no probe file */
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "test $(ls -a '%s' | wc -l) -eq 4", at("chk"));
+    assert_int_equal(system(cmd), 0); /* ., .., old.json, fifo */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", at("chk"));
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_stale_temporaries_cleaned),
         cmocka_unit_test(test_named_temporary),
         cmocka_unit_test(test_failed_write_cleans_up),
+        cmocka_unit_test(test_check_output),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

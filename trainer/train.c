@@ -306,6 +306,24 @@ static dpzo_status metrics_open(dpzo_ctx *ctx, dpzo_trainer *tr, FILE **out)
     return DPZO_OK;
 }
 
+/* Before the first step (and before the metrics file is opened, which empties it on a fresh
+ * run): the checkpoint and the metrics paths must be writable as they will be written, so
+ * that a run does not spend its privacy budget and then lose its state (issue 28, item 6).
+ * Nothing at either path is created or changed (dpzo_io_check_output). */
+static dpzo_status outputs_check(dpzo_ctx *ctx, const dpzo_trainer *tr)
+{
+    char err[DPZO_IO_ERRMAX];
+    if (tr->cfg.checkpoint[0] &&
+        dpzo_io_check_output(tr->cfg.checkpoint, "checkpoint", 0, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s (checked before the first step; nothing was "
+                          "trained)", err);
+    if (tr->cfg.metrics[0] &&
+        dpzo_io_check_output(tr->cfg.metrics, "metrics", DPZO_IO_DIRECT, err, sizeof err) != 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "%s (checked before the first step; nothing was "
+                          "trained)", err);
+    return DPZO_OK;
+}
+
 /* One JSON line per evaluation. The line's train_loss covers the steps since the previous
  * line; the accumulators restart. */
 static dpzo_status metrics_line(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const char *stopped)
@@ -455,7 +473,9 @@ dpzo_status dpzo_trainer_run(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until,
     if (until == 0 || until > tr->cfg.steps)
         until = tr->cfg.steps;
     run_state rs = {NULL, UINT64_MAX, cb, user};
-    dpzo_status st = metrics_open(ctx, tr, &rs.metrics);
+    dpzo_status st = outputs_check(ctx, tr);
+    if (st == DPZO_OK)
+        st = metrics_open(ctx, tr, &rs.metrics);
     if (st != DPZO_OK)
         return st;
     tr->session_start = now_seconds();

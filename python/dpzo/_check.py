@@ -10,13 +10,36 @@ from __future__ import annotations
 
 import numbers
 import os
+import tempfile
 from typing import Any
 
 from .errors import Error
 
-__all__ = ["real", "count", "path", "c_text", "UINT64_MAX"]
+__all__ = ["real", "count", "path", "c_text", "output_folder", "UINT64_MAX"]
 
 UINT64_MAX = (1 << 64) - 1
+
+
+def output_folder(name: str, folder: Any) -> str:
+    """Checks, before the work, that folder can take the files a run will write there
+    (issue 28, item 6): it is made when missing (as the writer would make it), then a
+    one-byte probe file is written in it and removed. Nothing else in it is touched. Raises
+    Error naming the folder; returns it as a string."""
+    f = os.fspath(folder)
+    if isinstance(f, bytes):
+        f = os.fsdecode(f)
+    try:
+        os.makedirs(f, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".dpzo-probe-", dir=f)
+        try:
+            os.write(fd, b"\0")
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        raise Error(f"{name} {f!r} cannot be written: {e.strerror or e} (checked before the "
+                    "first step; nothing was trained)") from None
+    return f
 
 
 def real(name: str, value: Any) -> float:

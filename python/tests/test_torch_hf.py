@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import re
 import shutil
 
 import pytest
@@ -341,3 +342,46 @@ def test_user_per_example_loss(tmp_path):
         tr.train()
         runs.append([r["loss"] for r in tr.state.log_history if "loss" in r])
     assert runs[1][0] == pytest.approx(2 * runs[0][0], rel=1e-6)
+
+
+def test_an_unwritable_output_dir_is_refused_before_the_first_step(tmp_path):
+    """Issue 28, item 6: checkpoints go to args.output_dir; a folder that cannot be made
+    (here: under a regular file) is refused before any noise is drawn, naming the path,
+    instead of after the steps whose privacy budget it spent."""
+    B, T = 6, 4
+    prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    out = blocker / "out"
+    args = targs(tmp_path, output_dir=str(out), max_steps=T, save_strategy="steps",
+                 save_steps=2)
+    with pytest.raises(dpzo.Error, match=re.escape(str(out))):
+        ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="dpzero",
+                  profile=prof_path, clip=1.0).train()
+    assert blocker.read_text() == "not a folder"
+
+
+def test_an_output_dir_that_stops_taking_files_is_refused_by_train(tmp_path):
+    """The folder is checked again by train(): here it became a path under a regular file
+    after the trainer was made; no step runs and the ledger stays at 0."""
+    B, T = 6, 4
+    prof_path, _ = make_profile(tmp_path, steps=T, q=B / N)
+    args = targs(tmp_path, max_steps=T, save_strategy="steps", save_steps=2)
+    tr = ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="dpzero",
+                   profile=prof_path, clip=1.0)
+    shutil.rmtree(args.output_dir)
+    with open(args.output_dir, "w") as f:  # the folder's name is now a regular file
+        f.write("x")
+    with pytest.raises(dpzo.Error, match=re.escape(args.output_dir)):
+        tr.train()
+    assert tr.zo_optimizer.steps_done == 0
+    assert tr.zo_optimizer.epsilon_spent() == 0.0
+
+
+def test_a_writable_output_dir_is_made_and_left_clean(tmp_path):
+    args = targs(tmp_path, output_dir=str(tmp_path / "new" / "out"), max_steps=2,
+                 save_strategy="steps", save_steps=2)
+    ZOTrainer(model=bert(), args=args, train_dataset=Tokens(), dpzo_algorithm="mezo").train()
+    names = sorted(os.listdir(tmp_path / "new" / "out"))
+    assert "checkpoint-2" in names
+    assert not [n for n in names if "dpzo-probe" in n]  # the probe file is gone

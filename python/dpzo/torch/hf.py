@@ -44,6 +44,7 @@ import torch
 import transformers
 from torch.utils.data import DataLoader, IterableDataset
 
+from .. import _check
 from ..errors import Error
 from .optimizer import BudgetExceeded, ZOOptimizer
 
@@ -250,6 +251,7 @@ class ZOTrainer(transformers.Trainer):
                         "keywords): optimizers= and optimizer_cls_and_kwargs= are not used")
         if model is None:
             raise Error("ZOTrainer: model= is required")
+        ZOTrainer._check_output_dir(args)  # before the Trainer makes it its own way
         super().__init__(model=model, args=args, **kwargs)
         a = self.args
         self._check_args(a)
@@ -292,6 +294,23 @@ class ZOTrainer(transformers.Trainer):
         self._per_epoch = max(1, round(len(self.train_dataset)  # type: ignore[arg-type]
                                        / float(a.per_device_train_batch_size)))
         self.add_callback(_DataPasses(self._per_epoch))
+
+    @staticmethod
+    def _check_output_dir(a: Any) -> None:
+        """The checkpoints (with the ledger a resume needs) go to args.output_dir: when they
+        are saved, the folder must take files before the first step spends any privacy
+        budget (issue 28, item 6): made when missing, probed with a file that is removed."""
+        if a is None or getattr(a, "output_dir", None) is None:
+            return
+        strategy = str(getattr(a.save_strategy, "value", a.save_strategy))
+        if strategy != "no":
+            _check.output_folder("ZOTrainer: output_dir", a.output_dir)
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        """transformers.Trainer.train, after checking again that args.output_dir takes files
+        (it may have changed since the trainer was made)."""
+        self._check_output_dir(self.args)
+        return super().train(*args, **kwargs)
 
     @staticmethod
     def _check_args(a: Any) -> None:
