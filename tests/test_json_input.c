@@ -184,8 +184,10 @@ static void test_nul_byte_and_trailing_bytes_refused(void **state)
     HAS(msg, "NUL byte");
     /* claim files: a profile is a claim */
     slurp(PROFILE_IN, text, sizeof text);
-    snprintf(buf, sizeof buf, "%s}", text);
-    write_text(at("claim_trail.json"), buf);
+    n = strlen(text);
+    assert_true(n + 2 <= sizeof text);
+    memcpy(text + n, "}", 2); /* the profile, then a stray brace */
+    write_text(at("claim_trail.json"), text);
     assert_int_not_equal(read_claims(at("claim_trail.json"), msg, sizeof msg), DPZO_OK);
     HAS(msg, "after the JSON value");
     /* a config key with the escape */
