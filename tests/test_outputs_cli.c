@@ -20,50 +20,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static char dir[512];
-
-typedef struct {
-    int status;
-    char out[16384], err[4096];
-} result;
-
-static const char *at(const char *name)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
-
-static void slurp_to(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
-static result *run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static result *run(const char *fmt, ...)
-{
-    static result r;
-    char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && timeout 120 %s %s >cli.out 2>cli.err </dev/null",
-             dir, DPZO_CLI, args);
-    int st = system(cmd);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    slurp_to(at("cli.out"), r.out, sizeof r.out);
-    slurp_to(at("cli.err"), r.err, sizeof r.err);
-    if (r.status == 124)
-        fail_msg("dpzo %s: timed out (blocked?)", args);
-    return &r;
-}
+#define CLI_DIR_TAG "outputs_cli"
+#include "cli_dir.h"
 
 /* exit 2, the path named on stderr, nothing on stdout (no report, no evaluation line) */
 static void refused(result *r, const char *path)
@@ -74,24 +32,10 @@ static void refused(result *r, const char *path)
                  r->status, r->err, path, r->out);
 }
 
-static void put(const char *name, const char *text)
-{
-    FILE *f = fopen(at(name), "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
-
 static int exists(const char *path)
 {
     struct stat sb;
     return lstat(path, &sb) == 0;
-}
-
-static int kind_is(const char *path, mode_t kind)
-{
-    struct stat sb;
-    return lstat(path, &sb) == 0 && (sb.st_mode & S_IFMT) == kind;
 }
 
 /* A folder that cannot take a new file: a chmod 0500 folder for a user; root writes there
@@ -116,21 +60,6 @@ static const char *readonly_dir(void)
         return "/sys/kernel";
     }
     return NULL;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "%s/outputs_cli_XXXXXX", DPZO_TEST_TMP);
-    return mkdtemp(dir) == NULL;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'", dir, dir);
-    return system(cmd) != 0;
 }
 
 static int have_fmnist(void)
