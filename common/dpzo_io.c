@@ -400,43 +400,62 @@ static mode_t process_umask(void)
     return um;
 }
 
+/* The folder of t's destination (its descriptor in *dfd) and a new temporary file in it,
+ * as the atomic replacement writes it: unnamed (O_TMPFILE) where the filesystem allows and
+ * flags has no DPZO_IO_NAMED, else a name from tmp_name created exclusively (*named = 1, the
+ * name in name[]). Returns the temporary's descriptor, or -1 with the message in err (and
+ * nothing left open). */
+static int open_temp(const target *t, const char *path, const char *what, unsigned flags,
+                     char dir[PATH_MAX], char name[NAME_MAX + 1], const char **basep, int *dfd,
+                     int *named, char *err, size_t errlen)
+{
+    const char *base;
+    *named = 0;
+    if (split(t->dest, dir, PATH_MAX, &base) != 0)
+        return fail(err, errlen, "%s '%s': not a file name", what, path);
+    *basep = base; /* inside t->dest */
+    if (strlen(base) + 40 > NAME_MAX)
+        return fail(err, errlen, "%s '%s': file name too long for a temporary beside it", what,
+                    path);
+    *dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*dfd < 0)
+        return fail(err, errlen, "%s '%s': cannot write: cannot open its folder %s (%s)", what,
+                    path, dir, strerror(errno));
+    int fd = -1;
+    if (!(flags & DPZO_IO_NAMED))
+        fd = openat(*dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    /* no O_TMPFILE here: a named temporary, created exclusively */
+    for (int tries = 0; tries < 100 && fd < 0; tries++) {
+        if (tmp_name(name, NAME_MAX + 1, base) != 0)
+            break;
+        fd = openat(*dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST && errno != EINTR)
+            break;
+    }
+    if (fd < 0) {
+        int e = errno;
+        close(*dfd);
+        return fail(err, errlen, "%s '%s': cannot write: cannot create a temporary in %s (%s)",
+                    what, path, dir, strerror(e));
+    }
+    *named = 1;
+    return fd;
+}
+
 static int write_replace(const target *t, const char *path, const char *what,
                          const unsigned char *buf, size_t n, unsigned flags, char *err,
                          size_t errlen)
 {
     char dir[PATH_MAX], name[NAME_MAX + 1];
     const char *base;
-    if (split(t->dest, dir, sizeof dir, &base) != 0)
-        return fail(err, errlen, "%s '%s': not a file name", what, path);
-    if (strlen(base) + 40 > NAME_MAX)
-        return fail(err, errlen, "%s '%s': file name too long for a temporary beside it", what,
-                    path);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return fail(err, errlen, "%s '%s': cannot write: cannot open its folder %s (%s)", what,
-                    path, dir, strerror(errno));
+    int dfd, named; /* named: the temporary has a name to remove on failure */
+    int fd = open_temp(t, path, what, flags, dir, name, &base, &dfd, &named, err, errlen);
+    if (fd < 0)
+        return -1;
     mode_t mode = t->kind == 1 ? (t->sb.st_mode & 07777) : 0644;
-    int named = 0; /* the temporary has a name to remove on failure */
-    int fd = -1;
-    if (!(flags & DPZO_IO_NAMED))
-        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     int e = 0;
-    if (fd < 0) { /* no O_TMPFILE here: a named temporary, created exclusively */
-        for (int tries = 0; tries < 100 && fd < 0; tries++) {
-            if (tmp_name(name, sizeof name, base) != 0)
-                break;
-            fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-            if (fd < 0 && errno != EEXIST && errno != EINTR)
-                break;
-        }
-        if (fd < 0) {
-            e = errno;
-            close(dfd);
-            return fail(err, errlen, "%s '%s': cannot create a temporary in %s: %s", what, path,
-                        dir, strerror(e));
-        }
-        named = 1;
-    }
     int bad = write_all(fd, buf, n) != 0;
     if (!bad && t->kind == 1) {
         /* the replacement keeps the old file's owner (best effort) and mode */
@@ -546,32 +565,10 @@ int dpzo_io_check_output(const char *path, const char *what, unsigned flags, cha
      * it, so the folder must exist and take a new file; the file itself is not touched */
     char dir[PATH_MAX], name[NAME_MAX + 1];
     const char *base;
-    if (split(t.dest, dir, sizeof dir, &base) != 0)
-        return fail(err, errlen, "%s '%s': not a file name", what, path);
-    if (strlen(base) + 40 > NAME_MAX)
-        return fail(err, errlen, "%s '%s': file name too long for a temporary beside it", what,
-                    path);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return fail(err, errlen, "%s '%s': cannot write: cannot open its folder %s (%s)", what,
-                    path, dir, strerror(errno));
-    int named = 0, fd = -1;
-    if (!(flags & DPZO_IO_NAMED))
-        fd = openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-    for (int tries = 0; fd < 0 && tries < 100; tries++) { /* as write_replace does */
-        if (tmp_name(name, sizeof name, base) != 0)
-            break;
-        fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST && errno != EINTR)
-            break;
-        named = fd >= 0;
-    }
-    if (fd < 0) {
-        int e = errno;
-        close(dfd);
-        return fail(err, errlen, "%s '%s': cannot write: cannot create a file in its folder %s "
-                    "(%s)", what, path, dir, strerror(e));
-    }
+    int dfd, named;
+    int fd = open_temp(&t, path, what, flags, dir, name, &base, &dfd, &named, err, errlen);
+    if (fd < 0)
+        return -1;
     /* one byte: a filesystem without room says so now, not after the work */
     int bad = write_all(fd, (const unsigned char *)"", 1) != 0;
     int e = errno;
