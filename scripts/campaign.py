@@ -862,23 +862,32 @@ def phase_pyoverflow(c, pool, quick):
                          [call.replace("X", v) for call in calls for v in values])
 
 
-def phase_outputs(c, pool):
-    """Output paths: a symlink to a regular file, a FIFO (drained), a directory, and a
-    symbolic link planted at the temporary name."""
-    futs = []
-    cases = [
+def file_output_cases():
+    """The commands whose one output is a file (@O): name and argv, for the output phases."""
+    return [
         ("profile-gaussian", ["profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
                               "--steps", "100", "--sampling-rate", "0.01", "-o", "@O"]),
         ("audit-markdown", ["audit", "--noise-multiplier", "1", "--sampling-rate", "0.01",
                             "--steps", "10", "--epsilon", "3", "--delta", "1e-5", "--grid",
                             "1e-2", "--no-calibrate", "--no-prv", "--no-plots", "--markdown", "@O"]),
         ("plot-noise", ["plot", "noise"] + LMO + ["-o", "@O.svg"]),
-        ("lmo-search-out", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
-                            c.files["grid"], "--steps", "10", "--sampling-rate", "0.01",
-                            "--bound", "mgf", "--threads", "1", "-o", "@O"]),
-        ("lmo-search-ckpt-out", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
-                                 c.files["grid"], "--steps", "10", "--sampling-rate", "0.01",
-                                 "--bound", "mgf", "--threads", "1", "--checkpoint", "@O"]),
+    ]
+
+
+def lmo_search_argv(c):
+    """A small LMO search over the campaign's grid (outputs added by the caller)."""
+    return ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", c.files["grid"],
+            "--steps", "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]
+
+
+def phase_outputs(c, pool):
+    """Output paths: a symlink to a regular file, a FIFO (drained), a directory, and a
+    symbolic link planted at the temporary name."""
+    futs = []
+    cases = [
+        *file_output_cases(),
+        ("lmo-search-out", lmo_search_argv(c) + ["-o", "@O"]),
+        ("lmo-search-ckpt-out", lmo_search_argv(c) + ["--checkpoint", "@O"]),
     ]
     if c.files.get("train"):
         cases.append(("train-metrics", ["train", "--config", c.files["train"], "--steps", "1",
@@ -899,16 +908,10 @@ def phase_unwritable(c, pool):
     report on stdout. Kinds: before-work:* (directory, missing folder), full-readonly:*
     (/dev/full, a read-only folder) and fifo-no-reader."""
     futs = []
-    grid = ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", c.files["grid"],
-            "--steps", "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]
+    grid = lmo_search_argv(c)
     # (name, argv with @O the output and @E the evidence of work, direct: devices allowed)
     cases = [
-        ("profile-gaussian", ["profile", "gaussian", "--epsilon", "3", "--delta", "1e-5",
-                              "--steps", "100", "--sampling-rate", "0.01", "-o", "@O"]),
-        ("audit-markdown", ["audit", "--noise-multiplier", "1", "--sampling-rate", "0.01",
-                            "--steps", "10", "--epsilon", "3", "--delta", "1e-5", "--grid",
-                            "1e-2", "--no-calibrate", "--no-prv", "--no-plots", "--markdown", "@O"]),
-        ("plot-noise", ["plot", "noise"] + LMO + ["-o", "@O.svg"]),
+        *file_output_cases(),
         ("lmo-search-out", grid + ["--checkpoint", "@E", "-o", "@O"]),
         ("lmo-search-ckpt", grid + ["--checkpoint", "@O"]),
     ]
