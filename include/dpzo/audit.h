@@ -93,7 +93,8 @@ typedef struct {
     double upper;            /* smallest proven upper bound (+inf if none is finite) */
     double lower;            /* largest proven lower bound on the true epsilon (>= 0) */
     const char *upper_from;  /* "rdp", "pld", "prv" or "none" */
-    const char *lower_from;  /* "pld", "prv" or "none" */
+    const char *lower_from;  /* "pld", "prv", "test" (the threshold test of docs/audit.md
+                                section 3) or "none" */
     double rdp;              /* RDP accountant's certified epsilon (NaN: not computed) */
     double rdp_order;
     double pld_upper, pld_lower, pld_grid; /* NaN: not computed */

@@ -142,7 +142,8 @@ class AuditBounds:
     """Proven bounds on the true epsilon of a claim's mechanism (``dpzo_audit_bounds``).
     ``upper``: the smallest proven upper bound (inf if none is finite), from
     ``upper_from`` ("rdp", "pld", "prv" or "none"); ``lower``: the largest proven lower
-    bound (>= 0), from ``lower_from``. The accountants' own numbers are None when not
+    bound (>= 0), from ``lower_from`` ("pld", "prv", "test": the threshold test of
+    docs/audit.md section 3, or "none"). The accountants' own numbers are None when not
     computed. ``lower_on_realised_pair``: the PLD's lower end was computed on a realised
     pair other than the dominating pair of the upper end (fixed and shuffled batches).
     ``upper_slack`` / ``lower_slack``: how far a finer PLD grid could move each end."""

@@ -142,6 +142,20 @@ def test_claim_objects() -> None:
     assert w.verdict == "VIOLATED" and w.lower > 0.4
 
 
+def test_threshold_test_lower_end() -> None:
+    """Issue 28 item 5: at a noise where the PLD does not fit in memory, fixed batches get a
+    proven lower end from the threshold test (mpmath's supremum over thresholds: 50045776.6224178854,
+    tests/ref/audit_lower_values.h), and the claim that was UNDETERMINED [0, 2.0e11] is
+    VIOLATED; the same run's CLI JSON says so too."""
+    c = dpzo.Claim(epsilon=1, delta=1e-5, noise_multiplier=1e-4, sampling="fixed",
+                   batch_size=256, dataset_size=60000, steps=1000)
+    v, = dpzo.audit(c, calibrate=False, prv=False)
+    assert v.verdict == "VIOLATED"
+    assert v.bounds.lower_from == "test" and v.bounds.lower_on_realised_pair
+    assert 50045776.622417885 * (1 - 1e-3) <= v.lower <= 50045776.622417885
+    assert v.lower <= v.upper and "no-lower" not in v.mismatches
+
+
 def test_claim_equals_file(cli_path: str, tmp_path: pathlib.Path) -> None:
     # the LMO claim of docs/examples/claim-lmo-sst2.json, as a Claim and as a dict
     f = ROOT / "docs" / "examples" / "claim-lmo-sst2.json"
