@@ -24,10 +24,28 @@ Two drop-ins for Opacus users (``pip install opacus``; this module imports it):
 What is proven: every epsilon returned here is the upper end the C library proves for the
 recorded history (RDP: certified RDP curve and conversion, rounded up; PLD/PRV: the proven
 upper end of the interval). Nothing is computed in Python.
+
+Which sampling it proves: ``make_private`` hands the accountant its optimizer hook, and the
+accountant reads there which data loader Opacus will run (``pipeline``). With Opacus's
+Poisson loader (``poisson_sampling=True``, the default) the history is accounted as
+Poisson-sampled Gaussian steps. With ``poisson_sampling=False`` and a loader drawing each
+example at most once per pass (a ``BatchSampler`` over a ``SequentialSampler`` or a
+``RandomSampler`` without replacement: shuffled or fixed-order batches), no amplification
+by sampling is proven: the accountant counts the passes the loader starts and accounts one
+Gaussian release per pass that held a step (the smallest noise multiplier of the pass's
+steps), the argument of docs/audit.md section 3 for shuffled batches; the optimizer must
+step on every batch (gradient accumulation over several batches is not covered). Any other
+loader (a sampler with replacement, weights, a custom sampler) or gradient accumulation
+there leaves nothing proven: ``proven`` is False, ``get_epsilon`` warns
+(:class:`UnprovenWarning`) and returns the Poisson figure Opacus would print. An accountant
+whose hook was not made by ``make_private`` (``pipeline`` None) accounts Poisson sampling,
+as Opacus's own accountants do, and proves that only.
 """
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections import OrderedDict
 from copy import deepcopy
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -53,7 +71,12 @@ from . import (
 from ._check import count as _count, real
 
 __all__ = ["DpzoAccountant", "get_noise_multiplier", "calibrate_noise_multiplier", "register",
-           "MECHANISMS"]
+           "MECHANISMS", "UnprovenWarning"]
+
+
+class UnprovenWarning(UserWarning):
+    """The epsilon returned is not a proven bound for the sampling that ran (see the
+    module's "Which sampling it proves")."""
 
 #: The accountant names :func:`register` gives Opacus's registry, and what each one is.
 MECHANISMS = {"dpzo_rdp": "rdp", "dpzo_pld": "pld", "dpzo_prv": "prv"}
@@ -89,6 +112,58 @@ def _kind(accountant: Any) -> str:
                 "epsilon; dpzo proves no GDP bound)") if name == "gdp" else ""
         raise Error(f"accountant must be 'rdp', 'pld' or 'prv', got {accountant!r}{hint}")
     return name
+
+
+def _make_private_loader(frame: Any) -> Tuple[bool, Any]:
+    """(seen, loader): the data loader Opacus's ``PrivacyEngine.make_private`` returns to
+    its caller, read from that call's frame when it is the one asking for the hook."""
+    try:
+        from opacus import PrivacyEngine
+    except ImportError:  # pragma: no cover - opacus is imported above
+        return False, None
+    if (frame is None or frame.f_code.co_name != "make_private"
+            or not isinstance(frame.f_locals.get("self"), PrivacyEngine)
+            or "data_loader" not in frame.f_locals):
+        return False, None
+    return True, frame.f_locals["data_loader"]
+
+
+def _loader_pipeline(loader: Any) -> Tuple[str, str]:
+    """("poisson" | "shuffled" | "unknown", why) for the loader Opacus runs."""
+    from opacus.data_loader import DPDataLoader
+    from torch.utils.data import BatchSampler, RandomSampler, SequentialSampler
+
+    if isinstance(loader, DPDataLoader):
+        return "poisson", "Opacus's Poisson loader"
+    bs = getattr(loader, "batch_sampler", None)
+    sampler = getattr(bs, "sampler", None)
+    if type(bs) is BatchSampler and (
+            type(sampler) is SequentialSampler
+            or (type(sampler) is RandomSampler and not sampler.replacement
+                and sampler._num_samples is None)):
+        return "shuffled", f"batches of {bs.batch_size} cut from a {type(sampler).__name__}"
+    return "unknown", (f"a loader that is not Poisson-sampled and whose sampler "
+                       f"({type(sampler).__name__ if sampler is not None else type(bs).__name__})"
+                       " may draw an example more than once per pass")
+
+
+def _count_passes(loader: Any, listener: Callable[[], None]) -> None:
+    """Calls ``listener`` whenever a pass over ``loader`` starts (its ``__iter__``): the
+    loader's class is replaced by a subclass that announces each pass and then does what
+    the class did."""
+    cls = type(loader)
+    if not getattr(cls, "_dpzo_counts_passes", False):
+        base = cls
+
+        def __iter__(self: Any) -> Any:
+            for f in list(self.__dict__.get("_dpzo_pass_listeners", ())):
+                f()
+            return base.__iter__(self)
+
+        loader.__class__ = type(cls.__name__, (cls,), {
+            "__iter__": __iter__, "_dpzo_counts_passes": True, "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__})
+    loader.__dict__.setdefault("_dpzo_pass_listeners", []).append(listener)
 
 
 class _Mechanism:
@@ -128,19 +203,85 @@ class DpzoAccountant(IAccountant):
         self.history: List[HistoryEntry] = []
         self.kind: str = _kind(self._default_kind if accountant is None else accountant)
         self.options: dict = dict(options)
+        #: the sampling of the loader make_private runs: "poisson", "shuffled", "unknown",
+        #: or None (the hook was not made by make_private: Poisson sampling is assumed)
+        self.pipeline: Optional[str] = None
+        #: why ``pipeline`` is what it is, or why nothing is proven (one line)
+        self.pipeline_reason: str = ""
+        #: shuffled batches: the noise multiplier of each pass that held a step (the
+        #: smallest of its steps); the Gaussian releases accounted
+        self.releases: List[float] = []
+        self._passes = 0
+        self._release_pass = -1
+        self._unproven = ""
+        self._entry_shuffled: List[bool] = []
+        self._flags_of: Any = self.history
         self._new_accountant()  # refuses bad options now, not at the first get_epsilon
 
     # --- Opacus's interface -----------------------------------------------------------
+    def get_optimizer_hook_fn(self, sample_rate: float) -> Callable[[Any], None]:
+        """Opacus's hook (``IAccountant.get_optimizer_hook_fn``), and the moment the
+        accountant sees which data loader ``make_private`` runs (``pipeline``)."""
+        seen, loader = _make_private_loader(sys._getframe(1))
+        if seen:
+            self.pipeline, self.pipeline_reason = _loader_pipeline(loader)
+            self._unproven = "" if self.pipeline != "unknown" else self.pipeline_reason
+            if self.pipeline == "shuffled":
+                _count_passes(loader, self._pass_started)
+
+        def hook_fn(optim: Any) -> None:
+            acc = int(getattr(optim, "accumulated_iterations", 1))
+            self._record(optim.noise_multiplier, sample_rate * acc, self.pipeline == "shuffled")
+            if self.pipeline == "shuffled":
+                if acc != 1 and not self._unproven:
+                    self._unproven = ("the optimizer stepped once per %d batches of a "
+                                      "shuffled loader: a step may hold an example twice"
+                                      % acc)
+                self._release(float(optim.noise_multiplier))
+
+        return hook_fn
+
+    def _pass_started(self) -> None:
+        self._passes += 1
+
+    def _release(self, sigma: float) -> None:
+        if self._release_pass == self._passes and self.releases:
+            self.releases[-1] = min(self.releases[-1], sigma)
+        else:
+            self.releases.append(sigma)
+            self._release_pass = self._passes
+
+    @property
+    def proven(self) -> bool:
+        """Whether :meth:`get_epsilon` is a proven bound for the sampling that ran."""
+        return not self._unproven
+
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Records one optimizer step (Poisson sampling at ``sample_rate``)."""
+        self._record(noise_multiplier, sample_rate, False)
+
+    def _record(self, noise_multiplier: float, sample_rate: float, shuffled: bool) -> None:
         sigma = _real("noise_multiplier", noise_multiplier)
         q = _real("sample_rate", sample_rate)
-        if self.history and self.history[-1][0] == sigma and self.history[-1][1] == q:
+        flags = self._flags()
+        if (self.history and self.history[-1][0] == sigma and self.history[-1][1] == q
+                and flags[-1] == shuffled):
             last = self.history.pop()  # checked when it was recorded
             self.history.append((last[0], last[1], last[2] + 1))
         else:
             _check_event(sigma, q)
             self.history.append((sigma, q, 1))
+            flags.append(shuffled)
+
+    def _flags(self) -> List[bool]:
+        """Which history entries are shuffled steps (accounted by ``releases``), kept for
+        this very history list: code that replaces or edits ``history`` (Opacus's own
+        get_noise_multiplier sets it) takes the accounting over, all of it Poisson."""
+        if self._flags_of is not self.history or len(self._entry_shuffled) != len(self.history):
+            self._flags_of = self.history
+            self._entry_shuffled = [False] * len(self.history)
+            self.releases = []
+        return self._entry_shuffled
 
     def get_epsilon(self, delta: float, alphas: Optional[Sequence[float]] = None, *,
                     eps_error: Optional[float] = None, delta_error: Optional[float] = None,
@@ -167,6 +308,10 @@ class DpzoAccountant(IAccountant):
         destination["history"] = deepcopy(self.history)
         destination["mechanism"] = self.mechanism()
         destination["dpzo_options"] = deepcopy(self.options)
+        destination["dpzo_pipeline"] = {
+            "pipeline": self.pipeline, "reason": self.pipeline_reason,
+            "unproven": self._unproven, "entry_shuffled": list(self._flags()),
+            "releases": list(self.releases)}
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -194,13 +339,43 @@ class DpzoAccountant(IAccountant):
             _check_event(sigma, q)
             history.append((sigma, q, steps))
         self.history = history
+        self._flags()  # all Poisson, no releases, unless the state says otherwise
+        pipe = state_dict.get("dpzo_pipeline")
+        if pipe is not None:
+            self._load_pipeline(pipe)
+
+    def _load_pipeline(self, pipe: Any) -> None:
+        """The ``dpzo_pipeline`` entry of a state dict written by :meth:`state_dict`."""
+        try:
+            flags = [bool(f) for f in pipe["entry_shuffled"]]
+            releases = [_real("dpzo_pipeline releases", r) for r in pipe["releases"]]
+            kind, reason, unproven = pipe["pipeline"], str(pipe["reason"]), str(pipe["unproven"])
+        except (KeyError, TypeError) as e:
+            raise Error(f"state dict's dpzo_pipeline is malformed: {e}") from None
+        shuffled_steps = sum(int(h[2]) for h, f in zip(self.history, flags) if f)
+        if (len(flags) != len(self.history) or kind not in (None, "poisson", "shuffled", "unknown")
+                or len(releases) > shuffled_steps or (shuffled_steps > 0) != bool(releases)):
+            raise Error("state dict's dpzo_pipeline does not match its history (entry flags "
+                        f"{len(flags)} for {len(self.history)} entries, {len(releases)} "
+                        f"releases for {shuffled_steps} shuffled steps)")
+        for r in releases:
+            _check_event(r, 1.0)
+        self._entry_shuffled, self._flags_of = flags, self.history
+        self.releases, self._release_pass = releases, -1
+        # the loader this accountant sees now (make_private ran first) stays its pipeline
+        if self.pipeline is None:
+            self.pipeline, self.pipeline_reason = kind, reason
+        self._unproven = self._unproven or unproven
 
     # --- dpzo's full answers ----------------------------------------------------------
     def epsilon(self, delta: float, *, alphas: Optional[Sequence[float]] = None,
                 eps_error: Optional[float] = None,
                 delta_error: Optional[float] = None) -> Epsilon:
         """dpzo's full answer for the steps so far: :class:`dpzo.Epsilon` (``.epsilon`` the
-        proven upper bound; ``.lower`` the proven lower bound with PLD/PRV)."""
+        proven upper bound; ``.lower`` the proven lower bound with PLD/PRV). For shuffled
+        batches, the Gaussian releases of ``releases``; where nothing is proven
+        (``proven`` False) it warns (:class:`UnprovenWarning`) and answers for Poisson
+        sampling."""
         return self._composed(alphas, eps_error, delta_error).epsilon(delta)
 
     def delta(self, epsilon: float) -> Delta:
@@ -240,8 +415,26 @@ class DpzoAccountant(IAccountant):
                                 f"{self.kind!r}; only 'prv' takes it")
                 overrides[name] = value
         acc = self._new_accountant(**overrides)
-        for sigma, q, steps in self.history:
-            acc.compose(PoissonSampledEvent(q, GaussianEvent(sigma)), int(steps))
+        if self._unproven:
+            warnings.warn(f"dpzo.opacus: this epsilon is not a proven bound: "
+                          f"{self._unproven}; it is the figure for Poisson sampling "
+                          "(make_private(..., poisson_sampling=True) runs what it proves)",
+                          UnprovenWarning, stacklevel=4)
+            for sigma, q, steps in self.history:
+                acc.compose(PoissonSampledEvent(q, GaussianEvent(sigma)), int(steps))
+            return acc
+        flags = self._flags()
+        for (sigma, q, steps), shuffled in zip(self.history, flags):
+            if not shuffled:
+                acc.compose(PoissonSampledEvent(q, GaussianEvent(sigma)), int(steps))
+        if self.releases:
+            i = 0
+            while i < len(self.releases):
+                j = i
+                while j < len(self.releases) and self.releases[j] == self.releases[i]:
+                    j += 1
+                acc.compose(GaussianEvent(self.releases[i]), j - i)
+                i = j
         return acc
 
 

@@ -326,3 +326,112 @@ def test_make_private_with_epsilon_through_the_registry() -> None:
     e = dpzo.epsilon(noise_multiplier=sigma, sampling_rate=0.1, steps=30, delta=1e-5)
     assert e.epsilon <= 2.0 and e.epsilon >= 2.0 - 0.01 - 1e-9
     assert math.isfinite(sigma) and sigma > 0
+
+
+def _shuffled_run(loader_kwargs, passes, per_pass=None, accumulate=1, poisson=False):
+    """Opacus's make_private on a loader of 600 examples in batches of 60; `passes` passes,
+    each cut after `per_pass` batches (None: whole)."""
+    import torch
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(600, 8), torch.randint(0, 2, (600,)))
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    engine = PrivacyEngine()
+    engine.accountant = DpzoAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus's notices
+        model, opt, loader = engine.make_private(
+            module=model, optimizer=opt, data_loader=DataLoader(data, **loader_kwargs),
+            noise_multiplier=1.1, max_grad_norm=1.0, poisson_sampling=poisson)
+    for _ in range(passes):
+        for i, (x, y) in enumerate(loader):
+            if per_pass is not None and i == per_pass:
+                break
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            if (i + 1) % accumulate == 0:
+                opt.step()
+                opt.zero_grad()
+    return engine
+
+
+def test_shuffled_loader_is_accounted_as_run() -> None:
+    """Issue 28 item 3: poisson_sampling=False with a shuffling loader was labelled with the
+    Poisson proof (4.0237 here, 30 steps at q = 0.1). The accountant now sees the loader
+    make_private runs and accounts one Gaussian release per pass (docs/audit.md section 3):
+    3 passes, the 3-fold Gaussian at sigma 1.1, which dpzo's audit of the same shuffled run
+    brackets."""
+    from dpzo.opacus import UnprovenWarning
+
+    engine = _shuffled_run(dict(batch_size=60, shuffle=True), passes=3)
+    acc = engine.accountant
+    assert acc.pipeline == "shuffled" and acc.proven and acc.releases == [1.1, 1.1, 1.1]
+    assert len(acc) == 30 and acc.history == [(1.1, 0.1, 30)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnprovenWarning)
+        eps = engine.get_epsilon(1e-5)
+    gauss = dpzo.RdpAccountant().compose(dpzo.GaussianEvent(1.1), 3).epsilon(1e-5).epsilon
+    poisson = dpzo.epsilon(noise_multiplier=1.1, sampling_rate=0.1, steps=30,
+                           delta=1e-5).epsilon
+    assert eps == gauss and eps > 1.9 * poisson
+    v, = dpzo.audit(dpzo.Claim(epsilon=eps, delta=1e-5, noise_multiplier=1.1,
+                               sampling="shuffled", batch_size=60, dataset_size=600, steps=30,
+                               adjacency="zero-out"), calibrate=False)
+    assert v.lower <= eps and v.upper <= eps * (1 + 1e-12)
+    # fixed-order batches (no shuffle): the same bound, same passes
+    fixed = _shuffled_run(dict(batch_size=60), passes=3).accountant
+    assert fixed.pipeline == "shuffled" and fixed.get_epsilon(1e-5) == eps
+
+
+def test_shuffled_passes_are_counted_not_assumed() -> None:
+    """Passes cut short start new permutations: 3 passes of 5 batches are 3 releases, not
+    ceil(15 / 10) = 2."""
+    acc = _shuffled_run(dict(batch_size=60, shuffle=True), passes=3, per_pass=5).accountant
+    assert len(acc) == 15 and acc.releases == [1.1, 1.1, 1.1]
+
+
+def test_unproven_pipelines_warn() -> None:
+    """A sampler that may draw an example twice per pass, or gradient accumulation over a
+    shuffled loader, proves nothing: proven is False and get_epsilon warns."""
+    import torch
+    from dpzo.opacus import UnprovenWarning
+    from torch.utils.data import RandomSampler
+
+    sampler = RandomSampler(range(600), replacement=True)
+    acc = _shuffled_run(dict(batch_size=60, sampler=sampler), passes=1).accountant
+    assert acc.pipeline == "unknown" and not acc.proven
+    with pytest.warns(UnprovenWarning, match="not a proven bound"):
+        e = acc.get_epsilon(1e-5)
+    assert e == dpzo.epsilon(noise_multiplier=1.1, sampling_rate=0.1, steps=10,
+                             delta=1e-5).epsilon
+    acc2 = _shuffled_run(dict(batch_size=60, shuffle=True), passes=1, accumulate=2).accountant
+    assert acc2.pipeline == "shuffled" and not acc2.proven and "once per 2 batches" in \
+        acc2._unproven
+    with pytest.warns(UnprovenWarning):
+        acc2.get_epsilon(1e-5)
+    # Opacus's own Poisson loader: proven, no warning, the Poisson figure
+    acc3 = _shuffled_run(dict(batch_size=60), passes=1, poisson=True).accountant
+    assert acc3.pipeline == "poisson" and acc3.proven and acc3.releases == []
+    assert torch is not None
+
+
+def test_shuffled_state_round_trip(tmp_path) -> None:
+    """Opacus's checkpoints (weights_only) carry the releases; a resumed accountant gives
+    the same epsilon, and a state dict whose pipeline does not match its history is
+    refused."""
+    import torch
+
+    engine = _shuffled_run(dict(batch_size=60, shuffle=True), passes=2)
+    eps = engine.get_epsilon(1e-5)
+    path = tmp_path / "ckpt.pt"
+    torch.save({"privacy_accountant_state_dict": engine.accountant.state_dict()}, path)
+    saved = torch.load(path, weights_only=True)["privacy_accountant_state_dict"]
+    resumed = DpzoAccountant()
+    resumed.load_state_dict(saved)
+    assert resumed.releases == [1.1, 1.1] and resumed.get_epsilon(1e-5) == eps
+    bad = dict(saved)
+    bad["dpzo_pipeline"] = dict(saved["dpzo_pipeline"], releases=[])
+    with pytest.raises(dpzo.Error, match="does not match its history"):
+        DpzoAccountant().load_state_dict(bad)
