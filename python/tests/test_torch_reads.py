@@ -151,6 +151,22 @@ def test_multihead_attention_perturbs_in_proj_and_out_proj_together() -> None:
     opt.step(lambda: mha_losses(model, list(range(B))))
     assert seen == [4, 0] * 2
     assert opt._swapped == {}
+    assert opt._homes() == {n: ("",) for n, _ in model.named_parameters()}
+
+
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_the_tracker_alone_finds_the_attentions_reads(mode: str, monkeypatch: Any) -> None:
+    """Without the known rule for nn.MultiheadAttention the first evaluation's tracked reads
+    find out_proj's tensors read in the attention's forward, through
+    F.multi_head_attention_forward (train) and through the fused
+    _native_multi_head_attention (eval), and get them right from that evaluation on."""
+    from dpzo.torch import optimizer
+    monkeypatch.setattr(optimizer, "_READS_CHILDREN", {})
+    with pytest.warns(UserWarning, match=r"out_proj\.weight \(read in the forward of the "
+                      r"model \(MultiheadAttention\)\)"):
+        got = assert_same_as_all(mha_model().train(mode == "train"), mha_losses)
+    assert got["calls"] == [2 * Q] * STEPS
+    assert got["opt"]._homes()["out_proj.bias"] == ("", "out_proj")
 
 
 def encoder_layer() -> torch.nn.Module:
@@ -278,9 +294,9 @@ def test_a_weight_read_by_another_module_is_found_and_rehomed(call_child: bool) 
         got = assert_same_as_all(make_parent(call_child), parent_losses)
     # found in the first evaluation, which was computed right (no evaluation redone)
     assert got["calls"] == [2 * Q] * STEPS
-    opt, model = got["opt"], got["model"]
-    home = opt._homes()
-    assert home["child.weight"] == home["child.bias"] == "" and home["pre.weight"] == "pre"
+    home = got["opt"]._homes()  # the child keeps its hook (it may run: call_child)
+    assert home["child.weight"] == home["child.bias"] == ("", "child")
+    assert home["pre.weight"] == ("pre",)
 
 
 def test_a_weight_read_outside_every_forward_is_perturbed_for_the_whole_evaluation() -> None:
@@ -316,7 +332,7 @@ def test_a_weight_read_in_two_modules_goes_to_the_module_enclosing_both() -> Non
     torch.manual_seed(10)
     with pytest.warns(UserWarning, match=r"b\.child\.weight"):
         got = assert_same_as_all(Outer(), parent_losses)
-    assert got["opt"]._homes()["b.child.weight"] == ""  # Outer: encloses both reads
+    assert got["opt"]._homes()["b.child.weight"] == ("b", "b.child")  # both readers
 
 
 def test_a_change_of_path_is_caught_and_the_evaluation_redone() -> None:
