@@ -257,6 +257,28 @@ def test_hugging_face_bert() -> None:
     assert got["calls"] == [2 * Q] * STEPS
 
 
+def test_hugging_face_gpt2_with_tied_embeddings() -> None:
+    """GPT-2's lm_head.weight is wte.weight (one Parameter in two modules, both its homes):
+    the same either way, nothing to report."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(14)
+    cfg = transformers.GPT2Config(vocab_size=50, n_positions=16, n_embd=D, n_layer=2, n_head=2,
+                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                  bos_token_id=0, eos_token_id=0)
+    model = transformers.GPT2LMHeadModel(cfg)
+    assert model.lm_head.weight is model.transformer.wte.weight
+    ids = torch.randint(0, 50, (N, 6), generator=torch.Generator().manual_seed(15))
+
+    def losses(m: torch.nn.Module, rows: List[int]) -> torch.Tensor:
+        logits = m(input_ids=ids[rows]).logits[:, :-1]
+        return F.cross_entropy(logits.reshape(-1, 50), ids[rows, 1:].reshape(-1),
+                               reduction="none").reshape(len(rows), -1).mean(1)
+
+    with no_warnings():
+        got = assert_same_as_all(model, losses)
+    assert got["calls"] == [2 * Q] * STEPS
+
+
 # ---- reads the plugin finds at run time -------------------------------------------------------
 
 class Parent(torch.nn.Module):
