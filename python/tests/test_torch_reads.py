@@ -341,7 +341,7 @@ def test_a_weight_read_outside_every_forward_is_perturbed_for_the_whole_evaluati
     assert got["opt"]._homes()["scale"] is None
 
 
-def test_a_weight_read_in_two_modules_goes_to_the_module_enclosing_both() -> None:
+def test_a_weight_read_in_two_modules_has_both_as_homes() -> None:
     class Outer(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
