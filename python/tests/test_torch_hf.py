@@ -385,3 +385,52 @@ def test_a_writable_output_dir_is_made_and_left_clean(tmp_path):
     names = sorted(os.listdir(tmp_path / "new" / "out"))
     assert "checkpoint-2" in names
     assert not [n for n in names if "dpzo-probe" in n]  # the probe file is gone
+
+
+class Images(torch.utils.data.Dataset):
+    """N random 3 x 8 x 8 images, each with a random 16-vector target."""
+
+    def __init__(self, n: int = N) -> None:
+        g = torch.Generator().manual_seed(8)
+        self.x = torch.randn(n, 3, 8, 8, generator=g)
+        self.y = torch.randn(n, 16, generator=g)
+
+    def __len__(self) -> int:
+        return self.x.shape[0]
+
+    def __getitem__(self, i: int):
+        return {"pixel_values": self.x[i], "labels": self.y[i]}
+
+
+def siglip_vision(seed: int = 0):
+    """A tiny SiglipVisionModel (no hub): it pools with torch's nn.MultiheadAttention."""
+    torch.manual_seed(seed)
+    cfg = transformers.SiglipVisionConfig(hidden_size=16, intermediate_size=32,
+                                          num_hidden_layers=1, num_attention_heads=2,
+                                          image_size=8, patch_size=4, num_channels=3,
+                                          vision_use_head=True)
+    return transformers.SiglipVisionModel(cfg)
+
+
+def pooled_error(model, inputs):
+    out = model(pixel_values=inputs["pixel_values"]).pooler_output
+    return (out.float() - inputs["labels"].float()).pow(2).mean(1)
+
+
+def test_torch_attention_trains_as_with_perturb_all(tmp_path):
+    """Issue 28, item 2: the attention pooling head's out_proj is read inside
+    nn.MultiheadAttention's forward; the trainer's default (perturb="layer") must leave the
+    parameters that perturb="all" leaves, bit for bit."""
+    runs = []
+    for options in (None, {"perturb": "all"}):
+        model = siglip_vision()
+        tr = ZOTrainer(model=model, args=targs(tmp_path, max_steps=3,
+                                               remove_unused_columns=False),
+                       train_dataset=Images(), dpzo_algorithm="mezo", perturbation=1e-3,
+                       queries=2, per_example_loss=pooled_error, dpzo_options=options)
+        fix_sampling_seed(tr.zo_optimizer)
+        tr.train()
+        assert tr.zo_optimizer.steps_done == 3
+        runs.append(params(model))
+    assert all(torch.equal(a, b) for a, b in zip(*runs))
+    assert not any(torch.equal(a, b) for a, b in zip(runs[0], params(siglip_vision())))

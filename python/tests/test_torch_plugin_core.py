@@ -201,9 +201,12 @@ def test_low_precision_perturbation_is_the_kernel_and_restores_bits(dtype: torch
 
     def closure() -> torch.Tensor:
         # theta's own storage (swapped out while "all" evaluates) holds its original bits
-        # at every evaluation: the ones before restored it exactly
-        intact.append(same_bits([bits(opt._swapped.get(id(p), p)) for p in params],
-                                before_bits))
+        # at every evaluation: the ones before restored it exactly (read as the optimizer
+        # reads it: under "layer" a read of theta in the closure would be found by the read
+        # tracker and given the perturbed value, as the forward sees it)
+        with opt._quiet():
+            intact.append(same_bits([bits(opt._swapped.get(id(p), p)) for p in params],
+                                    before_bits))
         seen.new_eval()
         out = lm_losses(model, tokens[rows], y[rows])
         losses.append(out.double())

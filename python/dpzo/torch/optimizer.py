@@ -11,23 +11,36 @@ ledger and the update on the tensors' own storage (CPU or CUDA kernels).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import math
 import os
+import sys
+import warnings
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import torch
 
 from .. import _lib
 from ..errors import Error
 from . import _c
+from ._reads import ReadTracker
 
 __all__ = ["ZOOptimizer", "BudgetExceeded", "ALGORITHMS"]
 
 ALGORITHMS = ("dpzero", "mezo", "dpzoso", "dpzopo", "pazo-m", "pazo-p", "pazo-s")
 _STATE_VERSION = 1
+
+# perturb="layer": module types known to read the tensors of some of their children in their
+# own forward, without calling those children. nn.MultiheadAttention passes out_proj.weight
+# and out_proj.bias to F.multi_head_attention_forward (or its fused fast path) and never
+# calls out_proj. Such tensors start with the reader as their home; reads no one listed here
+# are found at run time (the read tracker, docs/plugin.md section 4).
+_READS_CHILDREN: Dict[type, Tuple[str, ...]] = {torch.nn.MultiheadAttention: ("out_proj",)}
+# the closures evaluated at perturbed weights: the per-example losses, dpzopo's score
+_KINDS = ("loss", "score")
 
 
 class BudgetExceeded(Error):
@@ -68,10 +81,10 @@ class ZOOptimizer(torch.optim.Optimizer):
       ``seed`` (public: the directions).
     - ``steps`` (T), ``batch_size`` (B, expected for Poisson), ``dataset_size`` (n),
       ``batching`` (``poisson`` or ``shuffle``).
-    - ``perturb``: ``"layer"`` (default: each module's own tuned tensors are perturbed into
-      a temporary just before its forward and put back after it: memory of the model plus
-      one module's tensors) or ``"all"`` (every tuned tensor perturbed before the closure:
-      for models that read a weight outside the module owning it).
+    - ``perturb``: ``"layer"`` (default: each tuned tensor is perturbed into a temporary
+      just before the forward of the module that reads it and put back after it: memory of
+      the model plus one module's tensors; the reads are checked, see docs/plugin.md) or
+      ``"all"`` (every tuned tensor perturbed before the closure).
     - ``process_group``: data parallel over ``torch.distributed`` (default: the default
       group when it is initialised with more than one process, else none).
     """
@@ -142,13 +155,25 @@ class ZOOptimizer(torch.optim.Optimizer):
         self._zo = handle.value
         self._perturb_mode = perturb
         self._active: Optional[tuple] = None  # (direction address, alpha) while evaluating
-        self._swapped: Dict[int, torch.Tensor] = {}
-        self._hooks: List[Any] = []
+        self._swapped: Dict[int, torch.Tensor] = {}  # id(p) -> theta, while p is perturbed
+        self._depth: Dict[int, int] = {}  # id(p) -> open perturbations (nested homes)
+        self._pinned: Set[int] = set()  # perturbed until the evaluation ends
+        self._hooks: Dict[torch.nn.Module, List[Any]] = {}
+        # perturb="layer": each tuned tensor's homes, the modules around whose forward it is
+        # perturbed (the module holding it, its reader where that is known or was found),
+        # or the whole evaluation (_everywhere: read outside every forward)
         self._owned = self._owners(model, tuned)
+        self._everywhere: List[torch.nn.Parameter] = []
+        self._fired: Set[int] = set()  # the homes whose forward ran in this evaluation
+        self._may_skip: Set[int] = set()  # homes seen not running, their tensors unread
+        # the closures (kinds) whose next evaluation has its reads tracked
+        self._check_next: Set[str] = set(_KINDS) if perturb == "layer" else set()
+        self._tracker: Optional[ReadTracker] = None
+        self._module_names = {id(m): name for name, m in model.named_modules()}
+        self._param_names = {id(p): name for name, p in model.named_parameters()}
         if perturb == "layer":
             for module in self._owned:
-                self._hooks.append(module.register_forward_pre_hook(self._pre_hook))
-                self._hooks.append(module.register_forward_hook(self._post_hook))
+                self._hook(module)
         self._group = self._process_group(process_group)
         self._noise_override: Optional[Callable[[int, int], Sequence[float]]] = None
         self._last_g: List[float] = [math.nan] * self._queries
@@ -182,6 +207,9 @@ class ZOOptimizer(torch.optim.Optimizer):
     @staticmethod
     def _owners(model: torch.nn.Module,
                 tuned: List[torch.nn.Parameter]) -> Dict[torch.nn.Module, List[torch.nn.Parameter]]:
+        """The first homes: the module holding each tuned tensor, except where the reader is
+        known to be another module (_READS_CHILDREN). Reads elsewhere are found at run time
+        (_learn)."""
         ids = {id(p) for p in tuned}
         owned: Dict[torch.nn.Module, List[torch.nn.Parameter]] = {}
         found = set()
@@ -193,6 +221,14 @@ class ZOOptimizer(torch.optim.Optimizer):
         missing = ids - found
         if missing:
             raise Error(f"{len(missing)} tuned parameter(s) belong to no module of model")
+        for module in model.modules():
+            for kind, children in _READS_CHILDREN.items():
+                if not isinstance(module, kind):
+                    continue
+                for child in children:
+                    inner = owned.pop(getattr(module, child, None), [])
+                    have = owned.setdefault(module, []) if inner else []
+                    have.extend(p for p in inner if all(q is not p for q in have))
         return owned
 
     @staticmethod
@@ -225,60 +261,240 @@ class ZOOptimizer(torch.optim.Optimizer):
         zo, self._zo = getattr(self, "_zo", None), None
         if zo:
             _c.zo_free(ctypes.c_void_p(zo))
-        for h in getattr(self, "_hooks", []):
-            h.remove()
+        for handles in getattr(self, "_hooks", {}).values():
+            for h in handles:
+                h.remove()
 
     # ---- perturbation ----------------------------------------------------------------------
 
     def _swap_in(self, p: torch.nn.Parameter) -> None:
-        if id(p) in self._swapped:  # re-entered (a shared module): already perturbed
-            return
-        direction, alpha, absolute = self._active  # type: ignore[misc]
-        tmp = torch.empty_like(p.data)
-        base = p.data.abs() if absolute else p.data
-        _c.perturb_into(direction, self._offset[id(p)], base, alpha, tmp)
-        self._swapped[id(p)] = p.data
-        p.data = tmp
+        """Opens one perturbation of p: the first puts theta + alpha u in place (out of
+        place: theta's tensor is kept aside); nested ones (a home inside another, a shared
+        module re-entered) only count, so that the innermost forward's end does not put
+        theta back while an outer forward still reads p."""
+        k = id(p)
+        n = self._depth.get(k, 0)
+        if n == 0:
+            direction, alpha, absolute = self._active  # type: ignore[misc]
+            with self._quiet():  # the perturbation's own reads of theta
+                tmp = torch.empty_like(p.data)
+                base = p.data.abs() if absolute else p.data
+                _c.perturb_into(direction, self._offset[k], base, alpha, tmp)
+                self._swapped[k] = p.data
+                p.data = tmp
+        self._depth[k] = n + 1
 
     def _swap_out(self, p: torch.nn.Parameter) -> None:
-        orig = self._swapped.pop(id(p), None)
+        """Closes one perturbation of p; the last puts theta back."""
+        k = id(p)
+        n = self._depth.get(k, 0)
+        if n > 1:
+            self._depth[k] = n - 1
+            return
+        self._depth.pop(k, None)
+        orig = self._swapped.pop(k, None)
         if orig is not None:
-            p.data = orig
+            with self._quiet():
+                p.data = orig
+
+    @contextmanager
+    def _quiet(self) -> Iterator[None]:
+        """The optimizer's own operators on theta (p.data included), unwatched."""
+        tracker = self._tracker
+        if tracker is None:
+            yield
+            return
+        tracker.quiet += 1
+        try:
+            yield
+        finally:
+            tracker.quiet -= 1
+
+    def _pin(self, p: torch.nn.Parameter) -> torch.Tensor:
+        """p perturbed until the evaluation ends (a read the tracker found): the perturbed
+        tensor."""
+        if id(p) not in self._pinned:
+            self._pinned.add(id(p))
+            self._swap_in(p)
+        return p.data
+
+    def _restore(self) -> None:
+        for p in self._params:
+            orig = self._swapped.pop(id(p), None)
+            if orig is not None:
+                p.data = orig
+        self._depth.clear()
+        self._pinned.clear()
+
+    def _hook(self, module: torch.nn.Module) -> None:
+        if module not in self._hooks:
+            # prepended: the module's other pre-hooks already see the perturbed tensors
+            self._hooks[module] = [
+                module.register_forward_pre_hook(self._pre_hook, prepend=True),
+                module.register_forward_hook(self._post_hook)]
+
+    def _unhook(self, module: torch.nn.Module) -> None:
+        for h in self._hooks.pop(module, []):
+            h.remove()
 
     def _pre_hook(self, module: torch.nn.Module, args: Any) -> None:
         if self._active is not None:
-            for p in self._owned[module]:
+            self._fired.add(id(module))
+            for p in self._owned.get(module, ()):
                 self._swap_in(p)
 
     def _post_hook(self, module: torch.nn.Module, args: Any, output: Any) -> None:
         if self._active is not None:
-            for p in self._owned[module]:
+            for p in self._owned.get(module, ()):
                 self._swap_out(p)
 
     @contextmanager
     def perturbed(self, query: int, sign: int) -> Iterator[None]:
         """Within the block the model computes at theta + sign lambda u_query of the begun
-        step (out of place: theta's storage is left alone and restored exactly)."""
+        step (out of place: theta's storage is left alone and restored exactly). With
+        perturb="layer" the block's reads of the tuned tensors are tracked (every read sees
+        the perturbed value, whatever module makes it)."""
         d = _c.zo_direction(ctypes.c_void_p(self._zo), query)
         if not d:
             raise Error("perturbed: no step is begun (or query out of range)")
-        with self._at(d, float(sign) * _c.zo_lambda(ctypes.c_void_p(self._zo))):
+        with self._at(d, float(sign) * _c.zo_lambda(ctypes.c_void_p(self._zo)),
+                      track=self._perturb_mode == "layer", kind="user"):
             yield
 
     @contextmanager
-    def _at(self, d: int, alpha: float, absolute: bool = False) -> Iterator[None]:
+    def _at(self, d: int, alpha: float, absolute: bool = False,
+            track: bool = False, kind: str = "loss") -> Iterator[None]:
         """The model computes at theta + alpha u (absolute: |theta| + alpha u), u the C
-        direction at address d."""
+        direction at address d. track (perturb="layer"): the reads of the tuned tensors are
+        watched (ReadTracker): a read of theta gets the perturbed value, and the block's end
+        makes its reader a home of the tensor (_learn)."""
         self._active = (d, alpha, absolute)
+        self._fired = set()
+        tracker = None
         try:
-            if self._perturb_mode == "all":
-                for p in self._params:
-                    self._swap_in(p)
-            yield
+            for p in (self._params if self._perturb_mode == "all" else self._everywhere):
+                self._swap_in(p)
+            if track:
+                theta = {id(p): (p, self._swapped.get(id(p), p.data)) for p in self._params}
+                tracker = ReadTracker(self._model, theta, self._pin)
+                self._tracker = tracker
+                with tracker:
+                    yield
+            else:
+                yield
         finally:
-            for p in self._params:
-                self._swap_out(p)
+            self._tracker = None
+            self._restore()
             self._active = None
+        if tracker is not None:
+            self._learn(tracker.readers, kind)
+
+    def _evaluate(self, d: int, alpha: float, fn: Callable[[], Any],
+                  absolute: bool = False, kind: str = "loss") -> Any:
+        """fn() at theta + alpha u (absolute: |theta| + alpha u). perturb="layer": the first
+        evaluation of each kind of closure, and the next one of each after any change of
+        homes, have their reads tracked; any other is checked afterwards: every home's
+        forward ran, or was seen skipped by a tracked evaluation without its tensors being
+        read. Where the check fails (on any rank, when data parallel), the evaluation is
+        done again with its reads tracked (fn is called once more)."""
+        if self._perturb_mode == "all":
+            with self._at(d, alpha, absolute):
+                return fn()
+        track = kind in self._check_next
+        with self._at(d, alpha, absolute, track=track, kind=kind):
+            out = fn()
+        redo = not track and not self._homes_ran()
+        if self._group is not None:  # every rank redoes it or none (fn may hold collectives)
+            redo = self._any_rank(redo)
+        if redo:
+            with self._at(d, alpha, absolute, track=True, kind=kind):
+                out = fn()
+        return out
+
+    def _homes_ran(self) -> bool:
+        return all(id(m) in self._fired or id(m) in self._may_skip for m in self._owned)
+
+    def _any_rank(self, flag: bool) -> bool:
+        import torch.distributed as dist
+        t = torch.tensor([1 if flag else 0], dtype=torch.int32,
+                         device=self._collective_device())
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self._group)
+        return bool(t.item())
+
+    def _learn(self, readers: Dict[int, Tuple[torch.nn.Parameter,
+                                             Set[Optional[torch.nn.Module]]]],
+               kind: str) -> None:
+        """After a tracked evaluation of a kind of closure: the homes whose forward did not
+        run had their tensors read at the perturbed value or not at all (the tracker saw to
+        it), so they may be skipped later; each module that read a tuned tensor's theta
+        becomes a home of it (None: a read outside every forward, the tensor is perturbed for
+        the whole evaluation), with a warning, and the next evaluation of every kind is
+        tracked too."""
+        for m in self._owned:
+            if id(m) not in self._fired:
+                self._may_skip.add(id(m))
+        everywhere = {id(p) for p in self._everywhere}
+        found = []
+        for p, where in readers.values():
+            if id(p) in everywhere:
+                continue
+            if None in where:
+                self._everywhere.append(p)
+                everywhere.add(id(p))
+                for m in list(self._owned):
+                    rest = [q for q in self._owned[m] if q is not p]
+                    if rest:
+                        self._owned[m] = rest
+                    else:
+                        del self._owned[m]
+                        self._may_skip.discard(id(m))
+                        self._unhook(m)
+            else:
+                for m in where:
+                    have = self._owned.setdefault(m, [])  # type: ignore[arg-type]
+                    if all(q is not p for q in have):
+                        have.append(p)
+                    self._hook(m)  # type: ignore[arg-type]
+            found.append((p, where))
+        if not found:
+            self._check_next.discard(kind)
+        else:
+            self._check_next = set(_KINDS)
+            warnings.warn(self._found_message(found), stacklevel=_caller_level())
+
+    def _found_message(self, found: List[Tuple[torch.nn.Parameter,
+                                               Set[Optional[torch.nn.Module]]]]) -> str:
+        def module(m: torch.nn.Module) -> str:
+            name = self._module_names.get(id(m), "?")
+            return f"{name} ({type(m).__name__})" if name else f"the model ({type(m).__name__})"
+
+        parts = []
+        for p, where in found:
+            name = self._param_names.get(id(p), "?")
+            if None in where:
+                parts.append(f"{name} (read outside every module's forward: perturbed for the "
+                             "whole evaluation from now on)")
+            else:
+                readers = ", ".join(sorted(module(m) for m in where))  # type: ignore[arg-type]
+                parts.append(f"{name} (read in the forward of {readers})")
+        return (f"dpzo.torch: perturb=\"layer\": {len(found)} tuned tensor(s) were read outside "
+                "the forward of the module(s) that perturb them: " + "; ".join(parts) +
+                ". This evaluation was computed at their perturbed values, and from now on "
+                "they are perturbed around the forward of the modules that read them too "
+                "(docs/plugin.md, section 4; perturb=\"all\" perturbs every tuned tensor "
+                "before the closure)")
+
+    def _homes(self) -> Dict[str, Optional[Tuple[str, ...]]]:
+        """perturb="layer": each tuned tensor's name -> the names of its home modules, sorted
+        (None: perturbed for the whole evaluation)."""
+        everywhere = {id(p) for p in self._everywhere}
+        out: Dict[str, Optional[Tuple[str, ...]]] = {}
+        for p in self._params:
+            name = self._param_names.get(id(p), "?")
+            out[name] = None if id(p) in everywhere else tuple(sorted(
+                self._module_names.get(id(m), "?") for m, ps in self._owned.items()
+                if any(q is p for q in ps)))
+        return out
 
     # ---- the step ----------------------------------------------------------------------------
 
@@ -297,9 +513,11 @@ class ZOOptimizer(torch.optim.Optimizer):
     def step(self, closure: Optional[Callable[[], Any]] = None) -> float:  # type: ignore[override]
         """One step: ``closure()`` returns the per-example losses (a 1-D tensor) of this
         step's batch (this rank's share when data parallel) at the model's current
-        (perturbed) weights; it is called 2 Q times. Returns the mean of the losses at
-        theta +- lambda u_0 (the batch's loss for free). Raises :class:`BudgetExceeded`
-        before a step past the plan, and ``dpzo.Error`` for anything else."""
+        (perturbed) weights; it is called 2 Q times (with perturb="layer", once more for an
+        evaluation that fails the check of docs/plugin.md, section 4). Returns the mean of
+        the losses at theta +- lambda u_0 (the batch's loss for free). Raises
+        :class:`BudgetExceeded` before a step past the plan, and ``dpzo.Error`` for anything
+        else."""
         if closure is None:
             raise Error("ZOOptimizer.step needs a closure returning per-example losses")
         zo = ctypes.c_void_p(self._zo)
@@ -333,15 +551,15 @@ class ZOOptimizer(torch.optim.Optimizer):
         if self._algorithm == "pazo-s":
             return self._candidates_step(zo, closure)
         Q = self._queries
+        lam = _c.zo_lambda(zo)
         lp: Optional[torch.Tensor] = None
         lm: Optional[torch.Tensor] = None
         b: Optional[int] = None
         for k in range(Q):
-            with self.perturbed(k, +1):
-                plus = self._losses(closure, b)
+            d = _c.zo_direction(zo, k)
+            plus = self._evaluate(d, lam, lambda: self._losses(closure, b))
             b = plus.numel()
-            with self.perturbed(k, -1):
-                minus = self._losses(closure, b)
+            minus = self._evaluate(d, -lam, lambda: self._losses(closure, b))
             if lp is None:
                 lp = torch.empty((b, Q), dtype=torch.float64)
                 lm = torch.empty((b, Q), dtype=torch.float64)
@@ -379,8 +597,8 @@ class ZOOptimizer(torch.optim.Optimizer):
         for p in range(m):
             d = _c.zo_score_direction(zo, p)
             for row, sign in ((0, 1.0), (1, -1.0)):
-                with self._at(d, sign * beta, absolute=True):
-                    out = self._score_closure()  # type: ignore[misc]
+                out = self._evaluate(d, sign * beta, self._score_closure,  # type: ignore[arg-type]
+                                     absolute=True, kind="score")
                 sums[row, p] = float(out)
         theta = torch.cat([p.detach().reshape(-1).to(torch.float32) for p in self._params])
         _lib.call(_c.zo_set_score, zo, ctypes.cast(sums[0].data_ptr(), dp),
@@ -407,8 +625,8 @@ class ZOOptimizer(torch.optim.Optimizer):
                 break
             cols = []
             for j in range(m):
-                with self._at(_c.zo_candidate(zo, j), -lr):
-                    cols.append(self._losses(closure, b))
+                cols.append(self._evaluate(_c.zo_candidate(zo, j), -lr,
+                                           lambda: self._losses(closure, b)))
                 b = cols[-1].numel()
             vals = torch.stack(cols, 1).contiguous()
             qsum = torch.zeros(m, dtype=torch.float64)
@@ -573,6 +791,20 @@ class ZOOptimizer(torch.optim.Optimizer):
                 raise Error(f"load_state_dict: the mask has {mask.numel()} entries, not "
                             f"{self._dim}")
             _lib.call(_c.zo_set_mask, zo, mask.data_ptr())
+
+
+def _caller_level() -> int:
+    """The stacklevel of a warning given by the caller of this function that names the
+    first frame outside dpzo.torch, contextlib and torch (its no_grad decorator and
+    Optimizer.step wrapper): the user's step() call."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    skip = (here + os.sep, os.path.abspath(contextlib.__file__),
+            os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and \
+            os.path.abspath(frame.f_code.co_filename).startswith(skip):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _same_config(saved: Any, own: str) -> bool:
