@@ -120,6 +120,17 @@ dpzo_status dpzo_profile_set_rdp(dpzo_ctx *ctx, dpzo_profile *p, const double *o
 
 /* ---- validation of the struct ---------------------------------------------------- */
 
+/* Whether dpzo_profile_verify recomputes the per-step curve (verify_gaussian, verify_lmo):
+ * the curve of a sampled LMO step is not exposed by its accountant, and for l1 vectors only
+ * the MGF bound of the scalar curve carries over. */
+static int curve_recomputed(const dpzo_profile *p)
+{
+    if (p->kind == DPZO_NOISE_GAUSSIAN)
+        return 1;
+    return strcmp(p->accountant, "paper") != 0 && strcmp(p->sampling, "none") == 0
+           && (strcmp(p->clip, "l1") != 0 || strcmp(p->bound, "mgf") == 0);
+}
+
 static void format_number(double x, char buf[40]);
 
 /* A number in messages: as the file spells it (shortest round trip), inf, -inf or nan. */
@@ -287,6 +298,17 @@ dpzo_status dpzo_profile_validate(dpzo_ctx *ctx, const dpzo_profile *p)
                 return BAD("accounting.rdp.per_step[%zu] must be >= 0 or \"inf\", got %s", i,
                            NUM(p->rdp[i]));
         }
+        /* the work verification would do (issue 28, item 7): bounded before any of it */
+        double sum = 0.0;
+        for (size_t i = 0; i < p->n_orders; i++)
+            sum += p->orders[i];
+        double work = sum + (double)p->n_orders * DPZO_PROFILE_ORDER_WORK;
+        if (curve_recomputed(p) && !(work <= DPZO_PROFILE_MAX_WORK))
+            return BAD("accounting.rdp.orders asks verification for %s units of work (%zu "
+                       "order%s summing to %s), above the limit of %s: each order alpha counts "
+                       "alpha + %s (docs/profile.md, 2.2)",
+                       NUM(work), p->n_orders, p->n_orders == 1 ? "" : "s", NUM(sum),
+                       NUM(DPZO_PROFILE_MAX_WORK), NUM(DPZO_PROFILE_ORDER_WORK));
     }
     /* objective: what the noise search optimised; a calibrated Gaussian has none
      * (docs/profile.md, 2.3) */
@@ -1234,8 +1256,7 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     size_t bad = p->n_orders;
     double bad_bound = NAN;
     /* dpzo_lmo_rdp is the scalar curve; for vectors only its MGF bound carries over */
-    if (p->n_orders > 0 && strcmp(p->sampling, "none") == 0
-        && (!vector || o.bound == DPZO_LMO_BOUND_MGF)) {
+    if (p->n_orders > 0 && curve_recomputed(p)) {
         dpzo_bound *b = malloc(p->n_orders * sizeof *b);
         if (b == NULL)
             return dpzo__fail(ctx, DPZO_ENOMEM, "profile: out of memory");

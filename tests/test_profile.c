@@ -1009,6 +1009,7 @@ static void test_curve_work(void **state)
 {
     dpzo_ctx *ctx = *state;
     char msg[1024];
+    assert_true(DPZO_PROFILE_MAX_WORK == 100000.0 && DPZO_PROFILE_ORDER_WORK == 250.0);
     dpzo_profile g = gaussian_struct(); /* Poisson sampling: the costly certification */
     const double one[1] = {1e6};
     assert_int_equal(read_curve(ctx, &g, one, 1, msg, sizeof msg), DPZO_EINVAL);
