@@ -381,6 +381,7 @@ static int canonicalize_tree(cJSON *item, int sort)
         if (raw == NULL)
             return -1;
         strcpy(raw, buf);
+        cJSON_free(item->valuestring); /* the literal dpzo_json_parse may have kept */
         item->type = cJSON_Raw;
         item->valuestring = raw;
         return 0;
@@ -747,6 +748,17 @@ static double get_num(reader *r, const cJSON *obj, const char *path, const char 
     return v == NULL ? NAN : num_value(r, v, path, key, flags);
 }
 
+/* An integer field takes only a literal that is exactly its value (issue 28, item 9):
+ * 9.007199254740993e15 is not 2^53. 0, or -1 after the failure. */
+static int exact_integer(reader *r, const cJSON *v, const char *path, const char *key)
+{
+    char why[DPZO_ERRMSG_SIZE / 2];
+    if (dpzo_json_check_integer(v, why, sizeof why) == 0)
+        return 0;
+    return rfail(r, DPZO_EPARSE, "%s%s%s must be an integer: %s", path, *path ? "." : "", key,
+                 why);
+}
+
 /* A non-negative integer below 2^53; absent/null (OPTIONAL) gives `null_value`. */
 static double get_int(reader *r, const cJSON *obj, const char *path, const char *key, int flags,
                       double null_value)
@@ -755,6 +767,8 @@ static double get_int(reader *r, const cJSON *obj, const char *path, const char 
     if (v == NULL)
         return null_value;
     double x = num_value(r, v, path, key, 0);
+    if (!isnan(x) && exact_integer(r, v, path, key) != 0)
+        return NAN;
     if (!isnan(x) && !(x >= 0.0 && x <= MAX_COUNT && x == floor(x))) {
         rfail(r, DPZO_EPARSE, "%s.%s must be an integer in [0, 2^53], got %s", path, key, NUM(x));
         return NAN;
@@ -989,6 +1003,9 @@ static dpzo_status profile_from_text(dpzo_ctx *ctx, const char *json, size_t len
                   DPZO_PROFILE_FORMAT, cJSON_IsString(f) ? ", got \"" : "",
                   cJSON_IsString(f) ? f->valuestring : "", cJSON_IsString(f) ? "\"" : "");
         double v = get_num(&r, root, "", "schema_version", 0);
+        if (r.st == DPZO_OK)
+            exact_integer(&r, cJSON_GetObjectItemCaseSensitive(root, "schema_version"), "",
+                          "schema_version");
         if (r.st == DPZO_OK && v != DPZO_PROFILE_SCHEMA_VERSION)
             rfail(&r, DPZO_EPARSE, "unknown schema_version %s (this dpzo %s reads version %d)",
                   NUM(v), DPZO_VERSION, DPZO_PROFILE_SCHEMA_VERSION);
