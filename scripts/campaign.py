@@ -40,6 +40,10 @@ private temporary folder:
              adjacency; for T > 1 steps the one-step value, a lower bound on the truth, so
              only upper bounds are checked). Needs mpmath (python3-mpmath); the Python
              cases need the library beside --bin (../lib/libdpzo.so).
+  nul, bigint, pyoverflow  issue 28, items 8 to 10: NUL in strings and paths, integers
+             beyond 2^53 (digits only, in every number; and, in the integer fields, written
+             with an exponent or a fraction that rounds to another integer), Python numbers
+             beyond the double range;
   work       "profiles that ask for unbounded work" (issue 28, item 7): profiles whose
              per-step RDP curve (checksum recomputed) asks verification for more than
              the documented work (one order 1e6, 40 near it, 1000 or 10000 orders) must
@@ -798,9 +802,45 @@ def phase_nul(c, pool, quick):
     return futs
 
 
+# The integer fields of each reader's file (docs/files.md): there, and only there, a number
+# written with an exponent or a fraction whose double is another whole number is refused (a
+# double field takes the nearest double).
+INTEGER_KEYS = {
+    "profile": {"schema_version", "queries_per_step", "steps", "batch_size", "dataset_size",
+                "grid_index"},
+    "config": {"steps", "seed", "eval_every", "train_subset", "public_size", "queries",
+               "threads", "checkpoint_every", "first_steps", "count", "k"},
+    "claim": {"steps", "batch_size", "dataset_size", "effective_batch_size", "tp", "fp", "tn",
+              "fn", "canaries", "guesses", "correct"},
+    "schedule": {"steps"},
+}
+INTEGER_KEYS["claims"] = INTEGER_KEYS["claim"]
+
+
+def _rehash_profile(data):
+    """A profile's text (bytes) with its sha256 recomputed from its content by the documented
+    rule, the numbers' spelling kept: only the edit is wrong, as a forger would make it."""
+    import hashlib
+    obj = json.loads(data)
+    old = obj.pop("sha256", None)
+    if not isinstance(old, str):
+        return data
+    new = hashlib.sha256(_reference_rule().canonical(obj).encode("utf-8")).hexdigest()
+    return data.replace(old.encode(), new.encode())
+
+
+def _check_inexact_integer(rc, out, err):
+    if rc == 2 and "not exactly an integer" in err:
+        return None
+    return "exit %s, not refused as an inexact integer: %s" % (rc, last_line(err))
+
+
 def phase_bigint(c, pool, quick):
     """Integers beyond 2^53: each integer literal of each reader's file, one at a time, set
-    to 9007199254740993 (2^53 + 1, which a double reads as 2^53) or its negative."""
+    to 9007199254740993 (2^53 + 1, which a double reads as 2^53) or its negative; and each
+    integer field's literal written with an exponent, 9.007199254740993e15 (read as 2^53),
+    or with a fraction that rounds away, N.00000000000000001 (read as N); profiles
+    re-checksummed."""
     futs = []
     for name, kind, src, argv in _json_readers(c):
         data = open(src, "rb").read()
@@ -812,6 +852,21 @@ def phase_bigint(c, pool, quick):
                 a = [path if x == "@F" else x for x in argv]
                 futs.append(pool.submit(c.run, name, a, kind="bigint:%d%s" % (k, label),
                                         refuse=True, allow1=name == "profile-verify"))
+        keys = INTEGER_KEYS.get(kind, set())
+        fields = [(m.group(1).decode(), m.span(2), m.group(2)) for m in
+                  re.finditer(rb'"(\w+)"\s*:\s*(-?\d+)\s*(?=[,}\]\n])', data)
+                  if m.group(1).decode() in keys]
+        for k, (key, (a0, a1), digits) in enumerate(fields):
+            for label, lit in (("e", b"9.007199254740993e15"),
+                               ("f", digits + b".00000000000000001")):
+                b = data[:a0] + lit + data[a1:]
+                if kind == "profile":
+                    b = _rehash_profile(b)
+                path = c.write("%s.%s.%s%d%s.json" % (kind, name, key, k, label), b)
+                a = [path if x == "@F" else x for x in argv]
+                futs.append(pool.submit(c.run, name, a, kind="bigint:%s-%s" % (key, label),
+                                        refuse=True, allow1=name == "profile-verify",
+                                        check=_check_inexact_integer))
     return futs
 
 
