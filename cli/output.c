@@ -65,6 +65,10 @@ static int schedule_field(const char *path, int idx, const cJSON *entry, const c
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(entry, key);
     if (!cJSON_IsNumber(v))
         return cli_usage_error("schedule %s: entry %d: \"%s\" must be a number", path, idx, key);
+    char why[512]; /* steps, an integer: only a literal that is exactly its value (issue 28, 9) */
+    if (strcmp(key, "steps") == 0 && dpzo_json_check_integer(v, why, sizeof why) != 0)
+        return cli_usage_error("schedule %s: entry %d: steps must be an integer: %s", path, idx,
+                               why);
     *out = v->valuedouble;
     return 0;
 }

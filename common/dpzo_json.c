@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/dpzo_json.c: see dpzo_json.h. cJSON parses; a scan of the text, in document order,
  * finds what cJSON loses (a \u0000 escape, an integer literal's exact digits), and a walk of
- * the tree in the same order names the key that holds it. */
+ * the tree in the same order names the key that holds it. A last walk of the tree and the
+ * text together keeps, for the integer fields, the literal of each number whose double is a
+ * whole number other than its value (dpzo_json_check_integer). */
 #include "dpzo_json.h"
 
 #include <math.h>
@@ -61,6 +63,14 @@ static int inexact_integer(const char *s, size_t n, char *as, size_t aslen)
     return strcmp(exact, num) != 0;
 }
 
+/* The end of the number literal at p, in a text cJSON accepted. */
+static const char *number_end(const char *p, const char *end)
+{
+    while (p < end && *p != '\0' && strchr("0123456789+-.eE", *p) != NULL)
+        p++;
+    return p;
+}
+
 /* Walks the text of a valid JSON value (cJSON accepted it) and stops at the first finding. */
 static void scan(const char *t, const char *end, finding *f)
 {
@@ -83,8 +93,7 @@ static void scan(const char *t, const char *end, finding *f)
             strings++;
         } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
             const char *start = p;
-            while (p < end && strchr("0123456789+-.eE", *p) != NULL && *p != '\0')
-                p++;
+            p = number_end(p, end);
             size_t n = (size_t)(p - start);
             if (strcspn(start, ".eE") >= n &&
                 inexact_integer(start, n, f->as, sizeof f->as)) {
@@ -140,6 +149,118 @@ static void walk(walker *w, const cJSON *it, const char *path)
     }
 }
 
+/* ---- integer fields: the literal behind a number ------------------------------------- */
+
+/* 1 when an integer field must refuse the literal s[0..n) that reads as x: it is written with
+ * a fraction or an exponent, x is a whole number, and the value the literal denotes is not x
+ * ("9.007199254740993e15" reads as 2^53, "100.00000000000000001" as 100, "1e-400" as 0).
+ * Exact: the literal's digits, without leading and trailing zeros, and its power of ten are
+ * compared with the exact decimal digits of x (glibc's %.0f prints them). A literal of
+ * digits only is dpzo_json_parse's own rule, and a double that is not a whole number is
+ * refused by every integer field already. */
+static int inexact_whole(const char *s, size_t n, double x)
+{
+    if (memchr(s, '.', n) == NULL && memchr(s, 'e', n) == NULL && memchr(s, 'E', n) == NULL)
+        return 0;
+    if (!isfinite(x) || x != floor(x))
+        return 0;
+    const char *p = s, *e = s + n;
+    int neg = p < e && *p == '-';
+    p += neg;
+    const char *i0 = p;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    size_t ni = (size_t)(p - i0), nf = 0;
+    const char *f0 = p;
+    if (p < e && *p == '.') {
+        f0 = ++p;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+        nf = (size_t)(p - f0);
+    }
+    long long ex = 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        int eneg = 0;
+        if (++p < e && (*p == '+' || *p == '-'))
+            eneg = *p++ == '-';
+        for (; p < e; p++)
+            if (ex < 1000000000LL) /* beyond, the value is 0 or beyond every double anyway */
+                ex = 10 * ex + (*p - '0');
+        ex = eneg ? -ex : ex;
+    }
+    size_t m = ni + nf, a = 0;
+#define DIGIT(k) ((k) < ni ? i0[(k)] : f0[(k) - ni])
+    while (a < m && DIGIT(a) == '0')
+        a++;
+    if (a == m)
+        return x != 0.0; /* the literal is zero */
+    size_t b = m - 1;
+    while (DIGIT(b) == '0')
+        b--;
+    /* the value: the digits a..b, times 10^p10 */
+    long long p10 = ex - (long long)nf + (long long)(m - 1 - b);
+    if (p10 < 0 || x == 0.0 || neg != (x < 0.0))
+        return 1; /* not a whole number, or another sign, though it reads as one */
+    char exact[400];
+    int len = snprintf(exact, sizeof exact, "%.0f", fabs(x));
+    size_t nd = b - a + 1;
+    if (len < 0 || (long long)len != (long long)nd + p10)
+        return 1;
+    for (size_t k = 0; k < (size_t)len; k++)
+        if (exact[k] != (k < nd ? DIGIT(a + k) : '0'))
+            return 1;
+#undef DIGIT
+    return 0;
+}
+
+/* Gives each number of the tree whose literal an integer field must refuse a copy of that
+ * literal in its valuestring: the numbers of the tree and the number literals of the text,
+ * both in document order, are walked together. -1 when out of memory. */
+typedef struct {
+    const char *p, *end;
+} literal_cursor;
+
+static int mark_literals(literal_cursor *k, cJSON *it)
+{
+    if (cJSON_IsNumber(it)) {
+        const char *p = k->p;
+        while (p < k->end && *p != '-' && !(*p >= '0' && *p <= '9')) {
+            if (*p == '"') { /* a key or a string: skipped whole */
+                for (p++; p < k->end && *p != '"'; p++)
+                    if (*p == '\\')
+                        p++;
+            }
+            p++;
+        }
+        const char *stop = number_end(p, k->end);
+        k->p = stop;
+        size_t n = (size_t)(stop - p);
+        if (inexact_whole(p, n, it->valuedouble)) {
+            char *lit = cJSON_malloc(n + 1);
+            if (lit == NULL)
+                return -1;
+            memcpy(lit, p, n);
+            lit[n] = '\0';
+            it->valuestring = lit; /* a number's valuestring is NULL; cJSON_Delete frees it */
+        }
+        return 0;
+    }
+    for (cJSON *c = it->child; c != NULL; c = c->next)
+        if (mark_literals(k, c) != 0)
+            return -1;
+    return 0;
+}
+
+int dpzo_json_check_integer(const cJSON *item, char *err, size_t errlen)
+{
+    if (!cJSON_IsNumber(item) || item->valuestring == NULL)
+        return 0;
+    size_t n = strlen(item->valuestring);
+    snprintf(err, errlen, "the number %.*s%s is not exactly an integer: it would read as %.17g",
+             n > 40 ? 40 : (int)n, item->valuestring, n > 40 ? "..." : "", item->valuedouble);
+    return -1;
+}
+
 int dpzo_json_check_nul(const char *text, size_t len, char *err, size_t errlen)
 {
     const char *nul = memchr(text, '\0', len);
@@ -179,6 +300,12 @@ int dpzo_json_parse(const char *text, size_t len, cJSON **root, size_t *syntax_a
     finding f = {0};
     scan(text, end, &f);
     if (f.kind == 0) {
+        literal_cursor k = {text, end};
+        if (mark_literals(&k, tree) != 0) {
+            cJSON_Delete(tree);
+            snprintf(err, errlen, "out of memory");
+            return DPZO_JSON_REFUSED;
+        }
         *root = tree;
         return DPZO_JSON_OK;
     }

@@ -85,6 +85,9 @@ static dpzo_status count(const parser *p, const cJSON *obj, const char *key, uin
     dpzo_status st = number(p, obj, key, &d, present);
     if (st || !*present)
         return st;
+    char why[DPZO_ERRMSG_SIZE / 2]; /* only a literal that is exactly its value (issue 28, 9) */
+    if (dpzo_json_check_integer(item(obj, key), why, sizeof why) != 0)
+        return PFAIL(p, DPZO_EPARSE, "\"%s\" must be a whole number: %s", key, why);
     if (!(d >= 0.0 && d <= 9007199254740992.0 && d == floor(d)))
         return PFAIL(p, DPZO_EINVAL, "\"%s\" must be a whole number in [0, 2^53], got %.17g", key,
                      d);

@@ -120,6 +120,17 @@ dpzo_status dpzo_profile_set_rdp(dpzo_ctx *ctx, dpzo_profile *p, const double *o
 
 /* ---- validation of the struct ---------------------------------------------------- */
 
+/* Whether dpzo_profile_verify recomputes the per-step curve (verify_gaussian, verify_lmo):
+ * the curve of a sampled LMO step is not exposed by its accountant, and for l1 vectors only
+ * the MGF bound of the scalar curve carries over. */
+static int curve_recomputed(const dpzo_profile *p)
+{
+    if (p->kind == DPZO_NOISE_GAUSSIAN)
+        return 1;
+    return strcmp(p->accountant, "paper") != 0 && strcmp(p->sampling, "none") == 0
+           && (strcmp(p->clip, "l1") != 0 || strcmp(p->bound, "mgf") == 0);
+}
+
 static void format_number(double x, char buf[40]);
 
 /* A number in messages: as the file spells it (shortest round trip), inf, -inf or nan. */
@@ -287,6 +298,17 @@ dpzo_status dpzo_profile_validate(dpzo_ctx *ctx, const dpzo_profile *p)
                 return BAD("accounting.rdp.per_step[%zu] must be >= 0 or \"inf\", got %s", i,
                            NUM(p->rdp[i]));
         }
+        /* the work verification would do (issue 28, item 7): bounded before any of it */
+        double sum = 0.0;
+        for (size_t i = 0; i < p->n_orders; i++)
+            sum += p->orders[i];
+        double work = sum + (double)p->n_orders * DPZO_PROFILE_ORDER_WORK;
+        if (curve_recomputed(p) && !(work <= DPZO_PROFILE_MAX_WORK))
+            return BAD("accounting.rdp.orders asks verification for %s units of work (%zu "
+                       "order%s summing to %s), above the limit of %s: each order alpha counts "
+                       "alpha + %s (docs/profile.md, 2.2)",
+                       NUM(work), p->n_orders, p->n_orders == 1 ? "" : "s", NUM(sum),
+                       NUM(DPZO_PROFILE_MAX_WORK), NUM(DPZO_PROFILE_ORDER_WORK));
     }
     /* objective: what the noise search optimised; a calibrated Gaussian has none
      * (docs/profile.md, 2.3) */
@@ -359,6 +381,7 @@ static int canonicalize_tree(cJSON *item, int sort)
         if (raw == NULL)
             return -1;
         strcpy(raw, buf);
+        cJSON_free(item->valuestring); /* the literal dpzo_json_parse may have kept */
         item->type = cJSON_Raw;
         item->valuestring = raw;
         return 0;
@@ -725,6 +748,17 @@ static double get_num(reader *r, const cJSON *obj, const char *path, const char 
     return v == NULL ? NAN : num_value(r, v, path, key, flags);
 }
 
+/* An integer field takes only a literal that is exactly its value (issue 28, item 9):
+ * 9.007199254740993e15 is not 2^53. 0, or -1 after the failure. */
+static int exact_integer(reader *r, const cJSON *v, const char *path, const char *key)
+{
+    char why[DPZO_ERRMSG_SIZE / 2];
+    if (dpzo_json_check_integer(v, why, sizeof why) == 0)
+        return 0;
+    return rfail(r, DPZO_EPARSE, "%s%s%s must be an integer: %s", path, *path ? "." : "", key,
+                 why);
+}
+
 /* A non-negative integer below 2^53; absent/null (OPTIONAL) gives `null_value`. */
 static double get_int(reader *r, const cJSON *obj, const char *path, const char *key, int flags,
                       double null_value)
@@ -733,6 +767,8 @@ static double get_int(reader *r, const cJSON *obj, const char *path, const char 
     if (v == NULL)
         return null_value;
     double x = num_value(r, v, path, key, 0);
+    if (!isnan(x) && exact_integer(r, v, path, key) != 0)
+        return NAN;
     if (!isnan(x) && !(x >= 0.0 && x <= MAX_COUNT && x == floor(x))) {
         rfail(r, DPZO_EPARSE, "%s.%s must be an integer in [0, 2^53], got %s", path, key, NUM(x));
         return NAN;
@@ -967,6 +1003,9 @@ static dpzo_status profile_from_text(dpzo_ctx *ctx, const char *json, size_t len
                   DPZO_PROFILE_FORMAT, cJSON_IsString(f) ? ", got \"" : "",
                   cJSON_IsString(f) ? f->valuestring : "", cJSON_IsString(f) ? "\"" : "");
         double v = get_num(&r, root, "", "schema_version", 0);
+        if (r.st == DPZO_OK)
+            exact_integer(&r, cJSON_GetObjectItemCaseSensitive(root, "schema_version"), "",
+                          "schema_version");
         if (r.st == DPZO_OK && v != DPZO_PROFILE_SCHEMA_VERSION)
             rfail(&r, DPZO_EPARSE, "unknown schema_version %s (this dpzo %s reads version %d)",
                   NUM(v), DPZO_VERSION, DPZO_PROFILE_SCHEMA_VERSION);
@@ -1234,8 +1273,7 @@ static dpzo_status verify_lmo(dpzo_ctx *ctx, const dpzo_profile *p, dpzo_profile
     size_t bad = p->n_orders;
     double bad_bound = NAN;
     /* dpzo_lmo_rdp is the scalar curve; for vectors only its MGF bound carries over */
-    if (p->n_orders > 0 && strcmp(p->sampling, "none") == 0
-        && (!vector || o.bound == DPZO_LMO_BOUND_MGF)) {
+    if (p->n_orders > 0 && curve_recomputed(p)) {
         dpzo_bound *b = malloc(p->n_orders * sizeof *b);
         if (b == NULL)
             return dpzo__fail(ctx, DPZO_ENOMEM, "profile: out of memory");

@@ -40,6 +40,16 @@ private temporary folder:
              adjacency; for T > 1 steps the one-step value, a lower bound on the truth, so
              only upper bounds are checked). Needs mpmath (python3-mpmath); the Python
              cases need the library beside --bin (../lib/libdpzo.so).
+  nul, bigint, pyoverflow  issue 28, items 8 to 10: NUL in strings and paths, integers
+             beyond 2^53 (digits only, in every number; and, in the integer fields, written
+             with an exponent or a fraction that rounds to another integer), Python numbers
+             beyond the double range;
+  work       "profiles that ask for unbounded work" (issue 28, item 7): profiles whose
+             per-step RDP curve (checksum recomputed) asks verification for more than
+             the documented work (one order 1e6, 40 near it, 1000 or 10000 orders) must
+             be refused at once with exit 2 by `profile verify`, `profile show`, `train`,
+             `lmo info` and dpzo.Profile.load; curves within the limit (dpzo's own, one
+             order 99750, 398 orders near 1) must be accepted. 30 s per run at most.
 
 Each run is classified:
   handled   exit 0 or 2 in time, no sanitizer report, every check passed;
@@ -792,9 +802,45 @@ def phase_nul(c, pool, quick):
     return futs
 
 
+# The integer fields of each reader's file (docs/files.md): there, and only there, a number
+# written with an exponent or a fraction whose double is another whole number is refused (a
+# double field takes the nearest double).
+INTEGER_KEYS = {
+    "profile": {"schema_version", "queries_per_step", "steps", "batch_size", "dataset_size",
+                "grid_index"},
+    "config": {"steps", "seed", "eval_every", "train_subset", "public_size", "queries",
+               "threads", "checkpoint_every", "first_steps", "count", "k"},
+    "claim": {"steps", "batch_size", "dataset_size", "effective_batch_size", "tp", "fp", "tn",
+              "fn", "canaries", "guesses", "correct"},
+    "schedule": {"steps"},
+}
+INTEGER_KEYS["claims"] = INTEGER_KEYS["claim"]
+
+
+def _rehash_profile(data):
+    """A profile's text (bytes) with its sha256 recomputed from its content by the documented
+    rule, the numbers' spelling kept: only the edit is wrong, as a forger would make it."""
+    import hashlib
+    obj = json.loads(data)
+    old = obj.pop("sha256", None)
+    if not isinstance(old, str):
+        return data
+    new = hashlib.sha256(_reference_rule().canonical(obj).encode("utf-8")).hexdigest()
+    return data.replace(old.encode(), new.encode())
+
+
+def _check_inexact_integer(rc, out, err):
+    if rc == 2 and "not exactly an integer" in err:
+        return None
+    return "exit %s, not refused as an inexact integer: %s" % (rc, last_line(err))
+
+
 def phase_bigint(c, pool, quick):
     """Integers beyond 2^53: each integer literal of each reader's file, one at a time, set
-    to 9007199254740993 (2^53 + 1, which a double reads as 2^53) or its negative."""
+    to 9007199254740993 (2^53 + 1, which a double reads as 2^53) or its negative; and each
+    integer field's literal written with an exponent, 9.007199254740993e15 (read as 2^53),
+    or with a fraction that rounds away, N.00000000000000001 (read as N); profiles
+    re-checksummed."""
     futs = []
     for name, kind, src, argv in _json_readers(c):
         data = open(src, "rb").read()
@@ -806,6 +852,146 @@ def phase_bigint(c, pool, quick):
                 a = [path if x == "@F" else x for x in argv]
                 futs.append(pool.submit(c.run, name, a, kind="bigint:%d%s" % (k, label),
                                         refuse=True, allow1=name == "profile-verify"))
+        keys = INTEGER_KEYS.get(kind, set())
+        fields = [(m.group(1).decode(), m.span(2), m.group(2)) for m in
+                  re.finditer(rb'"(\w+)"\s*:\s*(-?\d+)\s*(?=[,}\]\n])', data)
+                  if m.group(1).decode() in keys]
+        for k, (key, (a0, a1), digits) in enumerate(fields):
+            for label, lit in (("e", b"9.007199254740993e15"),
+                               ("f", digits + b".00000000000000001")):
+                b = data[:a0] + lit + data[a1:]
+                if kind == "profile":
+                    b = _rehash_profile(b)
+                path = c.write("%s.%s.%s%d%s.json" % (kind, name, key, k, label), b)
+                a = [path if x == "@F" else x for x in argv]
+                futs.append(pool.submit(c.run, name, a, kind="bigint:%s-%s" % (key, label),
+                                        refuse=True, allow1=name == "profile-verify",
+                                        check=_check_inexact_integer))
+    return futs
+
+
+# ---- issue 28, item 7: profiles that ask for unbounded work. A profile's per-step RDP curve
+# may hold any number of orders up to 1e6, and verification certifies each (14.5 s of CPU at
+# order 1e6): every reader must refuse a curve that asks for more than the documented work
+# (docs/profile.md, 2.2) at once, with exit 2 naming accounting.rdp.orders, and accept one
+# within it.
+
+WORK_LIMIT, ORDER_WORK = 100000.0, 250.0  # dpzo/profile.h
+
+
+def _reference_rule():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "make_profile_reference", os.path.join(ROOT, "tests", "ref", "make_profile_reference.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _forged(obj, orders):
+    """The profile object with its curve replaced (per-step values "inf", never below a
+    bound) and its checksum recomputed by the documented rule, as a forger would."""
+    import hashlib
+    o = json.loads(json.dumps(obj))
+    if orders is not None:
+        o["accounting"]["rdp"] = {"orders": orders, "per_step": ["inf"] * len(orders)}
+    o.pop("sha256", None)
+    o["sha256"] = hashlib.sha256(_reference_rule().canonical(o).encode("utf-8")).hexdigest()
+    return json.dumps(o, indent="\t") + "\n"
+
+
+def _lmo_unsampled(gauss):
+    """An lmo profile without sampling (its curve is recomputed with the exact bound) built
+    from the campaign's Gaussian profile."""
+    o = json.loads(json.dumps(gauss))
+    o["noise"] = {"kind": "lmo", "lmo": {
+        "gamma_weight": 0.5, "gamma_shape": 2, "gamma_scale": 1 / 3, "exp_weight": 0.3,
+        "exp_rate": 2.5, "uniform_weight": 0.2, "uniform_low": 5, "uniform_high": 6},
+        "sensitivity": 0.1, "clip": "scalar", "queries_per_step": 1}
+    o["accounting"].update({"accountant": "rdp", "bound": "exact", "sampling": "none",
+                            "sampling_rate": 1, "batch_size": None, "dataset_size": None,
+                            "steps": 1, "delta": 1e-5, "adjacency": "add-remove",
+                            "epsilon": 100, "order": None, "eps0": None, "rdp": None})
+    o["objective"] = None
+    return o
+
+
+def work_curves():
+    """(label, base, orders, refused): curves that verification recomputes, beyond the
+    limit (refused) and within it (accepted); base "gauss" (Poisson-sampled Gaussian, the
+    costliest certification per unit of order), "lmo" (unsampled, exact bound: the costliest
+    per order near 1) or "lmo-wor" (a sampled lmo step: its curve is not recomputed)."""
+    near1 = [1 + 1e-4 * (i + 1) for i in range(398)]
+    return [
+        ("one-1e6", "gauss", [1e6], True),
+        ("one-999999.5", "gauss", [999999.5], True),
+        ("forty-near-1e6", "gauss", [1e6 - 39 + i for i in range(40)], True),
+        ("one-100000.5", "gauss", [100000.5], True),
+        ("one-99750.5", "gauss", [99750.5], True),
+        ("two-at-limit", "gauss", [49750.0, 49750.0 + 1e-9], True),
+        ("1000-to-1000.5", "gauss", [1.5 + i for i in range(1000)], True),
+        ("10000-near-1", "gauss", [1 + 1e-5 * (i + 1) for i in range(10000)], True),
+        ("399-near-1", "gauss", near1 + [1.1], True),
+        ("lmo-one-1e6", "lmo", [1e6], True),
+        ("lmo-1000-near-1", "lmo", [1 + 1e-4 * (i + 1) for i in range(1000)], True),
+        # within the limit: read, verified, trained with
+        ("dpzo-28", "gauss", None, False),
+        ("one-99750", "gauss", [99750.0], False),
+        ("398-near-1", "gauss", near1, False),
+        ("lmo-398-near-1", "lmo", near1, False),
+        ("lmo-wor-one-1e6", "lmo-wor", [1e6], False),
+    ]
+
+
+def _check_work(refused):
+    def check(rc, out, err):
+        if refused and (rc != 2 or "accounting.rdp.orders" not in err
+                        or "limit of 100000" not in err):
+            return "exit %s, not refused with the work limit: %s" % (rc, last_line(err))
+        if not refused and rc != 0:
+            return "a curve within the limit refused (exit %s): %s" % (rc, last_line(err))
+        return None
+    return check
+
+
+def phase_work(c, pool, quick):
+    """Profiles that ask for unbounded work: each curve of work_curves() through `profile
+    verify`, `profile show`, `train` (Gaussian) or `lmo info` (lmo), and dpzo.Profile.load."""
+    futs = []
+    if not c.files.get("profile"):
+        return futs
+    gauss = json.loads(open(c.files["profile"]).read())
+    lmo = _lmo_unsampled(gauss)
+    lmo_wor = json.loads(json.dumps(lmo))
+    lmo_wor["accounting"].update({"sampling": "wor", "batch_size": 10, "dataset_size": 1000,
+                                  "sampling_rate": 0.01, "adjacency": "replace-one"})
+    lib = os.path.join(os.path.dirname(os.path.dirname(c.bin)), "lib", "libdpzo.so")
+    env = dict(c.env, PYTHONPATH=os.path.join(ROOT, "python"), DPZO_LIBRARY=lib,
+               DPZO_CLI=c.bin)
+    py = os.environ.get("DPZO_PYTHON", sys.executable)
+    timeout = min(c.args.timeout, 30.0)
+    for label, base, orders, refused in work_curves():
+        obj = {"gauss": gauss, "lmo": lmo, "lmo-wor": lmo_wor}[base]
+        path = c.write("work.%s.json" % label, _forged(obj, orders))
+        runs = [("profile-verify", ["profile", "verify", path]),
+                ("profile-show", ["profile", "show", path])]
+        if base == "gauss" and c.files.get("train"):
+            cfg = json.loads(open(c.files["train"]).read())
+            cfg["profile"] = path
+            runs.append(("train", ["train", "--config",
+                                   c.write("work.%s.train.json" % label, json.dumps(cfg)),
+                                   "--steps", "1"]))
+        elif base != "gauss":
+            runs.append(("lmo-info", ["lmo", "info", "--profile", path]))
+        for name, argv in runs:
+            futs.append(pool.submit(c.run, name, argv, kind="work:" + label, timeout=timeout,
+                                    refuse=refused, allow1=True, check=_check_work(refused)))
+        code = ("import sys, dpzo\ntry:\n    dpzo.Profile.load(%r)\n"
+                "except dpzo.Error as e:\n    print(e, file=sys.stderr)\n    sys.exit(2)\n"
+                % path)
+        futs.append(pool.submit(c.run, "python-load", ["-c", code], kind="work:" + label,
+                                prog=[py], env=env, timeout=timeout, refuse=refused,
+                                allow1=True, check=_check_work(refused)))
     return futs
 
 
@@ -1397,7 +1583,7 @@ def main():
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
                     help="phases: environment, numeric, files, outputs, soundness, bounds, "
-                         "nul, bigint, pyoverflow (repeatable)")
+                         "nul, bigint, pyoverflow, work (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -1419,7 +1605,7 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "nul", "bigint", "pyoverflow",
-                           "files", "outputs", "unwritable", "numeric"]
+                           "work", "files", "outputs", "unwritable", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -1445,6 +1631,8 @@ def main():
                 futs += phase_nul(c, pool, args.quick)
             elif ph == "bigint":
                 futs += phase_bigint(c, pool, args.quick)
+            elif ph == "work":
+                futs += phase_work(c, pool, args.quick)
             elif ph == "pyoverflow":
                 futs += phase_pyoverflow(c, pool, args.quick)
             else:

@@ -277,6 +277,119 @@ static void test_integers_beyond_2p53_refused(void **state)
     dpzo_ctx_free(ctx);
 }
 
+/* The example configuration with `from` replaced by `to` (first occurrence). */
+static void edited_config(const char *from, const char *to, char *out, size_t size)
+{
+    char orig[8192];
+    slurp(DPZO_SOURCE_DIR "/examples/fmnist-dpzero.json", orig, sizeof orig);
+    char *hit = strstr(orig, from);
+    assert_non_null(hit);
+    snprintf(out, size, "%.*s%s%s", (int)(hit - orig), orig, to, hit + strlen(from));
+}
+
+static dpzo_status read_config_value(const char *path, dpzo_train_config *c, char *msg,
+                                     size_t size)
+{
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    dpzo_status st = dpzo_train_config_read_file(ctx, path, c);
+    snprintf(msg, size, "%s", dpzo_ctx_errmsg(ctx));
+    dpzo_ctx_free(ctx);
+    return st;
+}
+
+/* Item 9, the rest: an integer field written with an exponent or a fraction was read as the
+ * nearest double, another integer ("seed": 9.007199254740993e15 as 2^53, a valid seed;
+ * "steps": 192.00000000000000001 as 192). Integer fields now take only a literal that is
+ * exactly their value; double fields keep the nearest double. */
+static void test_integer_fields_take_exact_literals(void **state)
+{
+    (void)state;
+    char msg[1024];
+    dpzo_train_config c;
+    /* the seed: 2^53 is in range, so the other integer was taken silently */
+    edited_config("\"seed\": 1,", "\"seed\": 9.007199254740993e15,", text, sizeof text);
+    write_text(at("cfg_seed_exp.json"), text);
+    assert_int_not_equal(read_config_value(at("cfg_seed_exp.json"), &c, msg, sizeof msg),
+                         DPZO_OK);
+    HAS(msg, "'seed'");
+    HAS(msg, "9.007199254740993e15");
+    HAS(msg, "9007199254740992");
+    /* a fraction that rounds to an integer */
+    edited_config("\"eval_every\": 1000", "\"eval_every\": 1000.0000000000000001", text,
+                  sizeof text);
+    write_text(at("cfg_eval_frac.json"), text);
+    assert_int_not_equal(read_config_value(at("cfg_eval_frac.json"), &c, msg, sizeof msg),
+                         DPZO_OK);
+    HAS(msg, "'eval_every'");
+    HAS(msg, "1000.0000000000000001");
+    /* an underflow to 0 */
+    edited_config("\"eval_every\": 1000", "\"eval_every\": 1e-400", text, sizeof text);
+    write_text(at("cfg_eval_tiny.json"), text);
+    assert_int_not_equal(read_config_value(at("cfg_eval_tiny.json"), &c, msg, sizeof msg),
+                         DPZO_OK);
+    HAS(msg, "'eval_every'");
+    /* exact spellings of an integer are read as before */
+    static const char *const exact[] = {"1e4", "1.0e4", "10000.0", "100000e-1", "1E+4",
+                                        "0.00001e9"};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        char to[64];
+        snprintf(to, sizeof to, "\"steps\": %s,", exact[i]);
+        edited_config("\"steps\": 10000,", to, text, sizeof text);
+        write_text(at("cfg_steps_exact.json"), text);
+        if (read_config_value(at("cfg_steps_exact.json"), &c, msg, sizeof msg) != DPZO_OK)
+            fail_msg("steps %s refused: %s", exact[i], msg);
+        assert_int_equal(c.steps, 10000);
+    }
+    /* a profile's steps, re-checksummed (the checksum reads 2^53 too): only the spelling is
+     * wrong */
+    edited_profile("\"steps\":\t10000", "\"steps\":\t9.007199254740993e15", text,
+                   sizeof text);
+    rehash(text);
+    write_text(at("p_steps_exp.json"), text);
+    assert_int_not_equal(read_profile(at("p_steps_exp.json"), msg, sizeof msg), DPZO_OK);
+    HAS(msg, "accounting.steps");
+    HAS(msg, "9.007199254740993e15");
+    char args[2048];
+    snprintf(args, sizeof args, "profile verify %s", at("p_steps_exp.json"));
+    run_result *r = cli_run(args, "json_input");
+    assert_int_equal(r->status, 2);
+    HAS(r->err, "accounting.steps");
+    /* 1e4 is 10000: same canonical text, the stored checksum still holds */
+    edited_profile("\"steps\":\t10000", "\"steps\":\t1e4", text, sizeof text);
+    write_text(at("p_steps_1e4.json"), text);
+    assert_int_equal(read_profile(at("p_steps_1e4.json"), msg, sizeof msg), DPZO_OK);
+    /* a double field takes the nearest double: 9.0071992547409939e+15 is a double literal */
+    edited_profile("\"epsilon\":\t2.9999971009692787", "\"epsilon\":\t9.0071992547409939e+15",
+                   text, sizeof text);
+    rehash(text);
+    write_text(at("p_eps_big.json"), text);
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    dpzo_profile p;
+    assert_int_equal(dpzo_profile_read_file(ctx, at("p_eps_big.json"), &p), DPZO_OK);
+    assert_true(p.epsilon == 9007199254740994.0);
+    dpzo_profile_free(&p);
+    dpzo_ctx_free(ctx);
+    /* a claim file's steps */
+    char claim[4096];
+    slurp(DPZO_SOURCE_DIR "/docs/examples/claim-lmo-sst2.json", claim, sizeof claim);
+    char *hit = strstr(claim, "\"steps\": 192,");
+    assert_non_null(hit);
+    snprintf(text, sizeof text, "%.*s\"steps\": 192.00000000000000001,%s", (int)(hit - claim),
+             claim, hit + strlen("\"steps\": 192,"));
+    write_text(at("claim_steps.json"), text);
+    assert_int_not_equal(read_claims(at("claim_steps.json"), msg, sizeof msg), DPZO_OK);
+    HAS(msg, "steps");
+    HAS(msg, "192.00000000000000001");
+    /* a schedule's steps (CLI) */
+    write_text(at("sched_frac.json"), "[{\"noise_multiplier\": 1.1, \"sampling_rate\": 0.01, "
+                                      "\"steps\": 100.00000000000000001}]");
+    snprintf(args, sizeof args, "epsilon --schedule %s --delta 1e-5", at("sched_frac.json"));
+    r = cli_run(args, "json_input");
+    assert_int_equal(r->status, 2);
+    HAS(r->err, "steps");
+    HAS(r->err, "100.00000000000000001");
+}
+
 /* Item 9: an objective on a Gaussian profile (documented as null) was accepted. */
 static void test_gaussian_objective_refused(void **state)
 {
@@ -302,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_nul_byte_and_trailing_bytes_refused),
         cmocka_unit_test(test_grid_schedule_scores),
         cmocka_unit_test(test_integers_beyond_2p53_refused),
+        cmocka_unit_test(test_integer_fields_take_exact_literals),
         cmocka_unit_test(test_gaussian_objective_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

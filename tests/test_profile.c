@@ -956,6 +956,158 @@ static void test_cli(void **state)
     dpzo_profile_free(&p);
 }
 
+/* ---- the work a curve asks of verification (issue 28, item 7) ---------------------- */
+
+/* The text of `base` (a profile without a curve) with accounting.rdp set to the n orders
+ * (per-step values 1e6, above every bound) and its checksum recomputed, as a forger would:
+ * only the work the curve asks for is wrong. */
+static char *with_curve(dpzo_ctx *ctx, dpzo_profile *base, const double *orders, size_t n)
+{
+    char *text;
+    assert_ok(ctx, dpzo_profile_to_json(ctx, base, &text));
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cJSON *rdp = cJSON_CreateObject(), *o = cJSON_CreateArray(), *v = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON_AddItemToArray(o, cJSON_CreateNumber(orders[i]));
+        cJSON_AddItemToArray(v, cJSON_CreateNumber(1e6));
+    }
+    cJSON_AddItemToObject(rdp, "orders", o);
+    cJSON_AddItemToObject(rdp, "per_step", v);
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(root, "accounting");
+    cJSON_ReplaceItemInObjectCaseSensitive(a, "rdp", rdp);
+    char *json = with_checksum(ctx, root);
+    cJSON_Delete(root);
+    return json;
+}
+
+/* dpzo_profile_from_json of the forged text: the status, and the message in msg. */
+static dpzo_status read_curve(dpzo_ctx *ctx, dpzo_profile *base, const double *orders, size_t n,
+                              char *msg, size_t size)
+{
+    char *json = with_curve(ctx, base, orders, n);
+    dpzo_profile q;
+    dpzo_status st = dpzo_profile_from_json(ctx, json, &q);
+    snprintf(msg, size, "%s", st == DPZO_OK ? "" : dpzo_ctx_errmsg(ctx));
+    if (st == DPZO_OK)
+        dpzo_profile_free(&q);
+    free(json);
+    return st;
+}
+
+#define HAS(s, sub)                                                                     \
+    do {                                                                                \
+        if (strstr((s), (sub)) == NULL)                                                 \
+            fail_msg("\"%s\" lacks \"%s\"", (s), (sub));                                \
+    } while (0)
+
+/* One order 1e6 cost 13.6 s of CPU to certify (the Poisson-sampled Gaussian), and a curve
+ * may hold any number of orders: every reader refuses a curve that verification would
+ * recompute at more than 100000 units of work (an order alpha counts alpha + 250), before
+ * any work, naming the field, the limit and what the profile asks. */
+static void test_curve_work(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    char msg[1024];
+    assert_true(DPZO_PROFILE_MAX_WORK == 100000.0 && DPZO_PROFILE_ORDER_WORK == 250.0);
+    dpzo_profile g = gaussian_struct(); /* Poisson sampling: the costly certification */
+    const double one[1] = {1e6};
+    assert_int_equal(read_curve(ctx, &g, one, 1, msg, sizeof msg), DPZO_EINVAL);
+    HAS(msg, "profile: accounting.rdp.orders");
+    HAS(msg, "1000250 units of work"); /* what it asks: 1e6 + 250 */
+    HAS(msg, "1 order summing to 1000000");
+    HAS(msg, "the limit of 100000");
+    /* many small orders: each counts its fixed part too */
+    static double many[1000];
+    for (int i = 0; i < 1000; i++)
+        many[i] = 1.001 + 0.001 * i;
+    assert_int_equal(read_curve(ctx, &g, many, 1000, msg, sizeof msg), DPZO_EINVAL);
+    HAS(msg, "1000 orders summing to");
+    HAS(msg, "the limit of 100000");
+    /* the limit itself is allowed, a hair above it is not */
+    const double edge[2] = {99750.0, 99750.5};
+    assert_int_equal(read_curve(ctx, &g, edge, 1, msg, sizeof msg), DPZO_OK);
+    assert_int_equal(read_curve(ctx, &g, edge + 1, 1, msg, sizeof msg), DPZO_EINVAL);
+    HAS(msg, "100000.5 units of work");
+    const double two[2] = {49750.0, 49750.0 + 1e-9};
+    assert_int_equal(read_curve(ctx, &g, two, 2, msg, sizeof msg), DPZO_EINVAL);
+
+    /* the writer and dpzo_profile_verify refuse the same struct, before any work */
+    assert_ok(ctx, dpzo_profile_set_rdp(ctx, &g, one, one, 1));
+    char *json = NULL;
+    assert_int_equal(dpzo_profile_to_json(ctx, &g, &json), DPZO_EINVAL);
+    assert_null(json);
+    HAS(dpzo_ctx_errmsg(ctx), "accounting.rdp.orders");
+    dpzo_profile_check k;
+    assert_int_equal(dpzo_profile_verify(ctx, &g, &k), DPZO_EINVAL);
+    HAS(dpzo_ctx_errmsg(ctx), "the limit of 100000");
+    assert_int_equal(dpzo_profile_validate(ctx, &g), DPZO_EINVAL);
+    dpzo_profile_free(&g);
+    g = gaussian_struct();
+
+    /* the curve dpzo profile gaussian records: 28 orders summing to 1589.5, 8589.5 units */
+    dpzo_profile_gaussian_spec s = {.epsilon = 3.0, .delta = 1e-5, .sampling_rate = 0.01,
+                                    .steps = 100, .created = "2026-11-21T12:00:00Z"};
+    dpzo_profile p;
+    assert_ok(ctx, dpzo_profile_gaussian(ctx, &s, &p));
+    double sum = 0.0;
+    for (size_t i = 0; i < p.n_orders; i++)
+        sum += p.orders[i];
+    assert_true(p.n_orders == 28 && sum == 1589.5);
+    assert_ok(ctx, dpzo_profile_to_json(ctx, &p, &json));
+    free(json);
+    dpzo_profile_free(&p);
+
+    /* lmo: counted where verification recomputes the curve (no sampling; for l1 only with
+     * bound mgf); a sampled step's curve is not recomputed and asks for no work */
+    dpzo_profile l = lmo_struct(); /* wor, a curve up to 1e6 */
+    assert_ok(ctx, dpzo_profile_validate(ctx, &l));
+    dpzo_profile_free(&l);
+    l = lmo_struct();
+    dpzo_profile_free(&l); /* drop its curve */
+    strcpy(l.sampling, "none");
+    strcpy(l.adjacency, "add-remove");
+    l.sampling_rate = 1.0;
+    l.batch_size = l.dataset_size = 0;
+    assert_int_equal(read_curve(ctx, &l, one, 1, msg, sizeof msg), DPZO_EINVAL);
+    HAS(msg, "accounting.rdp.orders");
+    strcpy(l.clip, "l1");
+    strcpy(l.bound, "pure"); /* the l1 curve is checked with bound mgf only */
+    assert_int_equal(read_curve(ctx, &l, one, 1, msg, sizeof msg), DPZO_OK);
+    strcpy(l.bound, "mgf");
+    assert_int_equal(read_curve(ctx, &l, one, 1, msg, sizeof msg), DPZO_EINVAL);
+    strcpy(l.accountant, "paper"); /* nothing is recomputed in paper mode */
+    strcpy(l.epsilon_bound, "paper-claim (guarantee not established)");
+    assert_int_equal(read_curve(ctx, &l, one, 1, msg, sizeof msg), DPZO_OK);
+
+    /* the command line: show and verify exit 2 at once, as for any invalid profile; train
+     * refuses the profile before its first step */
+    char file[1024], args[4096];
+    snprintf(file, sizeof file, "%s/profile_cli_work.json", DPZO_TEST_TMP);
+    json = with_curve(ctx, &g, one, 1);
+    write_text(file, json);
+    free(json);
+    snprintf(args, sizeof args, "profile verify %s", file);
+    expect_status(args, 2, NULL, "accounting.rdp.orders asks verification for 1000250 units");
+    snprintf(args, sizeof args, "profile show %s", file);
+    expect_status(args, 2, NULL, "the limit of 100000");
+    if (system("test -d /usr/share/datasets/fashion-mnist || test -n \"$DPZO_FMNIST_DIR\"")
+        == 0) {
+        char cfg[1024], text[2048];
+        snprintf(cfg, sizeof cfg, "%s/profile_cli_work_train.json", DPZO_TEST_TMP);
+        snprintf(text, sizeof text,
+                 "{\"algorithm\": \"dpzero\", \"model\": \"mlp:\", \"steps\": 100, "
+                 "\"batch_size\": 5.12, \"lr\": 0.001, \"clip\": 1.0, \"seed\": 1, "
+                 "\"data\": {\"train_subset\": 512}, \"profile\": \"%s\"}", file);
+        write_text(cfg, text);
+        snprintf(args, sizeof args, "train --config %s --steps 1", cfg);
+        run_result *r = run(args);
+        if (r->status != 2 || strstr(r->err, "accounting.rdp.orders") == NULL)
+            fail_msg("dpzo %s: exit %d (want 2)\nstderr: %s", args, r->status, r->err);
+    }
+    dpzo_profile_free(&g);
+}
+
 /* ---- LMO profiles (need the LMO accountant) --------------------------------------- */
 
 /* The spec's task1 eps0.3 profile (wG = wE = wU = 0.1, k = 1, theta = 0.5, rate 5,
@@ -1132,6 +1284,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gaussian_bisection, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_gaussian_pld_verify, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_cli, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_curve_work, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_lmo_verify, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_lmo_pld_verify, ctx_setup, ctx_teardown),
     };

@@ -296,9 +296,29 @@ static dpzo_status get_real(dpzo_ctx *ctx, const cJSON *v, const char *key, doub
     return DPZO_OK;
 }
 
+/* An integer field takes only a literal that is exactly its value (issue 28, item 9):
+ * 9.007199254740993e15 is not 2^53. */
+static dpzo_status exact_integer(dpzo_ctx *ctx, const cJSON *v, const char *key)
+{
+    char why[DPZO_ERRMSG_SIZE / 2];
+    if (dpzo_json_check_integer(v, why, sizeof why) == 0)
+        return DPZO_OK;
+    return dpzo__fail(ctx, DPZO_EPARSE, "config: '%s' must be an integer: %s", key, why);
+}
+
+/* A real that validation requires to be a whole number (public.batch_size,
+ * pretrain.batch_size): its literal must be exact too. */
+static dpzo_status get_whole(dpzo_ctx *ctx, const cJSON *v, const char *key, double *out)
+{
+    dpzo_status st = get_real(ctx, v, key, out);
+    return st != DPZO_OK ? st : exact_integer(ctx, v, key);
+}
+
 /* A non-negative integer up to 2^53 (JSON numbers are doubles). */
 static dpzo_status get_count(dpzo_ctx *ctx, const cJSON *v, const char *key, uint64_t *out)
 {
+    if (exact_integer(ctx, v, key) != DPZO_OK)
+        return DPZO_EPARSE;
     double x = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
     if (x != floor(x) || x < 0.0 || x > 0x1p53)
         return dpzo__fail(ctx, DPZO_EPARSE,
@@ -329,6 +349,8 @@ static dpzo_status get_choice(dpzo_ctx *ctx, const cJSON *v, const char *key,
 /* The seed: an integer up to 2^53, or a string of decimal digits for any uint64. */
 static dpzo_status get_seed(dpzo_ctx *ctx, const cJSON *v, uint64_t *out)
 {
+    if (exact_integer(ctx, v, "seed") != DPZO_OK)
+        return DPZO_EPARSE;
     double d = cJSON_IsNumber(v) ? v->valuedouble : -1.0;
     if (cJSON_IsNumber(v) && d == floor(d) && d >= 0.0 && d <= 0x1p53) {
         *out = (uint64_t)d;
@@ -493,7 +515,7 @@ static dpzo_status sub_public(dpzo_ctx *ctx, int k, const cJSON *v, const char *
 {
     dpzo_public_config *u = &c->pub;
     switch (k) {
-    case 0: return get_real(ctx, v, key, &u->batch_size);
+    case 0: return get_whole(ctx, v, key, &u->batch_size);
     case 1: return get_small(ctx, v, key, &u->k);
     case 2: return get_real(ctx, v, key, &u->alpha);
     case 3: return get_bool(ctx, v, key, &u->orthonormalize);
@@ -509,7 +531,7 @@ static dpzo_status sub_pretrain(dpzo_ctx *ctx, int k, const cJSON *v, const char
     switch (k) {
     case 0: return get_count(ctx, v, key, &w->steps);
     case 1: return get_real(ctx, v, key, &w->lr);
-    default: return get_real(ctx, v, key, &w->batch_size);
+    default: return get_whole(ctx, v, key, &w->batch_size);
     }
 }
 

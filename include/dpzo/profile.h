@@ -26,6 +26,19 @@ extern "C" {
 #define DPZO_PROFILE_FORMAT "dpzo-noise-profile"
 #define DPZO_PROFILE_SCHEMA_VERSION 1
 
+/* The work a per-step RDP curve may ask of dpzo_profile_verify (docs/profile.md, 2.2).
+ * Where verification recomputes the curve (gaussian profiles; lmo profiles without
+ * sampling, and with clip "l1" only with bound "mgf"; never in paper mode), each order
+ * alpha counts alpha + DPZO_PROFILE_ORDER_WORK units and the curve at most
+ * DPZO_PROFILE_MAX_WORK. The certified bound of an order costs time roughly in proportion
+ * to alpha (the Poisson-sampled Gaussian: 14.5 s of CPU at alpha = 1e6, 1.4 s at 1e5 on a
+ * 2-core Xeon) plus a part of its own (about 9 ms near alpha = 1, the exact LMO bound):
+ * the costliest curves within the limit took 2.9 and 3.5 s there. Every reader and the
+ * writer (dpzo_profile_validate) refuse more, before any work; dpzo profile gaussian's 28
+ * orders count 8589.5. */
+#define DPZO_PROFILE_ORDER_WORK 250.0
+#define DPZO_PROFILE_MAX_WORK 100000.0
+
 typedef enum { DPZO_NOISE_GAUSSIAN = 0, DPZO_NOISE_LMO = 1 } dpzo_noise_kind;
 
 /* A profile in memory. Strings are NUL-terminated; "" stands for a JSON null where the

@@ -4,6 +4,7 @@ beyond the double range, raise dpzo.Error (docs/python.md) instead of reading a 
 path (ctypes ends a C string at NUL) or raising OverflowError."""
 import json
 import os
+import re
 from fractions import Fraction
 
 import pytest
@@ -52,6 +53,28 @@ def test_claim_and_grid_paths_with_nul(tmp_path):
     # a grid dict whose text would carry \u0000 into a key: refused by the C reader
     with pytest.raises(dpzo.Error, match="U\\+0000"):
         dpzo.lmo.lmo_grid({"gamma\0x": [[1, 2]]})
+
+
+def _rehashed(text):
+    """The text with its sha256 set to the checksum of its content (the C rule)."""
+    obj = json.loads(text)
+    return text.replace(obj["sha256"], dpzo.Profile.checksum(text))
+
+
+def test_integer_field_with_exponent_or_fraction_refused():
+    """Issue 28, item 9: an integer field written with an exponent or a fraction was read as
+    the nearest double, another integer ("steps": 9.007199254740993e15 as 2^53)."""
+    text = open(_profile_path()).read()
+    for lit in ("9.007199254740993e15", "10000.000000000000001", "1e-400"):
+        bad = _rehashed(text.replace('"steps":\t10000', '"steps":\t' + lit, 1))
+        with pytest.raises(dpzo.Error, match=r"accounting\.steps.*" + re.escape(lit)):
+            dpzo.Profile.from_json(bad)
+    # exact spellings of the integer, and a double field's nearest double, are read
+    assert dpzo.Profile.from_json(text.replace('"steps":\t10000', '"steps":\t1e4')).steps \
+        == 10000
+    big = _rehashed(text.replace('"epsilon":\t2.9999971009692787',
+                                 '"epsilon":\t9.0071992547409939e+15'))
+    assert dpzo.Profile.from_json(big).epsilon == 9007199254740994.0
 
 
 @pytest.mark.parametrize("big", [10**400, Fraction(10**400), -10**400, 10**5000],

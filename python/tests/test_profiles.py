@@ -124,6 +124,45 @@ def test_reference_fixture_checksum() -> None:
     assert independent_sha(p.to_json()) == p.sha256
 
 
+def _with_curve(orders: List[float]) -> str:
+    """The published Gaussian profile with its curve replaced by `orders` (per-step values
+    1e6, above every bound) and its checksum recomputed by the Python rule: only the work
+    the curve asks of verification is wrong."""
+    obj = json.loads((ROOT / "docs" / "examples" / "profile-gaussian.json").read_text())
+    obj["accounting"]["rdp"] = {"orders": orders, "per_step": [1e6] * len(orders)}
+    obj.pop("sha256")
+    obj["sha256"] = hashlib.sha256(reference_rule().canonical(obj).encode("utf-8")).hexdigest()
+    return json.dumps(obj)
+
+
+def test_curve_work_bounded(tmp_path: pathlib.Path) -> None:
+    """Issue 28, item 7: one order 1e6 cost 13.6 s to certify, and a curve may hold any
+    number of orders. A curve that verification recomputes may ask for 100000 units of work
+    (an order alpha counts alpha + 250); more is refused by every reader before any work,
+    with the field, the limit and what the profile asks (docs/profile.md, 2.2)."""
+    path = tmp_path / "work.json"
+    path.write_text(_with_curve([1e6]))
+    with pytest.raises(dpzo.Error, match=r"accounting\.rdp\.orders asks verification for "
+                                         r"1000250 units of work \(1 order summing to "
+                                         r"1000000\), above the limit of 100000") as e:
+        dpzo.Profile.load(path)
+    assert e.value.status_name == "invalid argument"
+    with pytest.raises(dpzo.Error, match="limit of 100000"):
+        dpzo.Profile.from_json(_with_curve([1.001 + 0.001 * i for i in range(1000)]))
+    # at the limit: read (and not verified here: it is the slowest curve allowed)
+    assert dpzo.Profile.from_json(_with_curve([99750.0])).rdp_orders == (99750.0,)
+    with pytest.raises(dpzo.Error, match="100000.5 units of work"):
+        dpzo.Profile.from_json(_with_curve([99750.5]))
+    # the writer and verify refuse the same profile
+    p = dpzo.Profile.load(ROOT / "docs" / "examples" / "profile-gaussian.json")
+    assert p.rdp_orders is not None and len(p.rdp_orders) == 28  # 8589.5 units
+    big = dataclasses.replace(p, rdp_orders=(1e6,), rdp_per_step=(1e6,))
+    for act in (big.to_json, big.verify, lambda: big.save(tmp_path / "out.json")):
+        with pytest.raises(dpzo.Error, match="limit of 100000"):
+            act()
+    assert not (tmp_path / "out.json").exists()
+
+
 @pytest.mark.parametrize("case", [
     dict(args=["--sampling-rate", "0.01", "--steps", "1000"],
          kw=dict(sampling_rate=0.01, steps=1000)),
