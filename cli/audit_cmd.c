@@ -553,6 +553,7 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
     FILE *f = dpzo_io_out_stream(out);
     char b1[40], b2[40], b3[40], b4[40], line[400];
     *figures = 0;
+    char unwritten[400] = ""; /* the first figure that could not be written */
     const char *gp = plots ? plot_gnuplot() : NULL;
     fprintf(f, "# Privacy audit\n\n");
     fprintf(f, "dpzo %s checked %zu claim%s. For each, the true epsilon of the stated mechanism "
@@ -647,6 +648,8 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
             rc = plot_render(path, title, panels, np, err, sizeof err);
         plot_panels_free(panels, np);
         if (rc) {
+        if (rc == 2 && unwritten[0] == '\0') /* a figure is an output too (docs/cli.md) */
+            snprintf(unwritten, sizeof unwritten, "%s", err);
             fprintf(f, "\n(Curves not drawn: %s.)\n", err);
             continue;
         }
@@ -657,6 +660,11 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
     if (dpzo_io_out_commit(out, ioerr, sizeof ioerr) != 0)
         return cli_usage_error("cannot write the %s", ioerr);
     return 0;
+    /* gnuplot missing or failing leaves a note in the report; a figure that could not be
+     * written is an output that could not be written: the report says so, and so does
+     * the exit status */
+    if (unwritten[0] != '\0')
+        return cli_usage_error("figure of the Markdown report: %s", unwritten);
 }
 
 static int audit_claims(int argc, char **argv)

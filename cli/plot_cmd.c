@@ -167,7 +167,7 @@ static int plot_claims_cmd(int which, int argc, char **argv)
         } else {
             if (rrc) {
                 fprintf(stderr, "dpzo: error: %s\n", err);
-                rc = 1;
+                rc = rrc; /* 2: the picture could not be written; 1: gnuplot */
             } else {
                 size_t curves = 0;
                 for (size_t i = 0; i < np; i++)
@@ -359,11 +359,11 @@ static int plot_noise(int argc, char **argv)
         snprintf(title, sizeof title, "LMO noise against the Gaussian of equal epsilon: %llu "
                                       "steps, delta %g", (unsigned long long)c->steps, c->delta);
     progress_step(&pg, 0, 0, "drawing with gnuplot");
-    int rrc = !rc && plot_render(out, title, panels, 2, err, sizeof err);
+    int rrc = rc ? 0 : plot_render(out, title, panels, 2, err, sizeof err);
     progress_end(&pg);
     if (rrc) {
         fprintf(stderr, "dpzo: error: %s\n", err);
-        rc = 1;
+        rc = rrc; /* 2: the picture could not be written; 1: gnuplot */
     }
     if (!rc) {
         dpzo_audit_mechanism m2;

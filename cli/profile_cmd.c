@@ -235,8 +235,9 @@ static int cmd_gaussian(int argc, char **argv)
             puts(json);
         free(json);
     } else if ((st = dpzo_profile_write_file(ctx, &p, out)) != DPZO_OK) {
-        fprintf(stderr, "dpzo: error: %s\n", dpzo_ctx_errmsg(ctx));
-        rc = 1;
+        /* the file could not be written after all (a disk that filled since the check):
+         * an unwritable output, exit 2 as when the check refuses it (lmo search -o too) */
+        rc = report_failure(ctx, st);
     } else if (args_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", out);

@@ -304,6 +304,8 @@ static const row rows[] = {
      "No space left on device", 0},
     {"audit", "write fails", FSIZE1, NULL, AUDIT " --no-plots --markdown big.md", 2, "big.md",
      0},
+    {"audit", "write fails", FSIZE4, NULL, AUDIT " --markdown fig.md", 2, "fig-1.png", /* figure */
+     GNUPLOT},
     {"audit", "stdout full", NULL, FULL, AUDIT, 2, STDOUT_FULL, 0},
     {"audit attack", "success", NULL, NULL, "audit attack --tp 90 --fp 10 --tn 90 --fn 10", 0,
      NULL, 0},
