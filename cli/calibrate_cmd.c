@@ -103,12 +103,13 @@ int cmd_calibrate(int argc, char **argv)
     if (!(eps > 0.0))
         return cli_usage_error("--epsilon must be > 0, got %s", args_get(&a, "epsilon"));
     order_choice oc;
-    if (order_choice_parse(&a, &oc))
-        return 2;
+    int prc = order_choice_parse(&a, &oc);
+    if (prc)
+        return prc;
     accountant_choice ac;
-    if (accountant_choice_parse(&a, &oc, &ac)) {
+    if ((prc = accountant_choice_parse(&a, &oc, &ac))) {
         order_choice_free(&oc);
-        return 2;
+        return prc;
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)

@@ -329,8 +329,8 @@ static int lmo_rdp(int argc, char **argv)
         return cli_usage_error("--orders is required, e.g. --orders 2,4,8,16,32");
     double *orders;
     size_t n;
-    if (parse_order_list("orders", args_get(&a, "orders"), &orders, &n))
-        return 2;
+    if ((rc = parse_order_list("orders", args_get(&a, "orders"), &orders, &n)))
+        return rc;
     dpzo_ctx *ctx = dpzo_ctx_new();
     dpzo_lmo_bound_kind kind = DPZO_LMO_BOUND_BEST;
     dpzo_status st = DPZO_OK;

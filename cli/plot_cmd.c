@@ -140,7 +140,7 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     dpzo_ctx *ctx = dpzo_ctx_new();
     claim_set cs;
     if (ctx == NULL) {
-        rc = cli_usage_error("out of memory");
+        rc = cli_out_of_memory();
         goto done;
     }
     if ((rc = claims_load(ctx, files, nfiles, &a, 0, &cs)) == 0) {
@@ -233,7 +233,7 @@ static int plot_noise(int argc, char **argv)
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_claim_spec spec, *loaded = NULL;
     size_t nloaded = 0;
     dpzo_claim_spec_init(&spec);
@@ -326,7 +326,7 @@ static int plot_noise(int argc, char **argv)
     plot_panel panels[2];
     memset(panels, 0, sizeof panels);
     if (x == NULL || fl_ == NULL || fg == NULL || fc == NULL)
-        rc = cli_usage_error("out of memory");
+        rc = cli_out_of_memory();
     for (int i = 0; !rc && i < N; i++) {
         x[i] = -X + 2.0 * X * i / (N - 1);
         fl_[i] = dpzo_lmo_pdf(lmo, x[i] / C) / C;
