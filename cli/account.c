@@ -109,7 +109,10 @@ int accountant_choice_parse(const parsed_args *a, const order_choice *oc, accoun
             return 2;
         if (!(mib >= 1.0 && mib <= 1048576.0))
             return cli_usage_error("--memory-limit must be in [1, 1048576] MiB, got %s", v);
-        ac->opts.memory_limit = (size_t)(mib * 1048576.0);
+        /* a fraction of a MiB is kept (1.5 is 1572864 bytes), down to the byte: the limit
+         * is never above what was asked, and messages print it as given (issue 28, item 11:
+         * 1.5 was reported as "2 MiB") */
+        ac->opts.memory_limit = (size_t)floor(mib * 1048576.0);
     }
     return 0;
 }
