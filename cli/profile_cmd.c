@@ -493,8 +493,12 @@ static int cmd_verify(int argc, char **argv)
         char vb[400];
         printf("  %-16s %s\n", "result", verdict_text(&p, &c, vb, sizeof vb));
     }
-    if (rc == 0 && !c.ok)
+    if (rc == 0 && !c.ok) {
+        /* the answer is "no": exit 1, and a line on stderr as for every exit but 0 */
+        fprintf(stderr, "dpzo: profile %s does not hold (%s says why)\n", file,
+                args_has(&a, "json") ? "\"detail\"" : "the result line");
         rc = 1;
+    }
     dpzo_profile_free(&p);
     dpzo_ctx_free(ctx);
     return rc;
