@@ -494,7 +494,9 @@ static int cmd_verify(int argc, char **argv)
         printf("  %-16s %s\n", "result", verdict_text(&p, &c, vb, sizeof vb));
     }
     if (rc == 0 && !c.ok) {
-        /* the answer is "no": exit 1, and a line on stderr as for every exit but 0 */
+        /* the answer is "no": exit 1, and a line on stderr as for every exit but 0, after
+         * the result (stdout flushed first, so that a pipe with both reads in order) */
+        fflush(stdout);
         fprintf(stderr, "dpzo: profile %s does not hold (%s says why)\n", file,
                 args_has(&a, "json") ? "\"detail\"" : "the result line");
         rc = 1;
