@@ -248,6 +248,10 @@ static const row rows[] = {
     {"lmo search", "unreadable input", NULL, NULL,
      "lmo search --epsilon 3 --delta 1e-5 --grid missing.json", 2, "missing.json", 0},
     {"lmo search", "answer no", NULL, NULL, SEARCH " --epsilon 0.001", 1, "no grid point", 0},
+    {"lmo search", "options excluding each other", NULL, NULL, /* was "no grid point meets" */
+     "lmo search --delta 1e-5 --grid grid.json --steps 10 --threads 1 --epsilon 3 --clip l1 "
+     "--bound exact",
+     2, "--clip l1", 0},
     {"lmo search", "unwritable output", NULL, NULL, SEARCH " --epsilon 3 -o nowhere/s.json", 2,
      "nowhere/s.json", 0},
     {"lmo search", "output full", NULL, NULL, SEARCH " --epsilon 3 -o /dev/full", 2,
