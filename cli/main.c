@@ -32,7 +32,10 @@ static const char *usage =
     "  --help, -h this text (also dpzo help)\n"
     "\n"
     "Every epsilon reported as a guarantee is a proven upper bound (certified MPFR path).\n"
-    "Exit status: 0 success, 2 bad input, 1 other failure.\n";
+    "Exit status (docs/cli.md): 0 done; 1 a valid request without an answer (the profile\n"
+    "does not hold, no value meets the target, over --memory-limit, gnuplot missing); 2 a\n"
+    "request that cannot be carried out as given (usage, a value, an input that cannot be\n"
+    "read, an output that cannot be written, standard output included).\n";
 
 typedef struct {
     const char *name;
