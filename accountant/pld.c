@@ -327,7 +327,7 @@ static dpzo_status discretise_dir(query *q, int dir, dpzo_ctx *ctx, size_t limit
         if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(ctx), "grid points"))
             return dpzo__fail(ctx, DPZO_ENOMEM,
                               "discretising the steps needs more than the memory limit of "
-                              "%.0f MiB at grid %g (a step with noise scale %g, sampling rate "
+                              "%.6g MiB at grid %g (a step with noise scale %g, sampling rate "
                               "%g); use a coarser grid or raise the limit",
                               (double)q->o.memory_limit / 1048576.0, q->d, s.scale, s.q);
         if (st == DPZO_EINVAL && strstr(dpzo_ctx_errmsg(ctx), "too wide for grid")) {

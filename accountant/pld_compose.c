@@ -1031,11 +1031,15 @@ dpzo_status dpzo__pld_compose_cover(dpzo_ctx *ctx, const dpzo__pld_term *terms, 
         goto done;
     size_t N = L.N, bytes = dpzo__pld_compose_bytes(N, n, L.max_n, o->want_opt);
     if (bytes > o->memory_limit) {
+        /* six significant digits, the need rounded up: a limit of 1.5 MiB reads 1.5, not 2,
+         * and a need never reads as small as the limit it exceeds (issue 28, item 11) */
+        double need = (double)(bytes + o->held) / 1048576.0;
+        double scale = pow(10.0, 5.0 - floor(log10(need)));
         status = dpzo__fail(ctx, DPZO_ENOMEM,
-                            "the composition needs %.0f MiB (FFT size %zu), more than the memory "
-                            "limit of %.0f MiB; use a coarser grid (PRV: a larger eps_error) or "
+                            "the composition needs %.6g MiB (FFT size %zu), more than the memory "
+                            "limit of %.6g MiB; use a coarser grid (PRV: a larger eps_error) or "
                             "raise the limit",
-                            (double)(bytes + o->held) / 1048576.0, N,
+                            ceil(need * scale) / scale, N,
                             (double)(o->memory_limit + o->held) / 1048576.0);
         goto done;
     }

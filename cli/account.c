@@ -45,8 +45,9 @@ int order_choice_parse(const parsed_args *a, order_choice *oc)
     if (strpbrk(o, "0123456789") == NULL)
         return cli_usage_error("unknown order grid '%s' (expected default, opacus, tf, "
                                "dp_accounting or a comma-separated list of orders)", o);
-    if (parse_order_list("orders", o, &oc->custom_orders, &oc->opts.n_orders))
-        return 2;
+    int rc = parse_order_list("orders", o, &oc->custom_orders, &oc->opts.n_orders);
+    if (rc) /* 2, or 1 when out of memory */
+        return rc;
     oc->opts.grid = DPZO_ORDERS_CUSTOM;
     oc->opts.orders = oc->custom_orders;
     oc->orders_name = "list";
@@ -108,7 +109,10 @@ int accountant_choice_parse(const parsed_args *a, const order_choice *oc, accoun
             return 2;
         if (!(mib >= 1.0 && mib <= 1048576.0))
             return cli_usage_error("--memory-limit must be in [1, 1048576] MiB, got %s", v);
-        ac->opts.memory_limit = (size_t)(mib * 1048576.0);
+        /* a fraction of a MiB is kept (1.5 is 1572864 bytes), down to the byte: the limit
+         * is never above what was asked, and messages print it as given (issue 28, item 11:
+         * 1.5 was reported as "2 MiB") */
+        ac->opts.memory_limit = (size_t)floor(mib * 1048576.0);
     }
     return 0;
 }
@@ -224,7 +228,7 @@ int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size
         return cli_usage_error("--epochs needs a sampling rate > 0 (an epoch is 1 / Q steps)");
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_status st = dpzo_steps_from_epochs(ctx, ep, q, batch, size, steps);
     if (st != DPZO_OK) {
         int rc = cli_usage_error("--epochs %s: %s", e, dpzo_ctx_errmsg(ctx));
@@ -255,8 +259,9 @@ int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char
             return cli_usage_error("--schedule replaces --noise-multiplier, --sampling-rate "
                                    "(or --batch-size/--dataset-size) and --steps (or "
                                    "--epochs); give one or the other");
-        if (schedule_read(sched, &phases, &n))
-            return 2;
+        int rc = schedule_read(sched, &phases, &n);
+        if (rc) /* 2, or 1 when out of memory */
+            return rc;
         snprintf(desc, desc_size, "schedule %s (%zu phases)", sched, n);
         *event = dpzo_event_from_schedule(ctx, phases, n);
         free(phases);
@@ -365,12 +370,13 @@ static int account(int argc, char **argv, int want_delta)
     if (!want_delta && !(target > 0.0 && target < 1.0))
         return cli_usage_error("--delta must be in (0, 1), got %s", tv);
     order_choice oc;
-    if (order_choice_parse(&a, &oc))
-        return 2;
+    int prc = order_choice_parse(&a, &oc);
+    if (prc)
+        return prc;
     accountant_choice ac;
-    if (accountant_choice_parse(&a, &oc, &ac)) {
+    if ((prc = accountant_choice_parse(&a, &oc, &ac))) {
         order_choice_free(&oc);
-        return 2;
+        return prc;
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
     dpzo_event *e = NULL;
@@ -492,8 +498,9 @@ int cmd_rdp(int argc, char **argv)
     if (!args_has(&a, "schedule") && !args_has(&a, "steps") && !args_has(&a, "epochs"))
         a.names[a.n] = "steps", a.values[a.n++] = "1";
     order_choice oc;
-    if (order_choice_parse(&a, &oc))
-        return 2;
+    int prc = order_choice_parse(&a, &oc);
+    if (prc)
+        return prc;
     const double *orders = oc.opts.orders;
     size_t n = oc.opts.n_orders;
     if (oc.opts.grid == DPZO_ORDERS_CONTINUOUS) {
@@ -509,7 +516,7 @@ int cmd_rdp(int argc, char **argv)
     dpzo_bound *b = calloc(n, sizeof *b);
     double *v = calloc(3 * n, sizeof *v);
     if (rc == 0 && (b == NULL || v == NULL))
-        rc = cli_usage_error("out of memory");
+        rc = cli_out_of_memory();
     if (rc == 0) {
         dpzo_status st = dpzo_event_rdp_certified(ctx, e, orders, n, b);
         if (st)

@@ -80,8 +80,9 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
     "  --eps-error E     prv: epsilon error target (default 0.01); pld: fall back to RDP\n"  \
     "                    when the interval is wider than E (default: never)\n"               \
     "  --delta-error D   prv: delta error (default delta/1000)\n"                            \
-    "  --memory-limit M  MiB the tight accountants may hold at once (default 2048);\n"       \
-    "                    pld: larger requests are refused with the size they need; prv:\n"   \
+    "  --memory-limit M  MiB the tight accountants may hold at once (default 2048; in\n"    \
+    "                    [1, 1048576], fractions kept: 1.5 is 1536 KiB); pld: larger\n"      \
+    "                    requests are refused with the size they need (exit 1); prv:\n"      \
     "                    the finest mesh that fits is used (a larger epsilon error)\n"
 
 #endif

@@ -22,6 +22,12 @@ int cli_usage_error(const char *fmt, ...)
     return 2;
 }
 
+int cli_out_of_memory(void)
+{
+    fputs("dpzo: error: out of memory\n", stderr);
+    return 1;
+}
+
 /* one-letter options are spelled -n, -o; the others --name */
 static const char *dashes(const char *opt) { return opt[0] && !opt[1] ? "-" : "--"; }
 
@@ -198,11 +204,11 @@ int parse_order_list(const char *opt, const char *text, double **out, size_t *n)
         cap += *p == ',';
     double *v = malloc(cap * sizeof *v);
     if (v == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     char *copy = strdup(text);
     if (copy == NULL) {
         free(v);
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     }
     size_t k = 0;
     int rc = 0;

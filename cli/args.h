@@ -48,5 +48,7 @@ int parse_order_list(const char *opt, const char *text, double **out, size_t *n)
 
 /* One-line error on stderr; returns 2 (the exit status for bad input). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "dpzo: error: out of memory" on stderr; returns 1 (not the input's fault: docs/cli.md). */
+int cli_out_of_memory(void);
 
 #endif

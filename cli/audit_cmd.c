@@ -95,7 +95,7 @@ int cli_parse_files(int argc, char **argv, const opt_spec *specs, const char ***
         free(rest);
         *files = NULL;
         *nfiles = 0;
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     }
     split_files(argc, argv, specs, *files, nfiles, rest, &nrest);
     int rc = args_parse(nrest, rest, specs, a); /* a points into argv, not into rest */
@@ -216,8 +216,9 @@ static int inline_claim(dpzo_ctx *ctx, const parsed_args *a, int need_epsilon, c
         && parse_count("effective-batch-size", v, &c->effective_batch_size))
         return 2;
     if (args_has(a, "orders") || args_has(a, "conversion")) {
-        if (order_choice_parse(a, &cs->oc))
-            return 2;
+        int rc = order_choice_parse(a, &cs->oc);
+        if (rc)
+            return rc;
         c->has_accountant = 1;
         c->accountant = cs->oc.opts;
     }
@@ -238,7 +239,7 @@ int claims_load(dpzo_ctx *ctx, const char **files, int nfiles, const parsed_args
     size_t *counts = calloc((size_t)nfiles + 1, sizeof *counts);
     if (out->blocks == NULL || counts == NULL) {
         free(counts);
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     }
     for (int i = 0; i < nfiles; i++) {
         if (dpzo_claims_read_file(ctx, files[i], &out->blocks[i], &counts[i])) {
@@ -251,7 +252,7 @@ int claims_load(dpzo_ctx *ctx, const char **files, int nfiles, const parsed_args
     out->specs = calloc(total + 1, sizeof *out->specs);
     if (out->specs == NULL) {
         free(counts);
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     }
     for (int i = 0; i < nfiles; i++)
         for (size_t j = 0; j < counts[i]; j++)
@@ -553,6 +554,7 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
         return cli_usage_error("cannot write the %s", ioerr);
     FILE *f = dpzo_io_out_stream(out);
     char b1[40], b2[40], b3[40], b4[40], line[400];
+    char unwritten[400] = ""; /* the first figure that could not be written */
     *figures = 0;
     const char *gp = plots ? plot_gnuplot() : NULL;
     fprintf(f, "# Privacy audit\n\n");
@@ -647,6 +649,8 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
         if (!rc)
             rc = plot_render(path, title, panels, np, err, sizeof err);
         plot_panels_free(panels, np);
+        if (rc == 2 && unwritten[0] == '\0') /* a figure is an output too (docs/cli.md) */
+            snprintf(unwritten, sizeof unwritten, "%s", err);
         if (rc) {
             fprintf(f, "\n(Curves not drawn: %s.)\n", err);
             continue;
@@ -657,6 +661,11 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
     }
     if (dpzo_io_out_commit(out, ioerr, sizeof ioerr) != 0)
         return cli_usage_error("cannot write the %s", ioerr);
+    /* gnuplot missing or failing leaves a note in the report; a figure that could not be
+     * written is an output that could not be written: the report says so, and so does
+     * the exit status */
+    if (unwritten[0] != '\0')
+        return cli_usage_error("figure of the Markdown report: %s", unwritten);
     return 0;
 }
 
@@ -711,7 +720,7 @@ static int audit_claims(int argc, char **argv)
     claim_set cs;
     if (ctx == NULL) {
         free(files);
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     }
     rc = claims_load(ctx, files, nfiles, &a, 1, &cs);
     if (!rc && (v = args_get(&a, "only")) != NULL) {
@@ -754,7 +763,7 @@ static int audit_claims(int argc, char **argv)
     if (!rc) {
         rep = calloc(cs.n, sizeof *rep);
         if (rep == NULL)
-            rc = cli_usage_error("out of memory");
+            rc = cli_out_of_memory();
     }
     cli_progress pg;
     progress_begin(&pg, "dpzo audit", args_has(&a, "json"));
@@ -867,7 +876,7 @@ static int read_scores(const char *path, double **in, size_t *n_in, double **out
         size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
         *dst[j] = malloc(n * sizeof **dst[j]);
         if (*dst[j] == NULL) {
-            rc = cli_usage_error("out of memory");
+            rc = cli_out_of_memory();
             break;
         }
         const cJSON *e;
@@ -943,7 +952,7 @@ static int audit_attack(int argc, char **argv)
         return cli_usage_error("--threshold goes with --scores");
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_attack_bound b;
     dpzo_status st;
     if (n_counts) {
@@ -1029,7 +1038,7 @@ static int audit_one_run(int argc, char **argv)
         return cli_usage_error("give either --canaries, --guesses, --correct or --scores FILE");
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_status st = DPZO_OK;
     if (n_counts) {
         if (n_counts < 3) {

@@ -97,13 +97,19 @@ int cmd_calibrate(int argc, char **argv)
             && training_steps(&a, q, batch, size, &steps, note, sizeof note))
         || (args_has(&a, "tolerance") && parse_real("tolerance", args_get(&a, "tolerance"), &tol)))
         return 2;
+    /* the accepted range is epsilon > 0 (docs/accountant.md), as for profile gaussian and
+     * lmo search: 0 is a value out of range (exit 2), not a target found infeasible (the
+     * library's DPZO_EINFEASIBLE, exit 1), which it was before issue 28, item 11 */
+    if (!(eps > 0.0))
+        return cli_usage_error("--epsilon must be > 0, got %s", args_get(&a, "epsilon"));
     order_choice oc;
-    if (order_choice_parse(&a, &oc))
-        return 2;
+    int prc = order_choice_parse(&a, &oc);
+    if (prc)
+        return prc;
     accountant_choice ac;
-    if (accountant_choice_parse(&a, &oc, &ac)) {
+    if ((prc = accountant_choice_parse(&a, &oc, &ac))) {
         order_choice_free(&oc);
-        return 2;
+        return prc;
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)

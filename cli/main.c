@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli/main.c: `dpzo`, the command-line front end. Parsing and printing only; every
  * computation is a call into the library. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,10 @@ static const char *usage =
     "  --help, -h this text (also dpzo help)\n"
     "\n"
     "Every epsilon reported as a guarantee is a proven upper bound (certified MPFR path).\n"
-    "Exit status: 0 success, 2 bad input, 1 other failure.\n";
+    "Exit status (docs/cli.md): 0 done; 1 a valid request without an answer (the profile\n"
+    "does not hold, no value meets the target, over --memory-limit, gnuplot missing); 2 a\n"
+    "request that cannot be carried out as given (usage, a value, an input that cannot be\n"
+    "read, an output that cannot be written, standard output included).\n";
 
 typedef struct {
     const char *name;
@@ -100,7 +104,25 @@ static int help(int argc, char **argv)
     return status;
 }
 
-int main(int argc, char **argv)
+/* Standard output is an output like -o FILE: what did not reach it (a full disk, /dev/full,
+ * a closed descriptor) is found when the last buffer is flushed, and a command that
+ * answered but could not deliver the answer exits 2 with the reason (docs/cli.md), never 0
+ * in silence. A command that already failed keeps its status. */
+static int flush_stdout(int status)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int err = errno;
+    if (!bad && !ferror(stdout))
+        return status;
+    if (err != 0)
+        fprintf(stderr, "dpzo: error: standard output: cannot write: %s\n", strerror(err));
+    else
+        fputs("dpzo: error: standard output: cannot write: a write failed\n", stderr);
+    return status != 0 ? status : 2;
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage, stderr);
@@ -127,3 +149,5 @@ int main(int argc, char **argv)
         return c->run(argc - 2, argv + 2);
     return unknown_command(argv[1]);
 }
+
+int main(int argc, char **argv) { return flush_stdout(run_command(argc, argv)); }

@@ -102,7 +102,7 @@ int schedule_read(const char *path, dpzo_phase **phases, size_t *n)
     }
     size_t count = (size_t)cJSON_GetArraySize(root);
     dpzo_phase *p = calloc(count, sizeof *p);
-    int rc = p == NULL ? cli_usage_error("out of memory") : 0;
+    int rc = p == NULL ? cli_out_of_memory() : 0;
     int idx = 0;
     const cJSON *entry;
     cJSON_ArrayForEach(entry, root)

@@ -306,7 +306,7 @@ int plot_render(const char *path, const char *title, const plot_panel *panels, s
         } else if (dpzo_io_write_file(path, "picture", bytes, len, DPZO_IO_DIRECT, ioerr,
                                       sizeof ioerr) != 0) {
             snprintf(err, errsize, "%s", ioerr);
-            rc = 1;
+            rc = 2; /* the output cannot be written: as when the check refuses it */
         }
         free(bytes);
     }

@@ -34,8 +34,9 @@ const char *plot_gnuplot(void);
     "gnuplot not found: dpzo draws its pictures with gnuplot (Debian: apt-get install "     \
     "gnuplot-nox, or scripts/install-deps.sh); set DPZO_GNUPLOT to use another binary"
 
-/* Draws the panels side by side into `path` (.png or .svg). 0 on success; otherwise 1
- * with a one-line reason in err. */
+/* Draws the panels side by side into `path` (.png or .svg). 0 on success; 2 when the
+ * picture cannot be written to `path` (an unwritable output, exit status 2); otherwise 1
+ * (gnuplot missing or failing, the temporary folder), with a one-line reason in err. */
 int plot_render(const char *path, const char *title, const plot_panel *panels, size_t n,
                 char *err, size_t errsize);
 

@@ -140,7 +140,7 @@ static int plot_claims_cmd(int which, int argc, char **argv)
     dpzo_ctx *ctx = dpzo_ctx_new();
     claim_set cs;
     if (ctx == NULL) {
-        rc = cli_usage_error("out of memory");
+        rc = cli_out_of_memory();
         goto done;
     }
     if ((rc = claims_load(ctx, files, nfiles, &a, 0, &cs)) == 0) {
@@ -167,7 +167,7 @@ static int plot_claims_cmd(int which, int argc, char **argv)
         } else {
             if (rrc) {
                 fprintf(stderr, "dpzo: error: %s\n", err);
-                rc = 1;
+                rc = rrc; /* 2: the picture could not be written; 1: gnuplot */
             } else {
                 size_t curves = 0;
                 for (size_t i = 0; i < np; i++)
@@ -233,7 +233,7 @@ static int plot_noise(int argc, char **argv)
     }
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_claim_spec spec, *loaded = NULL;
     size_t nloaded = 0;
     dpzo_claim_spec_init(&spec);
@@ -326,7 +326,7 @@ static int plot_noise(int argc, char **argv)
     plot_panel panels[2];
     memset(panels, 0, sizeof panels);
     if (x == NULL || fl_ == NULL || fg == NULL || fc == NULL)
-        rc = cli_usage_error("out of memory");
+        rc = cli_out_of_memory();
     for (int i = 0; !rc && i < N; i++) {
         x[i] = -X + 2.0 * X * i / (N - 1);
         fl_[i] = dpzo_lmo_pdf(lmo, x[i] / C) / C;
@@ -359,11 +359,11 @@ static int plot_noise(int argc, char **argv)
         snprintf(title, sizeof title, "LMO noise against the Gaussian of equal epsilon: %llu "
                                       "steps, delta %g", (unsigned long long)c->steps, c->delta);
     progress_step(&pg, 0, 0, "drawing with gnuplot");
-    int rrc = !rc && plot_render(out, title, panels, 2, err, sizeof err);
+    int rrc = rc ? 0 : plot_render(out, title, panels, 2, err, sizeof err);
     progress_end(&pg);
     if (rrc) {
         fprintf(stderr, "dpzo: error: %s\n", err);
-        rc = 1;
+        rc = rrc; /* 2: the picture could not be written; 1: gnuplot */
     }
     if (!rc) {
         dpzo_audit_mechanism m2;

@@ -235,8 +235,9 @@ static int cmd_gaussian(int argc, char **argv)
             puts(json);
         free(json);
     } else if ((st = dpzo_profile_write_file(ctx, &p, out)) != DPZO_OK) {
-        fprintf(stderr, "dpzo: error: %s\n", dpzo_ctx_errmsg(ctx));
-        rc = 1;
+        /* the file could not be written after all (a disk that filled since the check):
+         * an unwritable output, exit 2 as when the check refuses it (lmo search -o too) */
+        rc = report_failure(ctx, st);
     } else if (args_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", out);
@@ -492,8 +493,14 @@ static int cmd_verify(int argc, char **argv)
         char vb[400];
         printf("  %-16s %s\n", "result", verdict_text(&p, &c, vb, sizeof vb));
     }
-    if (rc == 0 && !c.ok)
+    if (rc == 0 && !c.ok) {
+        /* the answer is "no": exit 1, and a line on stderr as for every exit but 0, after
+         * the result (stdout flushed first, so that a pipe with both reads in order) */
+        fflush(stdout);
+        fprintf(stderr, "dpzo: profile %s does not hold (%s says why)\n", file,
+                args_has(&a, "json") ? "\"detail\"" : "the result line");
         rc = 1;
+    }
     dpzo_profile_free(&p);
     dpzo_ctx_free(ctx);
     return rc;

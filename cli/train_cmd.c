@@ -418,7 +418,7 @@ int cmd_train(int argc, char **argv)
         return cli_usage_error("--config FILE is required (see dpzo train --help)");
     dpzo_ctx *ctx = dpzo_ctx_new();
     if (ctx == NULL)
-        return cli_usage_error("out of memory");
+        return cli_out_of_memory();
     dpzo_train_config cfg;
     uint64_t until = 0;
     int rc = load_config(ctx, &a, &cfg, &until);

@@ -26,6 +26,17 @@ private temporary folder:
              characters): the run must finish, and its "blas" object must say that a
              non-empty OPENBLAS_CORETYPE was respected (nothing switched) and that only
              DPZO_BLAS_SELECT=0 kept OpenBLAS's choice (issue 27);
+  unwritable every output that cannot be written (a directory, a missing folder,
+             /dev/full, a read-only folder, a FIFO with no reader) refused with exit 2
+             before the work (issue 28, item 6);
+  exitcodes  the exit-status rule of docs/cli.md across every command (issue 28, item
+             11): 0 done, 1 a valid request without an answer, 2 a request that cannot be
+             carried out as given, with a message on stderr. For each command line: it
+             works; an unknown option, an option twice or without its value, each value
+             option left out, set to x, -1 and 0; standard output at /dev/full; then
+             writes that fail after the check (RLIMIT_FSIZE), missing inputs, fractional
+             --memory-limit values (kept, and named as given when a plan exceeds them),
+             options that exclude each other and each command's own "no";
   soundness  targeted cross-checks: the issue's reproducers, sigma doubling at many
              points (epsilon must not rise), the proven epsilon against an independent
              lower bound (one step of the sampled Gaussian: its hockey-stick divergence
@@ -102,8 +113,10 @@ RSS_LIMIT = re.compile(r"hard rss limit exhausted|allocator is out of memory|"
 # A documented refusal for lack of resources (a memory limit, an allocation that failed
 # under the campaign's own limit): exit 1 is right there.
 RESOURCE = re.compile(r"memory limit|out of memory|"
-                      # and a target that cannot be met (DPZO_EINFEASIBLE: exit 1 by design)
-                      r"cannot be met|no grid point meets|already spends|no sampling rate .* reaches")
+                      # and a target no value meets (DPZO_EINFEASIBLE: exit 1 by design); a
+                      # target of 0 ("cannot be met") is a value out of range since issue 28,
+                      # item 11 (exit 2)
+                      r"no grid point meets|already spends|no sampling rate .* reaches")
 
 # ---- an independent lower bound ------------------------------------------------------------
 
@@ -181,9 +194,11 @@ class Campaign:
 
     def run(self, cmd, argv, *, refuse=False, allow1=False, check=None, timeout=None,
             stdin_fifo_reader=None, setup=None, after=None, kind="numeric", cwd=None,
-            env=None, prog=None):
+            env=None, prog=None, stdout_path=None, fsize=None):
         """Runs dpzo argv (a list, without the program; prog: another program, a list),
-        classifies and records it."""
+        classifies and records it. stdout_path: its standard output goes there (/dev/full)
+        instead of a pipe; fsize: files it writes are limited to that many bytes
+        (RLIMIT_FSIZE, SIGXFSZ ignored, so that the write fails with EFBIG)."""
         if self.over_budget():
             with self.lock:
                 self.skipped += 1
@@ -198,16 +213,25 @@ class Campaign:
             if not self.asan:  # ASan reserves terabytes of address space: hard_rss_limit_mb
                 lim = self.args.memory_mb << 20
                 resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+            if fsize is not None:  # the soft limit only: a gnuplot wrapper may lift it
+                hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, hard))
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
         t = time.time()
+        sink = open(stdout_path, "wb") if stdout_path else None
         try:
-            p = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            p = subprocess.Popen(full, stdin=subprocess.DEVNULL,
+                                 stdout=sink if sink else subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=env if env is not None else self.env,
                                  cwd=cwd or self.tmp,
                                  preexec_fn=limit)
         except OSError as e:
             self.record(cmd, kind, argv, "crashed", None, 0.0, "cannot start: %s" % e, "")
             return None
+        finally:
+            if sink:
+                sink.close()
         try:
             out, err = p.communicate(timeout=timeout)
             rc = p.returncode
@@ -219,7 +243,7 @@ class Campaign:
             out, err = p.communicate()
             rc = None
         secs = time.time() - t
-        out = out.decode("utf-8", "replace")
+        out = (out or b"").decode("utf-8", "replace")
         err = err.decode("utf-8", "replace")
         reason = ""
         if rc is None:
@@ -1165,6 +1189,210 @@ def unwritable_case(c, name, argv, kind):
           timeout=c.args.fifo_timeout * 3 if kind == "fifo-no-reader" else None)
 
 
+# ---- issue 28, item 11: the exit-status rule (docs/cli.md) ------------------------------------
+
+# The messages of a valid request without an answer (exit 1): a memory limit, an allocation
+# that failed, a target no value meets, a profile that does not hold, gnuplot missing.
+# Narrower than RESOURCE: a value out of range never exits 1 (calibrate --epsilon 0 did,
+# "target epsilon 0 cannot be met", before issue 28, item 11).
+NO_ANSWER = re.compile(r"memory limit|out of memory|no grid point meets|already spends|"
+                       r"no sampling rate .* reaches|does not hold|gnuplot")
+MESSAGE = re.compile(r"(?m)^(dpzo|usage:)")
+
+
+def exit_rule(want, *needles):
+    """The check of one exit-code case: the status is in `want`; 1 only with a NO_ANSWER
+    message; any other status but 0 with a message on stderr that names one of `needles`
+    (when given)."""
+    def check(rc, out, err):
+        if rc not in want:
+            return "exit %s, the rule says %s" % (rc, " or ".join(str(w) for w in sorted(want)))
+        if rc != 0 and not MESSAGE.search(err):
+            return "exit %d with no message on stderr" % rc
+        if rc == 1 and not NO_ANSWER.search(err):
+            return "exit 1, but not a valid request without an answer: " + last_line(err)
+        if rc != 0 and needles and not any(n in err for n in needles):
+            return "exit %d, stderr names none of %s: %s" % (rc, ", ".join(needles),
+                                                           last_line(err))
+        return None
+    return check
+
+
+def value_options(argv):
+    """(index, option) of the options of argv that take a value (the next word is not an
+    option)."""
+    out = []
+    for i, a in enumerate(argv[:-1]):
+        if a.startswith("-") and len(a) > 1 and not argv[i + 1].startswith("-"):
+            out.append((i, a))
+    return out
+
+
+def exit_bases(c):
+    """bases() and the commands it leaves out: profile show and verify, demo, train, plot
+    epsilon-delta and curves."""
+    claim = ["--noise-multiplier", "1.1", "--sampling-rate", "0.004", "--steps", "1000",
+             "--epsilon", "3", "--delta", "1e-5"]
+    out = [(n, subst(c, a)) for n, a in bases(c)]
+    if c.files.get("profile"):
+        out.append(("profile-show", ["profile", "show", c.files["profile"]]))
+        out.append(("profile-verify", ["profile", "verify", c.files["profile"]]))
+    out.append(("demo", ["demo"]))
+    if c.files.get("train"):
+        out.append(("train", ["train", "--config", c.files["train"], "--steps", "2"]))
+    out.append(("plot-epsilon-delta", ["plot", "epsilon-delta"] + claim +
+                ["--grid", "1e-2", "--points", "4", "-o", c.path("out-ed.svg")]))
+    out.append(("plot-curves", ["plot", "curves"] + claim +
+                ["--grid", "1e-2", "--points", "4", "-o", c.path("out-curves.svg")]))
+    return out
+
+
+def phase_exitcodes(c, pool):
+    """The exit-status rule of docs/cli.md across every command: 0 done; 1 a valid request
+    without an answer (NO_ANSWER); 2 a request that cannot be carried out as given, with a
+    message on stderr. Kinds: exit:success, unknown-option, twice, no-value, removed (each
+    value option left out: 0, or 2 when it was needed, or 1 without an answer), text and
+    minus-one (each value option set to x or -1: 2), zero (0 or 2, 1 only without an
+    answer), stdout-full (standard output at /dev/full: 2), write-fails (RLIMIT_FSIZE, the
+    write failing after the check: 2), input-missing (2), memory-limit (a fraction of a MiB
+    kept and named as given, or refused with 2 out of [1, 1048576]), exclusive (options
+    that exclude each other: 2), answer-no (1)."""
+    futs = []
+
+    def add(name, kind, argv, check, **kw):
+        futs.append(pool.submit(c.run, name, argv, kind="exit:" + kind, allow1=True,
+                                check=check, **kw))
+
+    for name, argv in exit_bases(c):
+        add(name, "success", argv, exit_rule({0}))
+        add(name, "unknown-option", argv + ["--no-such-option"],
+            exit_rule({2}, "--no-such-option"))
+        opts = value_options(argv)
+        if opts:
+            i, o = opts[0]
+            add(name, "twice", argv + [o, argv[i + 1]], exit_rule({2}, o))
+            add(name, "no-value", argv[:i] + argv[i + 2:] + [o], exit_rule({2}, o))
+        for i, o in opts:
+            if not (name == "lmo-search" and o == "--grid"):  # the paper grid: an hour
+                add(name, "removed", argv[:i] + argv[i + 2:], exit_rule({0, 1, 2}))
+            for kind, v in (("text", "x"), ("minus-one", "-1")):
+                a = list(argv)
+                a[i + 1] = v
+                # the message names the option (or the quantity: "gamma weight") or the value
+                add(name, kind, a, exit_rule({2}, o, o.lstrip("-").replace("-", " "),
+                                             "'%s'" % v, "got %s" % v))
+            a = list(argv)
+            a[i + 1] = "0"
+            add(name, "zero", a, exit_rule({0, 1, 2}))
+        add(name, "stdout-full", argv, exit_rule({2}, "standard output"),
+            stdout_path="/dev/full")
+
+    # a write that fails after the output was checked (a disk filling between the two):
+    # files limited to `size` bytes; gnuplot draws under a wrapper that lifts the soft limit
+    gp = c.write("gnuplot-unlimited.sh", "#!/bin/sh\nulimit -S -f unlimited\n"
+                 "exec gnuplot \"$@\"\n")
+    os.chmod(gp, 0o755)
+    gp_env = dict(c.env, DPZO_GNUPLOT=gp)
+    cases = [(n, a, 256, None) for n, a in file_output_cases() if not n.startswith("plot")]
+    cases.append(("plot-noise", ["plot", "noise"] + LMO + ["-o", "@O.svg"], 32768, gp_env))
+    cases.append(("plot-epsilon-delta", ["plot", "epsilon-delta", "--noise-multiplier", "1.1",
+                                         "--sampling-rate", "0.004", "--steps", "1000",
+                                         "--epsilon", "3", "--delta", "1e-5", "--grid", "1e-2",
+                                         "--points", "4", "-o", "@O.svg"], 8192, gp_env))
+    cases.append(("lmo-search-out", lmo_search_argv(c) + ["-o", "@O"], 256, None))
+    if c.files.get("train"):
+        cases.append(("train-metrics", ["train", "--config", c.files["train"], "--steps", "3",
+                                        "--metrics", "@O"], 256, None))
+        cases.append(("train-checkpoint", ["train", "--config", c.files["train"], "--steps",
+                                           "1", "--checkpoint", "@O"], 256, None))
+    for k, (name, argv, size, env) in enumerate(cases):
+        dest = c.path("fsize-%d-%s" % (k, name)) + (".svg" if "@O.svg" in argv else "")
+        a = [dest if x in ("@O", "@O.svg") else x for x in argv]
+        add(name, "write-fails", a, exit_rule({2}, os.path.basename(dest)), fsize=size,
+            env=env)
+
+    # inputs that cannot be read
+    missing = c.path("missing.json")
+    for name, argv in [
+            ("profile-show", ["profile", "show", missing]),
+            ("profile-verify", ["profile", "verify", missing]),
+            ("epsilon-schedule", ["epsilon", "--schedule", missing, "--delta", "1e-5"]),
+            ("lmo-info", ["lmo", "info", "--profile", missing]),
+            ("lmo-search", ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid",
+                            missing]),
+            ("audit-file", ["audit", missing]),
+            ("audit-attack", ["audit", "attack", "--scores", missing]),
+            ("audit-one-run", ["audit", "one-run", "--scores", missing, "--positive", "2"]),
+            ("plot-noise", ["plot", "noise", "--profile", missing, "-o", c.path("m.svg")]),
+            ("plot-file", ["plot", "epsilon-steps", missing, "-o", c.path("m.svg")]),
+            ("train", ["train", "--config", missing])] + (
+            [("train-resume", ["train", "--config", c.files["train"], "--resume", missing])]
+            if c.files.get("train") else []):
+        add(name, "input-missing", argv, exit_rule({2}, missing))
+
+    # --memory-limit: in [1, 1048576] a fraction is kept and a refusal names it as given
+    # (six significant digits); outside, exit 2
+    queries = [("epsilon-pld", ["epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                                "--steps", "1000", "--delta", "1e-5", "--accountant", "pld"]),
+               ("epsilon-pld", ["epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                                "--steps", "1000", "--delta", "1e-5", "--accountant", "pld",
+                                "--grid", "1e-3"]),
+               ("delta-pld", ["delta", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                              "--steps", "100", "--epsilon", "1", "--accountant", "pld",
+                              "--grid", "1e-3"]),
+               ("calibrate-pld", ["calibrate", "--epsilon", "3", "--delta", "1e-5",
+                                  "--sampling-rate", "0.01", "--steps", "1000", "--accountant",
+                                  "pld", "--grid", "1e-3"]),
+               ("epsilon-prv", ["epsilon", "--noise-multiplier", "1", "--sampling-rate",
+                                "0.01", "--steps", "1000", "--delta", "1e-5", "--accountant",
+                                "prv"])]
+    for name, argv in queries:
+        for v in ("1.5", "1.25", "1.1", "1.75", "2.5", "3.75", "7.2", "1.0000001"):
+            add(name, "memory-limit", argv + ["--memory-limit", v],
+                exit_rule({0, 1}, "memory limit of %.6g MiB" % float(v)))
+        for v in ("0.999", "0.5", "1048576.5", "1e-300", "1.5MiB"):
+            add(name, "memory-limit", argv + ["--memory-limit", v],
+                exit_rule({2}, "--memory-limit"))
+
+    # options that exclude each other
+    for name, argv in [
+            ("lmo-epsilon", ["lmo", "epsilon"] + LMO + ["--delta", "1e-5", "--clip", "l1",
+                                                        "--bound", "exact"]),
+            ("lmo-epsilon", ["lmo", "epsilon"] + LMO + ["--delta", "1e-5", "--clip", "l1",
+                                                        "--accountant", "pld"]),
+            ("lmo-search", lmo_search_argv(c)[:-4] + ["--clip", "l1", "--bound", "exact",
+                                                      "--threads", "1"]),
+            ("lmo-search", lmo_search_argv(c) + ["--clip", "l1", "--accountant", "pld"]),
+            ("epsilon", ["epsilon", "--noise-multiplier", "1", "--sampling-rate", "0.01",
+                         "--steps", "10", "--epochs", "1", "--delta", "1e-5"]),
+            ("audit", ["audit", "--noise-multiplier", "1", "--sampling-rate", "0.01", "--steps",
+                       "10", "--epsilon", "1", "--delta", "1e-5", "--adjacency",
+                       "replace-one"])]:
+        add(name, "exclusive", argv, exit_rule({2}))
+
+    # the commands' own "no"
+    understated = os.path.join(ROOT, "docs/examples/profile-gaussian-understated.json")
+    negatives = [
+        ("profile-verify", ["profile", "verify", understated], None),
+        ("profile-verify", ["profile", "verify", understated, "--json"], None),
+        ("calibrate-steps", ["calibrate", "--solve-for", "steps", "--epsilon", "0.01",
+                             "--delta", "1e-5", "--sampling-rate", "1", "--noise-multiplier",
+                             "0.5"], None),
+        ("calibrate-rate", ["calibrate", "--solve-for", "sampling-rate", "--epsilon", "0.001",
+                            "--delta", "1e-5", "--steps", "100", "--noise-multiplier", "0.1"],
+         None),
+        ("lmo-search", [a if a != "3" else "0.001" for a in lmo_search_argv(c)], None),
+        ("plot-noise", ["plot", "noise"] + LMO + ["-o", c.path("nogp.svg")],
+         dict(c.env, DPZO_GNUPLOT="/nonexistent/gnuplot")),
+        ("plot-epsilon-steps", ["plot", "epsilon-steps", "--noise-multiplier", "1.1",
+                                "--sampling-rate", "0.004", "--steps", "1000", "--epsilon",
+                                "3", "--delta", "1e-5", "-o", c.path("nogp.svg")],
+         dict(c.env, DPZO_GNUPLOT="/nonexistent/gnuplot"))]
+    for name, argv, env in negatives:
+        add(name, "answer-no", argv, exit_rule({1}), env=env)
+    return futs
+
+
 def output_case(c, name, argv, kind):
     d = tempfile.mkdtemp(prefix="out-", dir=c.tmp)
     ext = ".svg" if any(a == "@O.svg" for a in argv) else ""
@@ -1582,8 +1810,9 @@ def main():
     ap.add_argument("--memory-mb", type=int, default=3072,
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
-                    help="phases: environment, numeric, files, outputs, soundness, bounds, "
-                         "nul, bigint, pyoverflow, work (repeatable)")
+                    help="phases: environment, numeric, files, outputs, unwritable, "
+                         "exitcodes, soundness, bounds, nul, bigint, pyoverflow, work "
+                         "(repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -1605,7 +1834,7 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "nul", "bigint", "pyoverflow",
-                           "work", "files", "outputs", "unwritable", "numeric"]
+                           "work", "files", "outputs", "unwritable", "exitcodes", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -1621,6 +1850,8 @@ def main():
                 futs += phase_outputs(c, pool)
             elif ph == "unwritable":
                 futs += phase_unwritable(c, pool)
+            elif ph == "exitcodes":
+                futs += phase_exitcodes(c, pool)
             elif ph == "soundness":
                 futs += phase_soundness(c, pool, args.quick)
             elif ph == "environment":

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/cli_dir.h: the harness of the command-line file tests (test_files_cli,
- * test_outputs_cli): dpzo (DPZO_CLI) runs under `timeout 120` inside a private temporary
- * folder (CLI_DIR_TAG names it), stdout and stderr captured, so that a blocking open fails
- * the test instead of hanging it. Include it once, after cmocka.h. */
+/* tests/cli_dir.h: the harness of the command-line tests (test_files_cli,
+ * test_outputs_cli, test_exit_codes_cli): dpzo (DPZO_CLI) runs under `timeout 120` inside
+ * a private temporary folder (CLI_DIR_TAG names it), stdout and stderr captured, so that a
+ * blocking open fails the test instead of hanging it; run_in also puts shell text before
+ * it or sends its standard output elsewhere. Include it once, after cmocka.h. */
 #ifndef DPZO_TESTS_CLI_DIR_H
 #define DPZO_TESTS_CLI_DIR_H
 
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static char dir[512];
 
@@ -38,17 +40,19 @@ static void slurp_to(const char *path, char *buf, size_t size)
         fclose(f);
 }
 
-static result *run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static result *run(const char *fmt, ...)
+/* dpzo ARGS in the folder, under `timeout 120`: `pre` (NULL: none) is shell text put before
+ * it (an environment assignment, or `ulimit -S -f 4; trap '' XFSZ;`), `out` (NULL:
+ * cli.out, which r.out then holds) where its standard output goes (/dev/full). */
+static result *vrun_in(const char *pre, const char *out, const char *fmt, va_list ap)
 {
     static result r;
     char args[4096], cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && timeout 120 %s %s >cli.out 2>cli.err </dev/null",
-             dir, DPZO_CLI, args);
+    unlink(at("cli.out"));
+    unlink(at("cli.err"));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' || exit 99; %s timeout 120 %s %s >%s 2>cli.err </dev/null", dir,
+             pre ? pre : "", DPZO_CLI, args, out ? out : "cli.out");
     int st = system(cmd);
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     slurp_to(at("cli.out"), r.out, sizeof r.out);
@@ -56,6 +60,27 @@ static result *run(const char *fmt, ...)
     if (r.status == 124)
         fail_msg("dpzo %s: timed out (blocked?)", args);
     return &r;
+}
+
+static result *run_in(const char *pre, const char *out, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), unused));
+static result *run_in(const char *pre, const char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    result *r = vrun_in(pre, out, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static result *run(const char *fmt, ...) __attribute__((format(printf, 1, 2), unused));
+static result *run(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    result *r = vrun_in(NULL, NULL, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 static void put(const char *name, const char *text)
