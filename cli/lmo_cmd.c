@@ -852,9 +852,12 @@ static int lmo_search_cmd(int argc, char **argv)
     st = dpzo_lmo_search(ctx, grid, &o, &r);
     sigaction(SIGINT, &old, NULL);
     if (st == DPZO_EINTERRUPTED) {
-        fprintf(stderr, "\ndpzo: interrupted%s\n",
-                o.checkpoint ? "; progress saved: run the same command to resume"
-                             : " (use --checkpoint FILE to be able to resume)");
+        /* the library says whether the progress was saved (a checkpoint that can no
+         * longer be written is not) */
+        fprintf(stderr, "\ndpzo: %s%s\n", dpzo_ctx_errmsg(ctx),
+                o.checkpoint == NULL ? " (use --checkpoint FILE to be able to resume)"
+                : strstr(dpzo_ctx_errmsg(ctx), "NOT saved") ? ""
+                                                            : ": run the same command to resume");
         dpzo_lmo_grid_free(grid);
         dpzo_ctx_free(ctx);
         return 130;

@@ -114,6 +114,7 @@ typedef struct {
     int resumed;
     double t_start, t_last_save;
     char save_err[DPZO_IO_ERRMAX]; /* why the last checkpoint write failed */
+    int save_failed;               /* the last checkpoint write failed */
     uint64_t fingerprint;
 } search;
 
@@ -433,6 +434,7 @@ static int save_checkpoint(search *S)
     size_t size = ckpt_size(S->n);
     unsigned char *buf = malloc(size);
     if (buf == NULL) {
+        S->save_failed = 1;
         snprintf(S->save_err, sizeof S->save_err, "search checkpoint '%s': out of memory (%zu "
                  "bytes)", path, size);
         return -1;
@@ -450,6 +452,7 @@ static int save_checkpoint(search *S)
     int rc = dpzo_io_write_file(path, "search checkpoint", buf, size, 0, S->save_err,
                                 sizeof S->save_err);
     free(buf);
+    S->save_failed = rc != 0;
     if (rc != 0)
         return -1;
     S->t_last_save = now_s();
@@ -1131,6 +1134,17 @@ dpzo_status dpzo_lmo_search(dpzo_ctx *ctx, const dpzo_lmo_grid *grid,
     }
     report(&S, "done", 1.0, S.t_start);
 done:
+    /* an interrupted search says whether its progress was saved (the last write of the
+     * checkpoint, at the interruption, succeeded) */
+    if (st == DPZO_EINTERRUPTED) {
+        if (opts->checkpoint == NULL)
+            dpzo__fail(ctx, st, "interrupted; nothing was saved (no checkpoint)");
+        else if (S.save_failed)
+            dpzo__fail(ctx, st, "interrupted; the progress was NOT saved: cannot write the %s",
+                       S.save_err);
+        else
+            dpzo__fail(ctx, st, "interrupted; progress saved in '%s'", opts->checkpoint);
+    }
     out->seconds = now_s() - S.t_start;
     for (int k = 0; k < N_ARR; k++)
         free(S.arr[k]);

@@ -1033,6 +1033,48 @@ static void stop_after_first(void *user, const char *phase, double frac, double 
         stop_flag = 1;
 }
 
+/* Removes the checkpoint and its folder (user: the folder's path) and stops the search:
+ * the save on interrupt then cannot be written. */
+static char vanish_path[64];
+static void vanish_and_stop(void *user, const char *phase, double frac, double eta)
+{
+    (void)phase;
+    (void)frac;
+    (void)eta;
+    remove(vanish_path);
+    rmdir((const char *)user);
+    stop_flag = 1;
+}
+
+/* Issue 28, item 6's remainder: an interrupted search whose last save failed said
+ * "progress saved" (the CLI) and returned a bare DPZO_EINTERRUPTED. It must say that the
+ * progress was not saved, and why. */
+static void test_search_interrupt_unsaved(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    char dir[] = DPZO_TEST_TMP "/lmo_search_gone_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    snprintf(vanish_path, sizeof vanish_path, "%s/ckpt", dir);
+    dpzo_lmo_grid *g;
+    assert_ok(ctx, dpzo_lmo_grid_preset(ctx, "paper-script", &g));
+    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
+    o.paper = 1;
+    o.account.delta = 1e-10;
+    o.epsilon = 0.7;
+    o.checkpoint = vanish_path;
+    o.progress = vanish_and_stop;
+    o.progress_user = dir;
+    o.interrupt = &stop_flag;
+    stop_flag = 0;
+    dpzo_lmo_search_result r;
+    assert_int_equal(dpzo_lmo_search(ctx, g, &o, &r), DPZO_EINTERRUPTED);
+    const char *msg = dpzo_ctx_errmsg(ctx);
+    if (strstr(msg, "NOT saved") == NULL || strstr(msg, vanish_path) == NULL)
+        fail_msg("interrupted with an unwritable checkpoint: \"%s\"", msg);
+    assert_int_equal(access(vanish_path, F_OK), -1);
+    dpzo_lmo_grid_free(g);
+}
+
 static void test_search_interrupt_resume(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -1121,6 +1163,7 @@ int main(void)
         cmocka_unit_test(test_search_paper_reproductions),
         cmocka_unit_test(test_search_sound_brute_force),
         cmocka_unit_test(test_search_interrupt_resume),
+        cmocka_unit_test(test_search_interrupt_unsaved),
         cmocka_unit_test(test_pld_against_mpmath),
         cmocka_unit_test(test_pld_near_laplace),
         cmocka_unit_test(test_pld_properties),
