@@ -188,6 +188,20 @@ dpzo_status dpzo_claim_validate(dpzo_ctx *ctx, const dpzo_claim *c)
     default:
         return dpzo__fail(ctx, DPZO_EINVAL, "the claim must state how batches are drawn");
     }
+    if (c->has_accountant && c->accountant.grid == DPZO_ORDERS_CUSTOM) {
+        double sum = 0.0, work = 0.0;
+        for (size_t i = 0; i < c->accountant.n_orders; i++) {
+            sum += c->accountant.orders[i];
+            work += c->accountant.orders[i] + DPZO_CLAIM_ORDER_WORK;
+        }
+        if (!(work <= DPZO_CLAIM_MAX_ORDER_WORK))
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "the claim's accountant orders ask the audit for %.10g units of "
+                              "work (%zu order%s summing to %.10g), above the limit of %.10g: "
+                              "each order alpha counts alpha + %.10g (docs/audit.md, section 2.1)",
+                              work, c->accountant.n_orders, c->accountant.n_orders == 1 ? "" : "s",
+                              sum, DPZO_CLAIM_MAX_ORDER_WORK, DPZO_CLAIM_ORDER_WORK);
+    }
     if (c->pipeline < DPZO_SAMPLING_POISSON || c->pipeline > DPZO_SAMPLING_UNSTATED)
         return dpzo__fail(ctx, DPZO_EINVAL, "unknown pipeline scheme %d", (int)c->pipeline);
     return DPZO_OK;

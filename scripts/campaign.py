@@ -978,10 +978,65 @@ def _check_work(refused):
     return check
 
 
+def work_claims():
+    """(label, orders, refused): a claim's own RDP orders (the stated accountant), which
+    dpzo audit evaluates the claim under; each order alpha counts alpha + 250 units and the
+    orders at most 1e6 (dpzo/audit.h)."""
+    return [
+        ("claim-two-orders-near-1e6", [999999.5, 999998.5], True),
+        ("claim-one-order-1e6", [1e6], True),
+        ("claim-20000-small-orders", [2 + 0.01 * i for i in range(20000)], True),
+        ("claim-arange-1e6-orders", {"from": 1.5, "to": 1000000.5, "step": 1.0}, True),
+        ("claim-one-order-within", [99749.5], False),
+        ("claim-tf-like-list", [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)),
+         False),
+    ]
+
+
+def _check_claim_work(refused):
+    def check(rc, out, err):
+        if refused and (rc != 2 or "units of work" not in err or "limit of 1000000" not in err):
+            return "exit %s, not refused with the work limit: %s" % (rc, last_line(err))
+        if not refused and rc != 0:
+            return "orders within the limit refused (exit %s): %s" % (rc, last_line(err))
+        return None
+    return check
+
+
 def phase_work(c, pool, quick):
-    """Profiles that ask for unbounded work: each curve of work_curves() through `profile
-    verify`, `profile show`, `train` (Gaussian) or `lmo info` (lmo), and dpzo.Profile.load."""
+    """Profiles and claims that ask for unbounded work: each curve of work_curves() through
+    `profile verify`, `profile show`, `train` (Gaussian) or `lmo info` (lmo), and
+    dpzo.Profile.load; each claim of work_claims() through `dpzo audit FILE`, `dpzo audit
+    --orders` and dpzo.audit."""
     futs = []
+    lib = os.path.join(os.path.dirname(os.path.dirname(c.bin)), "lib", "libdpzo.so")
+    env = dict(c.env, PYTHONPATH=os.path.join(ROOT, "python"), DPZO_LIBRARY=lib,
+               DPZO_CLI=c.bin)
+    py = os.environ.get("DPZO_PYTHON", sys.executable)
+    timeout = min(c.args.timeout, 30.0)
+    for label, orders, refused in work_claims():
+        claim = {"name": label, "mechanism": {"noise": "gaussian", "noise_multiplier": 1.1},
+                 "sampling": {"scheme": "poisson", "rate": 0.01}, "steps": 100,
+                 "epsilon": 1, "delta": 1e-5, "accountant": {"orders": orders}}
+        path = c.write("work.%s.json" % label,
+                       json.dumps({"format": "dpzo-claims", "claims": [claim]}))
+        runs = [("audit-file", ["audit", path, "--brief"])]
+        if isinstance(orders, list) and len(orders) < 200:
+            runs.append(("audit-flags", ["audit", "--noise-multiplier", "1.1", "--sampling-rate",
+                                         "0.01", "--steps", "100", "--epsilon", "1", "--delta",
+                                         "1e-5", "--orders", ",".join(repr(float(a))
+                                                                      for a in orders),
+                                         "--brief"]))
+        for name, argv in runs:
+            futs.append(pool.submit(c.run, name, argv, kind="work:" + label, timeout=timeout,
+                                    refuse=refused, allow1=True,
+                                    check=_check_claim_work(refused)))
+        code = ("import sys, dpzo\ntry:\n    dpzo.audit(%r, calibrate=False)\n"
+                "except dpzo.Error as e:\n    print(e, file=sys.stderr)\n    sys.exit(2)\n"
+                % path)
+        futs.append(pool.submit(c.run, "python-audit", ["-c", code], kind="work:" + label,
+                                prog=[py], env=env, timeout=timeout, refuse=refused,
+                                allow1=True, check=_check_claim_work(refused)))
     if not c.files.get("profile"):
         return futs
     gauss = json.loads(open(c.files["profile"]).read())
@@ -989,11 +1044,6 @@ def phase_work(c, pool, quick):
     lmo_wor = json.loads(json.dumps(lmo))
     lmo_wor["accounting"].update({"sampling": "wor", "batch_size": 10, "dataset_size": 1000,
                                   "sampling_rate": 0.01, "adjacency": "replace-one"})
-    lib = os.path.join(os.path.dirname(os.path.dirname(c.bin)), "lib", "libdpzo.so")
-    env = dict(c.env, PYTHONPATH=os.path.join(ROOT, "python"), DPZO_LIBRARY=lib,
-               DPZO_CLI=c.bin)
-    py = os.environ.get("DPZO_PYTHON", sys.executable)
-    timeout = min(c.args.timeout, 30.0)
     for label, base, orders, refused in work_curves():
         obj = {"gauss": gauss, "lmo": lmo, "lmo-wor": lmo_wor}[base]
         path = c.write("work.%s.json" % label, _forged(obj, orders))

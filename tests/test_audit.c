@@ -246,6 +246,45 @@ static void test_fixed_and_shuffled(void **state)
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "replace-one"));
 }
 
+/* Issue 28, item 7 for claims: the authors' orders are evaluated by the audit (the stated
+ * accountant), one order near 1e6 costing 14 s; dpzo_claim_validate bounds their work
+ * (each order alpha + 250 units, at most 1e6) before any. */
+static void test_claim_order_work(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_claim c;
+    dpzo_claim_init(&c);
+    c.noise_multiplier = 1.0;
+    c.sampling_rate = 0.01;
+    c.steps = 100;
+    c.epsilon = 1.0;
+    c.delta = 1e-5;
+    c.has_accountant = 1;
+    c.accountant.grid = DPZO_ORDERS_CUSTOM;
+    const double near_1e6[] = {999999.5, 999998.5};
+    c.accountant.orders = near_1e6;
+    c.accountant.n_orders = 2;
+    assert_int_equal(dpzo_claim_validate(ctx, &c), DPZO_EINVAL);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "2000498 units of work"));
+    double *many = malloc(4000 * sizeof *many);
+    assert_non_null(many);
+    for (int i = 0; i < 4000; i++)
+        many[i] = 1.5 + i; /* sum 8002000, work 9002000 */
+    c.accountant.orders = many;
+    c.accountant.n_orders = 4000;
+    assert_int_equal(dpzo_claim_validate(ctx, &c), DPZO_EINVAL);
+    /* at the limit: 1e6 - 250 in one order is allowed, one unit more is not */
+    many[0] = DPZO_CLAIM_MAX_ORDER_WORK - DPZO_CLAIM_ORDER_WORK;
+    c.accountant.n_orders = 1;
+    assert_ok(ctx, dpzo_claim_validate(ctx, &c));
+    many[0] = nextafter(many[0], INFINITY);
+    assert_int_equal(dpzo_claim_validate(ctx, &c), DPZO_EINVAL);
+    free(many);
+    /* the named grids are not custom and the limit does not apply */
+    c.accountant.grid = DPZO_ORDERS_TF;
+    assert_ok(ctx, dpzo_claim_validate(ctx, &c));
+}
+
 /* The noise multiplier needed is proven sufficient and nearly the smallest. */
 static void test_sigma_needed(void **state)
 {
@@ -719,6 +758,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_clopper_pearson, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_claim_order_work, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_attack_counts, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_attack_scores, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_one_run, ctx_setup, ctx_teardown),

@@ -151,6 +151,16 @@ typedef enum {
     DPZO_VERDICT_UNDETERMINED = 2
 } dpzo_verdict;
 
+/* The work a claim's own RDP orders (the stated accountant) may ask of the audit, which
+ * evaluates the claim under them: each order alpha counts alpha + DPZO_CLAIM_ORDER_WORK
+ * units (the cost model of a profile's curve, dpzo/profile.h) and the orders at most
+ * DPZO_CLAIM_MAX_ORDER_WORK. On a 2-core Intel Xeon one order near 1e6 cost 14 s, near
+ * 1e5 3 s; 20000 orders near 100, 0.4 s; 1000 orders of fixed batches, 1 s. The published
+ * claims of docs/audits ask at most 96645. dpzo_claim_validate refuses more
+ * (DPZO_EINVAL), so every reader does, before any work. */
+#define DPZO_CLAIM_ORDER_WORK 250.0
+#define DPZO_CLAIM_MAX_ORDER_WORK 1000000.0
+
 const char *dpzo_verdict_name(dpzo_verdict v); /* "HOLDS", "VIOLATED", "UNDETERMINED" */
 /* The rule: upper <= epsilon: HOLDS; lower > epsilon: VIOLATED; else UNDETERMINED
  * (always UNDETERMINED when lower > upper or either is NaN: such bounds certify nothing). */

@@ -257,3 +257,13 @@ def test_bad_claims(tmp_path: pathlib.Path) -> None:
         dpzo.audit(d, grid=0)
     with pytest.raises(dpzo.Error, match="claim 1 must be"):
         dpzo.audit([42])  # type: ignore[list-item]
+    # issue 28, item 7 for claims: the authors' orders bound the audit's work (two orders
+    # near 1e6 took 28.5 s, an arange of 1e6 orders hours); refused at once, within passes
+    for orders in ([999999.5, 999998.5], [2 + 0.01 * i for i in range(20000)],
+                   {"from": 1.5, "to": 1000000.5, "step": 1.0}):
+        with pytest.raises(dpzo.Error, match="units of work.*limit of 1000000"):
+            dpzo.audit(dpzo.Claim(noise_multiplier=1.0, accountant={"orders": orders}, **base),
+                       calibrate=False)
+    v, = dpzo.audit(dpzo.Claim(noise_multiplier=1.0, accountant={"orders": [2.0, 99749.5]},
+                               **base), calibrate=False, prv=False)
+    assert v.stated_epsilon is not None
