@@ -1231,18 +1231,35 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         fall = 1;
         set_reason(out, "interval width %.3g exceeds the requested accuracy %.3g; refine the grid",
                    b.hi - b.lo, q.o.eps_error);
-    } else if (!want_delta && q.have_rdp && b.hi > q.rdp_fast) {
-        /* resolved but looser than RDP (an add direction at tilt 200 whose top the FFT's
-         * error floor decides): both are proven, report the smaller */
-        fall = 1;
-        set_reason(out, "the PLD's upper end %.10g is above the RDP accountant's %.10g", b.hi,
-                   q.rdp_fast);
+    } else if (!want_delta && q.have_rdp && event != NULL && b.hi > 0.0) {
+        /* resolved but possibly looser than RDP (an add direction at tilt 200 whose top the
+         * FFT's error floor decides): both are proven, report the smaller. The comparison is
+         * with the bound the fallback reports, the RDP accountant's own answer (its
+         * conversion, q.rdp), not with the standard conversion's estimate that chose the tilt:
+         * issue 28 (item 4) found a reason quoting 0.0001542 for that estimate beside an RDP
+         * bound of 0 (sigma 100, q 1e-4, 1000 steps, delta 3e-5). The estimate decides whether
+         * to certify; the certified bound decides the fallback and is what the reason quotes. */
+        dpzo_dp_result fr;
+        if ((st = dpzo__event_query(ctx, event, target, 0, &q.rdp, 0, &fr))) {
+            query_free(&q);
+            return st;
+        }
+        if (b.hi > fr.epsilon_estimate)
+            fall = 2;
     }
     if (fall) {
         dpzo_dp_result cr;
         st = event == NULL ? DPZO_EUNSUPPORTED
                            : dpzo__event_query(ctx, event, target, want_delta, &q.rdp, 1, &cr);
-        if (st == DPZO_OK) {
+        if (st == DPZO_OK && fall == 2 && !(cr.epsilon < b.hi))
+            fall = 0; /* the estimate was below, the certified bound is not: no fallback */
+        else if (st == DPZO_OK && fall == 2)
+            /* the quoted bound rounded up (%.10g errs by at most 5e-11 relative) */
+            snprintf(out->reason, sizeof out->reason,
+                     "the %s's upper end %.10g is above the RDP accountant's certified %.10g",
+                     q.o.method == DPZO_PLD_PRV ? "PRV" : "PLD", b.hi,
+                     cr.epsilon * (1.0 + 1e-10));
+        if (st == DPZO_OK && fall) {
             out->fallback = 1;
             double v = want_delta ? cr.delta : cr.epsilon;
             out->rdp_epsilon = v;
@@ -1261,7 +1278,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         } else if (st == DPZO_EUNSUPPORTED) {
             /* no RDP analysis either: keep the (valid but loose) tight bounds */
             out->fallback = 0;
-        } else {
+            out->reason[0] = '\0';
+        } else if (st != DPZO_OK) {
             query_free(&q);
             return st;
         }
