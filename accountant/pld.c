@@ -862,6 +862,24 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         query_free(&q);
         return st;
     }
+    /* The sampling bound (sampling_bound.c): delta(eps) <= 1 - P(no step uses the record the
+     * neighbours differ in) at every eps >= 0, so epsilon is 0 wherever delta is at least
+     * that, whatever the noise; nothing is discretised (issue 28, item 4: at sigma 0.0049367,
+     * q 2.076e-5, one step, delta 0.018754 the PLD refused for memory and PRV answered 35.41,
+     * where the exact epsilon is 0). A delta query's upper end is capped by it below. */
+    double sb = event != NULL ? dpzo__event_sampling_bound(event)
+                              : dpzo__sampling_bound(custom->src.q, custom->count);
+    if (!want_delta && target >= sb) {
+        out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = target;
+        out->grid = q.o.method == DPZO_PLD_CONNECT_DOTS ? q.o.grid : 0.0;
+        snprintf(out->reason, sizeof out->reason,
+                 "delta %g is at least %.10g, the sampling bound 1 - P(no step uses the record) "
+                 "on delta at every epsilon >= 0: epsilon 0, nothing composed", target, sb);
+        query_free(&q);
+        if (plan_only)
+            *plan_bytes = *plan_fft = 0;
+        return DPZO_OK;
+    }
     q.K = 0.0;
     q.n_dirs = 1;
     for (size_t i = 0; i < q.terms.n; i++) {
@@ -876,6 +894,13 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         double elo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : e;
         double dlo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : dl;
         if (want_delta) {
+            if (sb < dl) { /* no noise: each step that uses the record reveals it */
+                dl = sb;
+                snprintf(out->reason, sizeof out->reason,
+                         "a step without noise: delta is at most the sampling bound 1 - P(no "
+                         "step uses the record), %.10g", sb);
+            }
+            dlo = dlo < dl ? dlo : dl;
             out->delta = out->delta_estimate = out->delta_upper = dl;
             out->delta_lower = dlo;
             out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
@@ -1283,6 +1308,16 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             query_free(&q);
             return st;
         }
+    }
+    if (want_delta && out->delta_upper > sb) {
+        /* the sampling bound is the tighter proven upper end (a tiny noise, few steps) */
+        out->delta_upper = out->delta = sb;
+        if (out->delta_estimate > sb)
+            out->delta_estimate = sb;
+        if (!out->fallback)
+            snprintf(out->reason, sizeof out->reason,
+                     "the sampling bound 1 - P(no step uses the record), %.10g, is below the "
+                     "composition's upper end", sb);
     }
     query_free(&q);
     return DPZO_OK;

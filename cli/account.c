@@ -134,6 +134,10 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
     printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
            FMT_DOWN(b2, lo, 10));
     printf("  %-16s %.10g\n", want_delta ? "delta estimate" : "epsilon estimate", est);
+    if (r->reason[0] != '\0') /* answered, with a note (the sampling bound) */
+        printf("  %-16s %s\n", "note", r->reason);
+    if (r->fft_size == 0 && r->reason[0] != '\0')
+        return; /* nothing was discretised or composed */
     if (ac->opts.method == DPZO_PLD_PRV) {
         double want = ac->opts.eps_error > 0.0 ? ac->opts.eps_error : 0.01; /* the default */
         printf("  %-16s mesh %.4g, epsilon error %.3g, delta error %.3g\n", "discretisation",
@@ -161,6 +165,8 @@ void tight_add_json(cJSON *o, const accountant_choice *ac, const dpzo_pld_result
     if (r->fallback) {
         cJSON_AddStringToObject(o, "fallback_reason", r->reason);
         json_number(o, "rdp_bound", r->rdp_epsilon);
+    } else if (r->reason[0] != '\0') {
+        cJSON_AddStringToObject(o, "note", r->reason);
     }
     json_number(o, ac->opts.method == DPZO_PLD_PRV ? "mesh" : "grid", r->grid);
     if (ac->opts.method == DPZO_PLD_PRV) {

@@ -5,6 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "ref/tiny_noise_values.h"
+
+static dpzo_pld_options pld_opts(void)
+{
+    dpzo_pld_options o;
+    dpzo_pld_options_default(&o);
+    return o;
+}
 
 static dpzo_pld_options prv_opts(void)
 {
@@ -56,10 +64,145 @@ static void test_fallback_quotes_its_bound(void **state)
     }
 }
 
+
+/* Row i of tiny_bounds at noise sigma: T steps of Poisson(q) or of batches of B of n. */
+static dpzo_event *row_event(dpzo_ctx *ctx, size_t i, double sigma)
+{
+    dpzo_event *g = dpzo_event_gaussian(ctx, sigma);
+    dpzo_event *s = tiny_bounds[i].batch > 0
+                        ? dpzo_event_wor_sampled(ctx, tiny_bounds[i].batch, tiny_bounds[i].n, g)
+                        : dpzo_event_poisson_sampled(ctx, tiny_bounds[i].q, g);
+    return dpzo_event_self_composed(ctx, s, tiny_bounds[i].steps);
+}
+
+/* epsilon(delta) upper end from accountant a (0 RDP, 1 PLD, 2 PRV); DPZO_OK or the status */
+static dpzo_status eps_of(dpzo_ctx *ctx, int a, const dpzo_event *e, double delta, double *up)
+{
+    dpzo_status st;
+    if (a == 0) {
+        dpzo_dp_result r;
+        st = dpzo_event_epsilon(ctx, e, delta, NULL, &r);
+        *up = r.epsilon;
+        return st;
+    }
+    dpzo_pld_options o = a == 1 ? pld_opts() : prv_opts();
+    dpzo_pld_result r;
+    st = dpzo_pld_epsilon(ctx, e, delta, &o, &r);
+    *up = r.epsilon_upper;
+    if (st == DPZO_OK && !(r.epsilon_lower <= r.epsilon_upper && r.epsilon_lower >= 0.0))
+        fail_msg("accountant %d: lower end %.17g, upper %.17g", a, r.epsilon_lower, *up);
+    return st;
+}
+
+static dpzo_status delta_of(dpzo_ctx *ctx, int a, const dpzo_event *e, double eps, double *up)
+{
+    dpzo_status st;
+    if (a == 0) {
+        dpzo_dp_result r;
+        st = dpzo_event_delta(ctx, e, eps, NULL, &r);
+        *up = r.delta;
+        return st;
+    }
+    dpzo_pld_options o = a == 1 ? pld_opts() : prv_opts();
+    dpzo_pld_result r;
+    st = dpzo_pld_delta(ctx, e, eps, &o, &r);
+    *up = r.delta_upper;
+    return st;
+}
+
+static const char *const acc_name[] = {"rdp", "pld", "prv"};
+
+/* Sub-item 2: at sigma 0.0049367, q 2.076e-5, one step, delta 0.018754 the exact epsilon is 0
+ * (delta(0) < q < delta, tests/ref/make_tiny_noise_reference.py); the PLD refused for memory,
+ * PRV answered 35.41 and RDP 20024.3. Every step uses the record with probability q at most,
+ * so delta(eps) <= 1 - (1 - q)^T at every eps >= 0: all three accountants answer 0. */
+static void test_issue_case_is_zero(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    assert_true(tiny_delta0_up < 0.018754);
+    dpzo_event *e = sgm_event(ctx, 2.076e-5, 0.0049367, 1);
+    for (int a = 0; a < 3; a++) {
+        double up = NAN;
+        dpzo_status st = eps_of(ctx, a, e, 0.018754, &up);
+        if (st != DPZO_OK || up != 0.0)
+            fail_msg("%s: epsilon %.17g (%s: %s), the exact epsilon is 0", acc_name[a], up,
+                     dpzo_status_name(st), st ? dpzo_ctx_errmsg(ctx) : "");
+    }
+    dpzo_event_free(e);
+}
+
+/* The bound at each row, against mpmath: with no noise it is delta(eps) itself, so epsilon is
+ * 0 at delta = the smallest double at or above 1 - (1 - q)^T and must stay positive (here
+ * +inf) just below it; delta(1) is the bound, to 1e-12 relative, never below it. At the
+ * issue's tiny noise the same delta gives 0. */
+static void test_sampling_bound_rows(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (size_t i = 0; i < sizeof tiny_bounds / sizeof tiny_bounds[0]; i++) {
+        double up = tiny_bounds[i].up;
+        for (int a = 0; a < 3; a++) {
+            dpzo_event *e = row_event(ctx, i, 0.0);
+            double v = NAN;
+            dpzo_status st;
+            if (up < 1.0) {
+                st = eps_of(ctx, a, e, up, &v);
+                if (st != DPZO_OK || v != 0.0)
+                    fail_msg("%s, %s, sigma 0: epsilon(%.17g) = %.17g (%s), not 0",
+                             tiny_bounds[i].label, acc_name[a], up, v, dpzo_status_name(st));
+                double below = up * (1.0 - 1e-9);
+                st = eps_of(ctx, a, e, below, &v);
+                if (below > 0.0 && (st != DPZO_OK || !(v > 0.0)))
+                    fail_msg("%s, %s, sigma 0: epsilon(%.17g) = %.17g (%s), below the bound "
+                             "(truth %s) it is +inf", tiny_bounds[i].label, acc_name[a], below,
+                             v, dpzo_status_name(st), tiny_bounds[i].truth);
+            }
+            st = delta_of(ctx, a, e, 1.0, &v);
+            if (st != DPZO_OK || !(v >= up && v <= up * (1.0 + 1e-12)))
+                fail_msg("%s, %s, sigma 0: delta(1) = %.17g (%s), the exact delta is %s",
+                         tiny_bounds[i].label, acc_name[a], v, dpzo_status_name(st),
+                         tiny_bounds[i].truth);
+            dpzo_event_free(e);
+            if (up < 1.0 && tiny_bounds[i].steps <= 100) {
+                e = row_event(ctx, i, 0.0049367);
+                st = eps_of(ctx, a, e, up, &v);
+                if (st != DPZO_OK || v != 0.0)
+                    fail_msg("%s, %s, sigma 0.0049367: epsilon(%.17g) = %.17g (%s), not 0",
+                             tiny_bounds[i].label, acc_name[a], up, v, dpzo_status_name(st));
+                dpzo_event_free(e);
+            }
+        }
+    }
+}
+
+/* calibrate --accountant prv at the issue's case returned sigma 0.004940986634, "tight to
+ * 0.004940509796 (epsilon there 3.767575432 > target)", where sigma 0 meets the target: it
+ * must return 0, with no failing value to report. */
+static void test_calibrate_at_sampling_bound(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_calibration c;
+    for (int a = 0; a < 3; a++) {
+        dpzo_pld_options o = a == 1 ? pld_opts() : prv_opts();
+        dpzo_status st = a == 0 ? dpzo_calibrate_noise(ctx, 1.0, 0.018754, 2.076e-5, 1, 0, NULL, &c)
+                                : dpzo_calibrate_noise_pld(ctx, 1.0, 0.018754, 2.076e-5, 1, 0, &o, &c);
+        if (st != DPZO_OK || c.value != 0.0 || !isnan(c.other_side) || c.epsilon != 0.0)
+            fail_msg("%s: sigma %.17g, tight to %.17g, epsilon %.17g (%s)", acc_name[a], c.value,
+                     c.other_side, c.epsilon, dpzo_status_name(st));
+        st = a == 0 ? dpzo_calibrate_noise_wor(ctx, 1.0, 0.018754, 1, 48170, 7, 0, NULL, &c)
+                    : dpzo_calibrate_noise_wor_pld(ctx, 1.0, 0.018754, 1, 48170, 7, 0, &o, &c);
+        if (st != DPZO_OK || c.value != 0.0 || !isnan(c.other_side))
+            fail_msg("%s, batches: sigma %.17g, tight to %.17g (%s)", acc_name[a], c.value,
+                     c.other_side, dpzo_status_name(st));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fallback_quotes_its_bound),
+        cmocka_unit_test(test_issue_case_is_zero),
+        cmocka_unit_test(test_sampling_bound_rows),
+        cmocka_unit_test(test_calibrate_at_sampling_bound),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
