@@ -25,7 +25,9 @@
  * `bad_mass` <= tau where the coupling is given up: with E = sum of count x bias and
  * F = sum of count x bad_mass, delta_true(eps - t - K B - E) >= delta_disc(eps) - delta_err
  * - 2 K tau - F, which gives the lower ends; the upper ends are the pessimistic ones
- * (domination). The mesh h solves t + K h^2 / 8 = eps_error; E is about 1e-14 a step where
+ * (domination). The mesh h solves t + K h^2 / 8 = eps_error with t taken at a delta_error
+ * that does not depend on delta (the caller's, else 1e-13: epsilon must not rise with delta,
+ * query_run); E is about 1e-14 a step where
  * a step's loss fits in one bucket (sigma 5e200, T 5.5e11: E = 5e-3, which the lower end
  * 3.5e-5 of the exact 0 had missed), and the reported eps_error includes it. */
 #include <float.h>
@@ -45,6 +47,8 @@
 #define TAU_TILT 1e-12
 #define MAX_TILT 200.0
 #define U_REL (0.5 * DBL_EPSILON)
+/* PRV: the delta_error its mesh is solved at when the caller gives none (delta 1e-10's) */
+#define PRV_MESH_DELTA_ERR 1e-13
 
 void dpzo_pld_options_default(dpzo_pld_options *o)
 {
@@ -969,6 +973,20 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     if (!(q.delta_err > 1e-300))
         q.delta_err = 1e-300;
     const double bq = sqrt(0.5 * q.K * log(1.0 / q.delta_err));
+    /* PRV: the mesh does not depend on delta (issue 28, item 4). Solved from delta_err (t =
+     * h bq), a larger delta got a coarser mesh and the upper end, which moves with the mesh,
+     * could rise with delta (sigma 14.907054457228305, batches of 111 of 1095118, one step:
+     * 0.0027289 at delta 2.28e-9, 0.0028491 at 4.53e-8). Nested in no way that orders the
+     * upper ends (a finer mesh's pessimistic pair is dominated by a coarser one's, which at a
+     * larger delta can still lie above the finer one's answer at a smaller delta), the only
+     * order-preserving choice is one mesh for every delta: it is solved at the caller's
+     * delta_error when given, else at PRV_MESH_DELTA_ERR. The coupling's own t (and the
+     * reported eps_error) still use the query's delta_err: below delta 1e-10 the interval is
+     * wider than eps_error, by sqrt(log(1/delta_err) / log(1e13)) (1.6 at delta 1e-30),
+     * above it narrower. */
+    const double bq_mesh = sqrt(0.5 * q.K * log(1.0 / (q.o.delta_error > 0.0 ? q.o.delta_error
+                                                                              : PRV_MESH_DELTA_ERR)));
+    double t_mesh = 0.0; /* t + K B(h) at the mesh's delta_error: what the mesh choices compare */
     double budget = q.o.eps_error; /* PRV: what t + K B(h) may use */
     double h_mem = 0.0; /* PRV: the finest mesh the memory limit leaves room for, or the one
                            that balances the rounding guards' shift (0: any) */
@@ -979,11 +997,12 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             q.d = q.o.grid;
         } else {
             double a = q.K / 8.0;
-            q.d = 2.0 * budget / (bq + sqrt(bq * bq + 4.0 * a * budget));
+            q.d = 2.0 * budget / (bq_mesh + sqrt(bq_mesh * bq_mesh + 4.0 * a * budget));
             if (q.d < h_mem)
                 q.d = h_mem;
         }
         q.t_shift = q.d * bq + q.K * prv_bias(q.d);
+        t_mesh = q.d * bq_mesh + q.K * prv_bias(q.d);
         job jobs[2];
         if ((st = run_phase(&q, 0, jobs))) {
             if (st == DPZO_ENOMEM && q.o.method == DPZO_PLD_PRV && mem_pass < 40) {
@@ -1035,7 +1054,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
          * eps_error - 1.25 E (E grows a little as the mesh shrinks); otherwise, or after
          * three passes, or when the memory limit sets the mesh, the reported eps_error
          * includes it */
-        if (q.o.method == DPZO_PLD_PRV && te > q.t_shift && balanced == 0 && q.d != h_mem) {
+        if (q.o.method == DPZO_PLD_PRV && te > t_mesh && balanced == 0 && q.d != h_mem) {
             /* PRV: the guards' shift E exceeds the coupling's t. E is a rounding error per
              * bucket over the mesh, roughly as 1/h (E h 1.4e-7 to 1.9e-7 for a million steps
              * of q = 0.01, sigma = 1, at meshes 3e-6 to 7e-6), and t grows as h, so t + E
@@ -1045,18 +1064,18 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
              * tried, and the first one taken again if it was better. */
             balanced = 1;
             bal_d = q.d;
-            bal_err = q.t_shift + te;
-            h_mem = q.d * sqrt(te / q.t_shift);
+            bal_err = t_mesh + te;
+            h_mem = q.d * sqrt(te / t_mesh);
             free_pmfs(&q);
             continue;
         }
-        if (balanced == 1 && q.t_shift + te > bal_err) {
+        if (balanced == 1 && t_mesh + te > bal_err) {
             balanced = 2; /* the balanced mesh was worse: back to the first */
             h_mem = bal_d;
             free_pmfs(&q);
             continue;
         }
-        if (q.o.method != DPZO_PLD_PRV || q.t_shift + te <= q.o.eps_error || pass >= 3
+        if (q.o.method != DPZO_PLD_PRV || t_mesh + te <= q.o.eps_error || pass >= 3
             || te > 0.1 * q.o.eps_error || q.d == h_mem)
             break;
         budget = q.o.eps_error - (pass + 1.25) * te;

@@ -196,6 +196,63 @@ static void test_calibrate_at_sampling_bound(void **state)
     }
 }
 
+/* Sub-item 3: epsilon(delta) must be non-increasing. PRV solved its mesh from delta (the
+ * coupling's delta_error = delta / 1000), so a larger delta got a coarser mesh and a larger
+ * upper end: sigma 14.907054457228305, batches of 111 of 1095118, one step gave 0.0027288953
+ * at delta 2.28e-9 and 0.0028491447 at 4.53e-8. */
+static void test_issue_pair_monotone(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_event *e = dpzo_event_self_composed(
+        ctx, dpzo_event_wor_sampled(ctx, 111, 1095118, dpzo_event_gaussian(ctx, 14.907054457228305)),
+        1);
+    for (int a = 1; a < 3; a++) {
+        double small = NAN, large = NAN;
+        assert_ok(ctx, eps_of(ctx, a, e, 2.28e-9, &small));
+        assert_ok(ctx, eps_of(ctx, a, e, 4.53e-8, &large));
+        if (!(large <= small))
+            fail_msg("%s: epsilon %.17g at delta 4.53e-8 above %.17g at 2.28e-9", acc_name[a],
+                     large, small);
+    }
+    dpzo_event_free(e);
+}
+
+/* The same on a ladder of deltas for seeded cases (Poisson and batches, 1 to 1000 steps):
+ * each accountant's upper end never rises as delta does. */
+static void test_monotone_in_delta(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    uint64_t seed = 0x28a4;
+    const double deltas[] = {1e-14, 1e-11, 3e-10, 2.28e-9, 4.53e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3};
+    const size_t nd = sizeof deltas / sizeof deltas[0];
+    for (int c = 0; c < 8; c++) {
+        double sigma = exp(log(0.5) + test_urand(&seed) * log(40.0));
+        double q = exp(log(1e-4) + test_urand(&seed) * log(1e3));
+        uint64_t steps = (uint64_t)exp(test_urand(&seed) * log(1000.0));
+        int wor = c % 2;
+        uint64_t n = 1000000, batch = (uint64_t)(q * (double)n) + 1;
+        dpzo_event *g = dpzo_event_gaussian(ctx, sigma);
+        dpzo_event *e = dpzo_event_self_composed(
+            ctx, wor ? dpzo_event_wor_sampled(ctx, batch, n, g) : dpzo_event_poisson_sampled(ctx, q, g),
+            steps);
+        for (int a = 1; a < 3; a++) {
+            double prev = INFINITY, prev_d = 0.0;
+            for (size_t i = 0; i < nd; i++) {
+                double v = NAN;
+                assert_ok(ctx, eps_of(ctx, a, e, deltas[i], &v));
+                if (!(v <= prev))
+                    fail_msg("%s, sigma %.6g, %s %.6g, %llu steps: epsilon %.17g at delta %g above "
+                             "%.17g at %g", acc_name[a], sigma, wor ? "B/n" : "q",
+                             wor ? (double)batch / (double)n : q, (unsigned long long)steps, v,
+                             deltas[i], prev, prev_d);
+                prev = v;
+                prev_d = deltas[i];
+            }
+        }
+        dpzo_event_free(e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +260,8 @@ int main(void)
         cmocka_unit_test(test_issue_case_is_zero),
         cmocka_unit_test(test_sampling_bound_rows),
         cmocka_unit_test(test_calibrate_at_sampling_bound),
+        cmocka_unit_test(test_issue_pair_monotone),
+        cmocka_unit_test(test_monotone_in_delta),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }

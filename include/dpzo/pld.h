@@ -49,7 +49,11 @@ typedef struct {
     double eps_error;     /* PRV: epsilon error target (default 0.01). PLD: if > 0, fall
                              back to RDP when upper - lower exceeds it (default 0: never) */
     double delta_error;   /* PRV: delta error (default 1e-3 of delta; for delta queries
-                             1e-3 of the estimate) */
+                             1e-3 of the estimate). The mesh is solved for eps_error at
+                             this delta_error when given, else at 1e-13 (delta 1e-10): it
+                             does not depend on delta, so epsilon(delta) does not rise with
+                             delta; below delta 1e-10 the interval is then wider than
+                             eps_error (reported in the result's eps_error) */
     size_t memory_limit;  /* bytes the query may hold at once (default 2 GiB) */
     const dpzo_rdp_options *rdp; /* RDP options for the tilt and the fallback (NULL: default) */
 } dpzo_pld_options;

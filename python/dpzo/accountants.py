@@ -312,7 +312,9 @@ class PldAccountant(_Tight):
 
 class PrvAccountant(_Tight):
     """The PRV accountant (Gopi-Lee-Wutschitz 2021): ``eps_error`` the epsilon error target
-    (default 0.01), ``delta_error`` the delta error (default 1e-3 of delta),
+    (default 0.01), ``delta_error`` the delta error (default 1e-3 of delta; the mesh is
+    solved for ``eps_error`` at it when given, else at 1e-13, the same at every delta, so
+    that epsilon never rises with delta: below delta 1e-10 the interval is then wider),
     ``memory_limit`` as for PldAccountant, except that a query whose mesh does not fit it
     uses the finest mesh that does (the interval is then wider than ``eps_error``)."""
 
