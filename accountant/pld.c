@@ -806,6 +806,118 @@ static dpzo_status prv_fit(query *q, int tilt_given, double *h_fit)
     return DPZO_OK; /* nothing fits: the composition refuses, with the size it needs */
 }
 
+/* PLD: the composed window's extent in loss units, per direction, measured on the steps
+ * discretised at a coarse grid (each step within 2^15 points) before they are discretised at
+ * the query's grid d (issue 28, item 4: sigma 0.0243, q 1, 9 steps, delta 4.5e-206 spent
+ * 35 s and 1.8 GB discretising 2.5e7 points a step before the composition, 2^25 points and
+ * 2122 MiB, was refused). The extent (the tilted composition's mean plus and minus its
+ * Chernoff widths, clipped to its support, pld_compose.c) hardly depends on the grid, as
+ * prv_fit uses too. *ok = 0 where nothing is predicted: steps of at most 2^15 points at d
+ * (discretising them is cheap, and the query's own plan is exact), a step the grid cannot
+ * index, or no RDP tilt yet. */
+#define PREDICT_POINTS 32768.0
+#define PREDICT_SLACK 0.98
+static dpzo_status window_extent(query *q, double d, double extent[2], int *ok)
+{
+    *ok = 0;
+    if (!q->have_rdp || q->custom)
+        return DPZO_OK;
+    double max_n = 0.0;
+    for (int dir = 0; dir < q->n_dirs; dir++)
+        for (size_t i = 0; i < q->terms.n; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            size_t n = dpzo__pld_points(&s, d, q->tau);
+            if (n == SIZE_MAX)
+                return DPZO_OK;
+            max_n = (double)n > max_n ? (double)n : max_n;
+        }
+    if (!(max_n > PREDICT_POINTS))
+        return DPZO_OK;
+    double dc = d * ldexp(1.0, (int)ceil(log2(max_n / PREDICT_POINTS)));
+    size_t n = q->terms.n;
+    dpzo__pld_pmf *pm = calloc(n, sizeof *pm);
+    dpzo__pld_term *tm = calloc(n, sizeof *tm);
+    dpzo_status st = pm && tm ? DPZO_OK : dpzo__fail(q->ctx, DPZO_ENOMEM, "out of memory");
+    int good = st == DPZO_OK;
+    for (int dir = 0; dir < q->n_dirs && good; dir++) {
+        for (size_t i = 0; i < n && good; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            good = dpzo__pld_discretize(q->ctx, &s, dc, q->tau, 0, (size_t)(4.0 * PREDICT_POINTS),
+                                        &pm[i]) == DPZO_OK;
+            tm[i].pmf = &pm[i];
+            tm[i].count = q->terms.t[i].count;
+        }
+        double sp = 0.0, margin = 0.0;
+        dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, q->o.memory_limit, 0, 1, 0};
+        good = good && dpzo__pld_compose_extent(q->ctx, tm, n, dc, &co, &sp, &margin) == DPZO_OK;
+        /* lowered so that the fine window's extent is not over-estimated: its Chernoff widths
+         * by PREDICT_SLACK (the coarse steps' variance is larger by about dc^2 / 4 a step),
+         * two coarse grid points for the rounding of its ends, and, where the window ends
+         * within 2 K dc of the support (clipped by it, or could be at the fine grid), 2 K dc:
+         * the coarse composition's mean and each end of its support lie within K dc of the
+         * fine one's (each step's pessimistic losses move by less than a grid step) */
+        extent[dir] = (sp - 2.0) * dc * PREDICT_SLACK
+                      - (margin < 2.0 * q->K ? 2.0 * q->K * dc : 0.0);
+        for (size_t i = 0; i < n; i++)
+            dpzo__pld_pmf_free(&pm[i]);
+        memset(pm, 0, n * sizeof *pm);
+    }
+    free(pm);
+    free(tm);
+    if (st == DPZO_OK && !good)
+        q->ctx->errmsg[0] = '\0'; /* no prediction: the query finds out for itself */
+    *ok = good;
+    return st;
+}
+
+static size_t pow2_from(double x)
+{
+    size_t N = 1024;
+    while ((double)N < x && N < ((size_t)1 << 40))
+        N <<= 1;
+    return N;
+}
+
+/* PLD: a lower estimate of what the query holds at grid d, from the window extents above:
+ * the larger of its discretisation (what discretise_dir reserves for each step, the
+ * directions one after the other, their points counted exactly by dpzo__pld_points) and
+ * its first composition (the steps' mass arrays and one direction's buffers, the window's
+ * points from the lowered extents), so that a grid the query would fit is not refused on
+ * the prediction. It is an estimate (the widths' slack is measured, not proven): a query it
+ * lets through is still planned exactly before anything is composed. */
+static size_t predicted_bytes(const query *q, double d, const double extent[2], size_t *fft)
+{
+    int cdt = q->o.method == DPZO_PLD_CONNECT_DOTS;
+    double held = 0.0, disc = 0.0, comp = 0.0;
+    *fft = 0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        double max_n = 0.0;
+        held += (double)q->terms.n * (double)(sizeof(dpzo__pld_pmf) + sizeof(dpzo__pld_term));
+        for (size_t i = 0; i < q->terms.n; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            size_t n = dpzo__pld_points(&s, d, q->tau);
+            if (n == SIZE_MAX)
+                return SIZE_MAX;
+            /* what discretise_dir reserves for the step while it is discretised (one
+             * direction after the other: the directions before it held) */
+            double dp = held + (double)dpzo__pld_discretize_fixed_bytes(&s, (size_t)-1)
+                        + ((double)n + 1.0)
+                              * (double)(2 * sizeof(double) + sizeof(dpzo__pld_tails)
+                                         + 2 * sizeof(double));
+            disc = dp > disc ? dp : disc;
+            held += (double)n * (cdt ? 2.0 : 1.0) * (double)sizeof(double);
+            max_n = (double)n > max_n ? (double)n : max_n;
+        }
+        double pts = extent[dir] / d;
+        size_t N = pow2_from(pts);
+        *fft = N > *fft ? N : *fft;
+        double c = (double)dpzo__pld_compose_bytes(N, q->terms.n, (size_t)max_n, cdt);
+        comp = c > comp ? c : comp;
+    }
+    double need = held + comp > disc ? held + comp : disc;
+    return need < 0x1p62 ? (size_t)need : SIZE_MAX;
+}
+
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
 static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
                              double target, int want_delta, const dpzo_pld_options *opts,
@@ -987,6 +1099,35 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     const double bq_mesh = sqrt(0.5 * q.K * log(1.0 / (q.o.delta_error > 0.0 ? q.o.delta_error
                                                                               : PRV_MESH_DELTA_ERR)));
     double t_mesh = 0.0; /* t + K B(h) at the mesh's delta_error: what the mesh choices compare */
+    /* PLD: predict the memory before discretising the steps (issue 28, item 4), from their
+     * points (exact) and the composed window's extent measured at a coarse grid: where the
+     * prediction, a lower estimate, exceeds the limit the query is refused at once (it was
+     * refused after the work: 35 s and 1.8 GB at sigma 0.0243, q 1, 9 steps, delta
+     * 4.5e-206). */
+    double ext[2] = {0.0, 0.0};
+    int have_ext = 0;
+    if (q.o.method == DPZO_PLD_CONNECT_DOTS && event != NULL) {
+        if ((st = window_extent(&q, q.o.grid, ext, &have_ext))) {
+            query_free(&q);
+            return st;
+        }
+        size_t pf = 0, pb = have_ext ? predicted_bytes(&q, q.o.grid, ext, &pf) : 0;
+        if (have_ext && pb > q.o.memory_limit) {
+            if (plan_only) { /* the prediction, a lower estimate, is the plan's answer */
+                *plan_bytes = pb;
+                *plan_fft = pf;
+                query_free(&q);
+                return DPZO_OK;
+            }
+            query_free(&q);
+            return dpzo__fail(ctx, DPZO_ENOMEM,
+                              "the query would need at least about %.0f MiB (FFT size %zu, "
+                              "predicted before discretising the steps at grid %g), more than "
+                              "the memory limit of %.0f MiB; use a coarser grid or raise the "
+                              "limit", (double)pb / 1048576.0, pf, q.o.grid,
+                              (double)q.o.memory_limit / 1048576.0);
+        }
+    }
     double budget = q.o.eps_error; /* PRV: what t + K B(h) may use */
     double h_mem = 0.0; /* PRV: the finest mesh the memory limit leaves room for, or the one
                            that balances the rounding guards' shift (0: any) */

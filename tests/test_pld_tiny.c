@@ -4,6 +4,7 @@
  * non-increasing in delta, memory refusals predicted before the work, and a grid that fits. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "testutil.h"
 #include "ref/tiny_noise_values.h"
 
@@ -253,6 +254,41 @@ static void test_monotone_in_delta(void **state)
     }
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Sub-item 4: at sigma 0.0243, q 1, 9 steps, delta 4.5e-206, grid 1e-4 the PLD spent 35 s and
+ * 1.8 GB discretising 2.5e7 points a step before refusing the composition (2122 MiB, FFT
+ * length 2^25, over the 2048 MiB limit). The refusal is predicted before the steps are
+ * discretised: at once (well under the 35 s; 5 s allows a sanitizer build), with the size,
+ * and dpzo_pld_plan says so as fast. */
+static void test_refusal_predicted(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    dpzo_event *e = dpzo_event_self_composed(ctx, dpzo_event_gaussian(ctx, 0.0243), 9);
+    dpzo_pld_options o = pld_opts();
+    o.grid = 1e-4;
+    dpzo_pld_result r;
+    double t0 = now_s();
+    assert_int_equal(dpzo_pld_epsilon(ctx, e, 4.5e-206, &o, &r), DPZO_ENOMEM);
+    double t1 = now_s();
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "memory limit"));
+    if (!(t1 - t0 < 5.0))
+        fail_msg("the refusal took %.1f s: %s", t1 - t0, dpzo_ctx_errmsg(ctx));
+    size_t bytes = 0, fft = 0;
+    t0 = now_s();
+    assert_ok(ctx, dpzo_pld_plan(ctx, e, 4.5e-206, 0, &o, &bytes, &fft));
+    t1 = now_s();
+    assert_true(bytes > o.memory_limit && fft >= ((size_t)1 << 25));
+    if (!(t1 - t0 < 5.0))
+        fail_msg("the plan took %.1f s", t1 - t0);
+    dpzo_event_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_calibrate_at_sampling_bound),
         cmocka_unit_test(test_issue_pair_monotone),
         cmocka_unit_test(test_monotone_in_delta),
+        cmocka_unit_test(test_refusal_predicted),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
