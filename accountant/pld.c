@@ -54,7 +54,7 @@ void dpzo_pld_options_default(dpzo_pld_options *o)
 {
     memset(o, 0, sizeof *o);
     o->method = DPZO_PLD_CONNECT_DOTS;
-    o->grid = DEFAULT_GRID;
+    o->grid = 0.0; /* the default grid, coarsened where the query would not fit (query_run) */
     o->eps_error = 0.0;
     o->memory_limit = DEFAULT_MEMORY;
 }
@@ -918,6 +918,12 @@ static size_t predicted_bytes(const query *q, double d, const double extent[2], 
     return need < 0x1p62 ? (size_t)need : SIZE_MAX;
 }
 
+static void coarsened_note(char *note, size_t size, double asked, double used, size_t limit)
+{
+    snprintf(note, size, "the default grid %g does not fit the memory limit of %.0f MiB: grid %g used",
+             asked, (double)limit / 1048576.0, used);
+}
+
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
 static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
                              double target, int want_delta, const dpzo_pld_options *opts,
@@ -941,6 +947,9 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         dpzo_pld_options_default(&q.o);
     if (q.o.method != DPZO_PLD_CONNECT_DOTS && q.o.method != DPZO_PLD_PRV)
         return dpzo__fail(ctx, DPZO_EINVAL, "unknown PLD method %d", (int)q.o.method);
+    /* grid 0: the default, 1e-4, coarsened by powers of two where the query would not fit
+     * the memory limit at it (issue 28, item 4); a grid the caller gives is used as given */
+    const int auto_grid = q.o.grid == 0.0 && q.o.method == DPZO_PLD_CONNECT_DOTS && event != NULL;
     if (q.o.grid == 0.0)
         q.o.grid = DEFAULT_GRID;
     if (q.o.memory_limit == 0)
@@ -1100,10 +1109,13 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                                                                               : PRV_MESH_DELTA_ERR)));
     double t_mesh = 0.0; /* t + K B(h) at the mesh's delta_error: what the mesh choices compare */
     /* PLD: predict the memory before discretising the steps (issue 28, item 4), from their
-     * points (exact) and the composed window's extent measured at a coarse grid: where the
-     * prediction, a lower estimate, exceeds the limit the query is refused at once (it was
-     * refused after the work: 35 s and 1.8 GB at sigma 0.0243, q 1, 9 steps, delta
-     * 4.5e-206). */
+     * points (exact) and the composed window's extent measured at a coarse grid. A grid the
+     * caller chose is refused at once where the prediction, a lower estimate, exceeds the
+     * limit (it was refused after the work: 35 s and 1.8 GB at sigma 0.0243, q 1, 9 steps,
+     * delta 4.5e-206); the default grid is coarsened by powers of two until the prediction
+     * fits (sigma 0.01, q 0.004, one step: refused at 1e-4 for its 5e7 points,
+     * answered at 0.0004 now), and again should the query itself still not fit. */
+    char grid_note[200] = "";
     double ext[2] = {0.0, 0.0};
     int have_ext = 0;
     if (q.o.method == DPZO_PLD_CONNECT_DOTS && event != NULL) {
@@ -1112,6 +1124,17 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             return st;
         }
         size_t pf = 0, pb = have_ext ? predicted_bytes(&q, q.o.grid, ext, &pf) : 0;
+        if (have_ext && auto_grid && pb > q.o.memory_limit) {
+            double g = q.o.grid;
+            size_t pb0 = pb;
+            while (pb > q.o.memory_limit && 2.0 * g <= 1.0)
+                pb = predicted_bytes(&q, g *= 2.0, ext, &pf);
+            snprintf(grid_note, sizeof grid_note,
+                     "the default grid %g would need about %.0f MiB, more than the memory limit "
+                     "of %.0f MiB: grid %g used", q.o.grid, (double)pb0 / 1048576.0,
+                     (double)q.o.memory_limit / 1048576.0, g);
+            q.o.grid = g;
+        }
         if (have_ext && pb > q.o.memory_limit) {
             if (plan_only) { /* the prediction, a lower estimate, is the plan's answer */
                 *plan_bytes = pb;
@@ -1133,6 +1156,10 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                            that balances the rounding guards' shift (0: any) */
     int balanced = 0; /* PRV: 1 after trying the mesh that balances them, 2 after undoing it */
     double bal_d = 0.0, bal_err = 0.0;
+    double grid_asked = q.o.grid; /* PLD: the grid before any coarsening to fit */
+    if (grid_note[0] != '\0')
+        grid_asked = DEFAULT_GRID;
+rediscretise:
     for (int pass = 0, mem_pass = 0;; pass++) {
         if (q.o.method == DPZO_PLD_CONNECT_DOTS) {
             q.d = q.o.grid;
@@ -1152,6 +1179,14 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                 h_mem = 2.0 * q.d;
                 mem_pass++;
                 continue;
+            }
+            if (st == DPZO_ENOMEM && auto_grid && 2.0 * q.o.grid <= 1.0 && !plan_only) {
+                /* the default grid: coarser until the steps fit */
+                free_pmfs(&q);
+                q.o.grid *= 2.0;
+                coarsened_note(grid_note, sizeof grid_note, grid_asked, q.o.grid,
+                               q.o.memory_limit);
+                goto rediscretise;
             }
             int w = q.too_wide[0] ? 0 : q.too_wide[1] ? 1 : -1;
             if (st == DPZO_EINVAL && w >= 0 && event != NULL) {
@@ -1296,6 +1331,17 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     size_t fft = 0, bytes = 0;
     q.bdir = bdir;
     if ((st = compose_attempts(&q, &b, &fft, &bytes))) {
+        if (st == DPZO_ENOMEM && auto_grid && 2.0 * q.o.grid <= 1.0) {
+            /* the default grid: the composition did not fit where the prediction did */
+            free_pmfs(&q);
+            for (int d = 0; d < 2; d++) {
+                dpzo__pld_ws_free(&q.ws[d]);
+                dpzo__pld_split_ws_free(&q.sws[d]);
+            }
+            q.o.grid *= 2.0;
+            coarsened_note(grid_note, sizeof grid_note, grid_asked, q.o.grid, q.o.memory_limit);
+            goto rediscretise;
+        }
         query_free(&q);
         return st;
     }
@@ -1469,6 +1515,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             return st;
         }
     }
+    if (grid_note[0] != '\0' && !out->fallback && out->reason[0] == '\0')
+        snprintf(out->reason, sizeof out->reason, "%s", grid_note);
     if (want_delta && out->delta_upper > sb) {
         /* the sampling bound is the tighter proven upper end (a tiny noise, few steps) */
         out->delta_upper = out->delta = sb;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "testutil.h"
+#include "ref/pld_soundness_values.h"
 #include "ref/tiny_noise_values.h"
 
 static dpzo_pld_options pld_opts(void)
@@ -289,6 +290,31 @@ static void test_refusal_predicted(void **state)
     dpzo_event_free(e);
 }
 
+/* Sub-item 5: the default grid refused sigma 0.01, q 0.004, one step, delta 1e-5 ("discretising
+ * the steps needs more than the memory limit of 2048 MiB at grid 0.0001"), where PRV answers
+ * at a coarser mesh. The default grid is now coarsened until the query fits, and the result
+ * says which grid and why; the interval contains the exact 5274.19572 (mpmath,
+ * tests/ref/make_pld_soundness_reference.py). A grid the caller chose is still refused. */
+static void test_default_grid_fits(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const pld_snd_eps_row *v = &pld_snd_eps[0];
+    assert_true(v->sigma == 0.01 && v->q == 0.004 && v->delta == 1e-5);
+    dpzo_event *e = sgm_event(ctx, v->q, v->sigma, 1);
+    dpzo_pld_options o = pld_opts();
+    dpzo_pld_result r;
+    dpzo_status st = dpzo_pld_epsilon(ctx, e, v->delta, &o, &r);
+    if (st != DPZO_OK)
+        fail_msg("default grid: %s (%s)", dpzo_status_name(st), dpzo_ctx_errmsg(ctx));
+    if (!(r.epsilon_lower <= v->eps_poisson && v->eps_poisson <= r.epsilon_upper && !r.fallback
+          && r.grid > 1e-4 && strstr(r.reason, "grid") != NULL && r.memory_bytes <= o.memory_limit))
+        fail_msg("[%.10g, %.10g] at grid %g (%s), exact %.10g", r.epsilon_lower, r.epsilon_upper,
+                 r.grid, r.reason, v->eps_poisson);
+    o.grid = 1e-4;
+    assert_int_equal(dpzo_pld_epsilon(ctx, e, v->delta, &o, &r), DPZO_ENOMEM);
+    dpzo_event_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_issue_pair_monotone),
         cmocka_unit_test(test_monotone_in_delta),
         cmocka_unit_test(test_refusal_predicted),
+        cmocka_unit_test(test_default_grid_fits),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
