@@ -143,10 +143,10 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
         printf("  %-16s mesh %.4g, epsilon error %.3g, delta error %.3g\n", "discretisation",
                r->grid, r->eps_error, r->delta_error);
         if (r->eps_error > 1.01 * want)
-            printf("  %-16s epsilon error above the requested %g: delta is below 1e-10 (the "
-                   "mesh, the same at every delta, is solved there), the mesh is the finest "
-                   "that fits the memory limit, or the steps' rounding guards add to it "
-                   "(docs/accountant.md 6.1)\n", "note", want);
+            printf("  %-16s epsilon error above the requested %g: the mesh is the finest that "
+                   "fits the memory limit, the steps' rounding guards add to it, or delta is "
+                   "below 1e-10 (the mesh, the same at every delta, is solved there; "
+                   "docs/accountant.md 6.1)\n", "note", want);
     }
     else
         printf("  %-16s grid %.4g\n", "discretisation", r->grid);
