@@ -75,6 +75,17 @@ static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res
 
 static int meets(const problem *p, const dpzo_dp_result *r) { return r->epsilon <= p->epsilon; }
 
+/* The sampling bound of the noise problem's event (sampling_bound.c): 1 - P(no step uses the
+ * record), which does not depend on sigma. */
+static double noise_sampling_bound(const problem *p)
+{
+    dpzo_event g = {.kind = DPZO_EVENT_GAUSSIAN, .param = 1.0};
+    dpzo_event s = {.kind = p->n > 0 ? DPZO_EVENT_WOR_SAMPLED : DPZO_EVENT_POISSON_SAMPLED,
+                    .param = p->q, .batch = p->batch, .n = p->n, .inner = &g};
+    dpzo_event c = {.kind = DPZO_EVENT_SELF_COMPOSED, .count = (uint64_t)p->steps, .inner = &s};
+    return dpzo__event_sampling_bound(&c);
+}
+
 static dpzo_status check_target(dpzo_ctx *ctx, double epsilon, double delta)
 {
     dpzo_status st;
@@ -193,6 +204,18 @@ static dpzo_status calibrate_noise(dpzo_ctx *ctx, double epsilon, double delta, 
             return st;
         finish(&p, 0.0, &r, NAN, NAN, out); /* no failing sigma exists to report */
         return DPZO_OK;
+    }
+    if (delta >= noise_sampling_bound(&p)) {
+        /* delta is at least the sampling bound: epsilon is 0 at every sigma, 0 included
+         * (issue 28, item 4: PRV returned sigma 0.004940986634 "tight to 0.004940509796",
+         * RDP 0.2710373 "tight to 0.2710371", where sigma 0 meets the target). Certified
+         * there; no failing sigma exists to report. */
+        if ((st = eps_at(&p, 0.0, 1, &r)))
+            return st;
+        if (meets(&p, &r)) {
+            finish(&p, 0.0, &r, NAN, NAN, out);
+            return DPZO_OK;
+        }
     }
     /* bracket [fail, pass] by doubling, then halving when sigma = 1 already passes */
     double fail = 0.0, pass = 1.0, eps_fail = INFINITY;

@@ -461,7 +461,19 @@ dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double tar
         return st;
     st = query_plan(ctx, &plan, target, want_delta, &o, certify, out);
     dpzo__plan_free(&plan);
-    return st;
+    if (st)
+        return st;
+    /* the sampling bound (sampling_bound.c): delta(eps) <= 1 - P(the record is never used) at
+     * every eps >= 0, whatever the RDP says (issue 28, item 4: sigma 0.0049367, q 2.076e-5,
+     * one step, delta 0.018754 gave epsilon 20024.3, where the exact epsilon is 0) */
+    double sb = dpzo__event_sampling_bound(event);
+    if (want_delta) {
+        out->delta = out->delta < sb ? out->delta : sb;
+        out->delta_estimate = out->delta_estimate < sb ? out->delta_estimate : sb;
+    } else if (target >= sb) {
+        out->epsilon = out->epsilon_estimate = 0.0;
+    }
+    return DPZO_OK;
 }
 
 static dpzo_status query_plan(dpzo_ctx *ctx, const dpzo__plan *plan, double target,

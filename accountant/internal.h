@@ -74,6 +74,14 @@ struct dpzo_event {
     size_t n_children;
 };
 
+/* sampling_bound.c: an upper bound, rounded up, on delta(eps) at every eps >= 0: 1 - P(no
+ * step uses the record the neighbours differ in), prod over the steps of (1 - q) for Poisson
+ * sampling and (1 - B/n) for batches drawn without replacement (1 where an unsampled step
+ * uses it). epsilon(delta) = 0 is proven wherever delta is at least this. */
+double dpzo__event_sampling_bound(const dpzo_event *e);
+/* The same for `count` steps each using the record with probability q. */
+double dpzo__sampling_bound(double q, uint64_t count);
+
 /* One-order conversion from RDP r to epsilon (convert.h formulas): the double
  * estimate, and a proven upper bound (MPFR at prec bits, r taken as an upper bound). */
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);

@@ -25,7 +25,9 @@
  * `bad_mass` <= tau where the coupling is given up: with E = sum of count x bias and
  * F = sum of count x bad_mass, delta_true(eps - t - K B - E) >= delta_disc(eps) - delta_err
  * - 2 K tau - F, which gives the lower ends; the upper ends are the pessimistic ones
- * (domination). The mesh h solves t + K h^2 / 8 = eps_error; E is about 1e-14 a step where
+ * (domination). The mesh h solves t + K h^2 / 8 = eps_error with t taken at a delta_error
+ * that does not depend on delta (the caller's, else 1e-13: epsilon must not rise with delta,
+ * query_run); E is about 1e-14 a step where
  * a step's loss fits in one bucket (sigma 5e200, T 5.5e11: E = 5e-3, which the lower end
  * 3.5e-5 of the exact 0 had missed), and the reported eps_error includes it. */
 #include <float.h>
@@ -45,12 +47,14 @@
 #define TAU_TILT 1e-12
 #define MAX_TILT 200.0
 #define U_REL (0.5 * DBL_EPSILON)
+/* PRV: the delta_error its mesh is solved at when the caller gives none (delta 1e-10's) */
+#define PRV_MESH_DELTA_ERR 1e-13
 
 void dpzo_pld_options_default(dpzo_pld_options *o)
 {
     memset(o, 0, sizeof *o);
     o->method = DPZO_PLD_CONNECT_DOTS;
-    o->grid = DEFAULT_GRID;
+    o->grid = 0.0; /* the default grid, coarsened where the query would not fit (query_run) */
     o->eps_error = 0.0;
     o->memory_limit = DEFAULT_MEMORY;
 }
@@ -802,6 +806,124 @@ static dpzo_status prv_fit(query *q, int tilt_given, double *h_fit)
     return DPZO_OK; /* nothing fits: the composition refuses, with the size it needs */
 }
 
+/* PLD: the composed window's extent in loss units, per direction, measured on the steps
+ * discretised at a coarse grid (each step within 2^15 points) before they are discretised at
+ * the query's grid d (issue 28, item 4: sigma 0.0243, q 1, 9 steps, delta 4.5e-206 spent
+ * 35 s and 1.8 GB discretising 2.5e7 points a step before the composition, 2^25 points and
+ * 2122 MiB, was refused). The extent (the tilted composition's mean plus and minus its
+ * Chernoff widths, clipped to its support, pld_compose.c) hardly depends on the grid, as
+ * prv_fit uses too. *ok = 0 where nothing is predicted: steps of at most 2^15 points at d
+ * (discretising them is cheap, and the query's own plan is exact), a step the grid cannot
+ * index, or no RDP tilt yet. */
+#define PREDICT_POINTS 32768.0
+#define PREDICT_SLACK 0.98
+static dpzo_status window_extent(query *q, double d, double extent[2], int *ok)
+{
+    *ok = 0;
+    if (!q->have_rdp || q->custom)
+        return DPZO_OK;
+    double max_n = 0.0;
+    for (int dir = 0; dir < q->n_dirs; dir++)
+        for (size_t i = 0; i < q->terms.n; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            size_t n = dpzo__pld_points(&s, d, q->tau);
+            if (n == SIZE_MAX)
+                return DPZO_OK;
+            max_n = (double)n > max_n ? (double)n : max_n;
+        }
+    if (!(max_n > PREDICT_POINTS))
+        return DPZO_OK;
+    double dc = d * ldexp(1.0, (int)ceil(log2(max_n / PREDICT_POINTS)));
+    size_t n = q->terms.n;
+    dpzo__pld_pmf *pm = calloc(n, sizeof *pm);
+    dpzo__pld_term *tm = calloc(n, sizeof *tm);
+    dpzo_status st = pm && tm ? DPZO_OK : dpzo__fail(q->ctx, DPZO_ENOMEM, "out of memory");
+    int good = st == DPZO_OK;
+    for (int dir = 0; dir < q->n_dirs && good; dir++) {
+        for (size_t i = 0; i < n && good; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            good = dpzo__pld_discretize(q->ctx, &s, dc, q->tau, 0, (size_t)(4.0 * PREDICT_POINTS),
+                                        &pm[i]) == DPZO_OK;
+            tm[i].pmf = &pm[i];
+            tm[i].count = q->terms.t[i].count;
+        }
+        double sp = 0.0, margin = 0.0;
+        dpzo__pld_compose_opts co = {q->lambda, TAU_TILT, q->o.memory_limit, 0, 1, 0};
+        good = good && dpzo__pld_compose_extent(q->ctx, tm, n, dc, &co, &sp, &margin) == DPZO_OK;
+        /* lowered so that the fine window's extent is not over-estimated: its Chernoff widths
+         * by PREDICT_SLACK (the coarse steps' variance is larger by about dc^2 / 4 a step),
+         * two coarse grid points for the rounding of its ends, and, where the window ends
+         * within 2 K dc of the support (clipped by it, or could be at the fine grid), 2 K dc:
+         * the coarse composition's mean and each end of its support lie within K dc of the
+         * fine one's (each step's pessimistic losses move by less than a grid step) */
+        extent[dir] = (sp - 2.0) * dc * PREDICT_SLACK
+                      - (margin < 2.0 * q->K ? 2.0 * q->K * dc : 0.0);
+        for (size_t i = 0; i < n; i++)
+            dpzo__pld_pmf_free(&pm[i]);
+        memset(pm, 0, n * sizeof *pm);
+    }
+    free(pm);
+    free(tm);
+    if (st == DPZO_OK && !good)
+        q->ctx->errmsg[0] = '\0'; /* no prediction: the query finds out for itself */
+    *ok = good;
+    return st;
+}
+
+static size_t pow2_from(double x)
+{
+    size_t N = 1024;
+    while ((double)N < x && N < ((size_t)1 << 40))
+        N <<= 1;
+    return N;
+}
+
+/* PLD: a lower estimate of what the query holds at grid d, from the window extents above:
+ * the larger of its discretisation (what discretise_dir reserves for each step, the
+ * directions one after the other, their points counted exactly by dpzo__pld_points) and
+ * its first composition (the steps' mass arrays and one direction's buffers, the window's
+ * points from the lowered extents), so that a grid the query would fit is not refused on
+ * the prediction. It is an estimate (the widths' slack is measured, not proven): a query it
+ * lets through is still planned exactly before anything is composed. */
+static size_t predicted_bytes(const query *q, double d, const double extent[2], size_t *fft)
+{
+    int cdt = q->o.method == DPZO_PLD_CONNECT_DOTS;
+    double held = 0.0, disc = 0.0, comp = 0.0;
+    *fft = 0;
+    for (int dir = 0; dir < q->n_dirs; dir++) {
+        double max_n = 0.0;
+        held += (double)q->terms.n * (double)(sizeof(dpzo__pld_pmf) + sizeof(dpzo__pld_term));
+        for (size_t i = 0; i < q->terms.n; i++) {
+            dpzo__pld_source s = dir_source(&q->terms.t[i], dir);
+            size_t n = dpzo__pld_points(&s, d, q->tau);
+            if (n == SIZE_MAX)
+                return SIZE_MAX;
+            /* what discretise_dir reserves for the step while it is discretised (one
+             * direction after the other: the directions before it held) */
+            double dp = held + (double)dpzo__pld_discretize_fixed_bytes(&s, (size_t)-1)
+                        + ((double)n + 1.0)
+                              * (double)(2 * sizeof(double) + sizeof(dpzo__pld_tails)
+                                         + 2 * sizeof(double));
+            disc = dp > disc ? dp : disc;
+            held += (double)n * (cdt ? 2.0 : 1.0) * (double)sizeof(double);
+            max_n = (double)n > max_n ? (double)n : max_n;
+        }
+        double pts = extent[dir] / d;
+        size_t N = pow2_from(pts);
+        *fft = N > *fft ? N : *fft;
+        double c = (double)dpzo__pld_compose_bytes(N, q->terms.n, (size_t)max_n, cdt);
+        comp = c > comp ? c : comp;
+    }
+    double need = held + comp > disc ? held + comp : disc;
+    return need < 0x1p62 ? (size_t)need : SIZE_MAX;
+}
+
+static void coarsened_note(char *note, size_t size, double asked, double used, size_t limit)
+{
+    snprintf(note, size, "the default grid %g does not fit the memory limit of %.0f MiB: grid %g used",
+             asked, (double)limit / 1048576.0, used);
+}
+
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
 static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
                              double target, int want_delta, const dpzo_pld_options *opts,
@@ -825,6 +947,9 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         dpzo_pld_options_default(&q.o);
     if (q.o.method != DPZO_PLD_CONNECT_DOTS && q.o.method != DPZO_PLD_PRV)
         return dpzo__fail(ctx, DPZO_EINVAL, "unknown PLD method %d", (int)q.o.method);
+    /* grid 0: the default, 1e-4, coarsened by powers of two where the query would not fit
+     * the memory limit at it (issue 28, item 4); a grid the caller gives is used as given */
+    const int auto_grid = q.o.grid == 0.0 && q.o.method == DPZO_PLD_CONNECT_DOTS && event != NULL;
     if (q.o.grid == 0.0)
         q.o.grid = DEFAULT_GRID;
     if (q.o.memory_limit == 0)
@@ -862,6 +987,24 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         query_free(&q);
         return st;
     }
+    /* The sampling bound (sampling_bound.c): delta(eps) <= 1 - P(no step uses the record the
+     * neighbours differ in) at every eps >= 0, so epsilon is 0 wherever delta is at least
+     * that, whatever the noise; nothing is discretised (issue 28, item 4: at sigma 0.0049367,
+     * q 2.076e-5, one step, delta 0.018754 the PLD refused for memory and PRV answered 35.41,
+     * where the exact epsilon is 0). A delta query's upper end is capped by it below. */
+    double sb = event != NULL ? dpzo__event_sampling_bound(event)
+                              : dpzo__sampling_bound(custom->src.q, custom->count);
+    if (!want_delta && target >= sb) {
+        out->delta = out->delta_lower = out->delta_estimate = out->delta_upper = target;
+        out->grid = q.o.method == DPZO_PLD_CONNECT_DOTS ? q.o.grid : 0.0;
+        snprintf(out->reason, sizeof out->reason,
+                 "delta %g is at least %.10g, the sampling bound 1 - P(no step uses the record) "
+                 "on delta at every epsilon >= 0: epsilon 0, nothing composed", target, sb);
+        query_free(&q);
+        if (plan_only)
+            *plan_bytes = *plan_fft = 0;
+        return DPZO_OK;
+    }
     q.K = 0.0;
     q.n_dirs = 1;
     for (size_t i = 0; i < q.terms.n; i++) {
@@ -876,6 +1019,13 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         double elo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : e;
         double dlo = q.terms.infinite && !q.terms.infinite_lower ? 0.0 : dl;
         if (want_delta) {
+            if (sb < dl) { /* no noise: each step that uses the record reveals it */
+                dl = sb;
+                snprintf(out->reason, sizeof out->reason,
+                         "a step without noise: delta is at most the sampling bound 1 - P(no "
+                         "step uses the record), %.10g", sb);
+            }
+            dlo = dlo < dl ? dlo : dl;
             out->delta = out->delta_estimate = out->delta_upper = dl;
             out->delta_lower = dlo;
             out->epsilon = out->epsilon_lower = out->epsilon_estimate = out->epsilon_upper = target;
@@ -944,21 +1094,83 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     if (!(q.delta_err > 1e-300))
         q.delta_err = 1e-300;
     const double bq = sqrt(0.5 * q.K * log(1.0 / q.delta_err));
+    /* PRV: the mesh does not depend on delta (issue 28, item 4). Solved from delta_err (t =
+     * h bq), a larger delta got a coarser mesh and the upper end, which moves with the mesh,
+     * could rise with delta (sigma 14.907054457228305, batches of 111 of 1095118, one step:
+     * 0.0027289 at delta 2.28e-9, 0.0028491 at 4.53e-8). Nested in no way that orders the
+     * upper ends (a finer mesh's pessimistic pair is dominated by a coarser one's, which at a
+     * larger delta can still lie above the finer one's answer at a smaller delta), the only
+     * order-preserving choice is one mesh for every delta: it is solved at the caller's
+     * delta_error when given, else at PRV_MESH_DELTA_ERR. The coupling's own t (and the
+     * reported eps_error) still use the query's delta_err: below delta 1e-10 the interval is
+     * wider than eps_error, by sqrt(log(1/delta_err) / log(1e13)) (1.6 at delta 1e-30),
+     * above it narrower. */
+    const double bq_mesh = sqrt(0.5 * q.K * log(1.0 / (q.o.delta_error > 0.0 ? q.o.delta_error
+                                                                              : PRV_MESH_DELTA_ERR)));
+    double t_mesh = 0.0; /* t + K B(h) at the mesh's delta_error: what the mesh choices compare */
+    /* PLD: predict the memory before discretising the steps (issue 28, item 4), from their
+     * points (exact) and the composed window's extent measured at a coarse grid. A grid the
+     * caller chose is refused at once where the prediction, a lower estimate, exceeds the
+     * limit (it was refused after the work: 35 s and 1.8 GB at sigma 0.0243, q 1, 9 steps,
+     * delta 4.5e-206); the default grid is coarsened by powers of two until the prediction
+     * fits (sigma 0.01, q 0.004, one step: refused at 1e-4 for its 5e7 points,
+     * answered at 0.0004 now), and again should the query itself still not fit. */
+    char grid_note[200] = "";
+    double ext[2] = {0.0, 0.0};
+    int have_ext = 0;
+    if (q.o.method == DPZO_PLD_CONNECT_DOTS && event != NULL) {
+        if ((st = window_extent(&q, q.o.grid, ext, &have_ext))) {
+            query_free(&q);
+            return st;
+        }
+        size_t pf = 0, pb = have_ext ? predicted_bytes(&q, q.o.grid, ext, &pf) : 0;
+        if (have_ext && auto_grid && pb > q.o.memory_limit) {
+            double g = q.o.grid;
+            size_t pb0 = pb;
+            while (pb > q.o.memory_limit && 2.0 * g <= 1.0)
+                pb = predicted_bytes(&q, g *= 2.0, ext, &pf);
+            snprintf(grid_note, sizeof grid_note,
+                     "the default grid %g would need about %.0f MiB, more than the memory limit "
+                     "of %.0f MiB: grid %g used", q.o.grid, (double)pb0 / 1048576.0,
+                     (double)q.o.memory_limit / 1048576.0, g);
+            q.o.grid = g;
+        }
+        if (have_ext && pb > q.o.memory_limit) {
+            if (plan_only) { /* the prediction, a lower estimate, is the plan's answer */
+                *plan_bytes = pb;
+                *plan_fft = pf;
+                query_free(&q);
+                return DPZO_OK;
+            }
+            query_free(&q);
+            return dpzo__fail(ctx, DPZO_ENOMEM,
+                              "the query would need at least about %.0f MiB (FFT size %zu, "
+                              "predicted before discretising the steps at grid %g), more than "
+                              "the memory limit of %.6g MiB; use a coarser grid or raise the "
+                              "limit", (double)pb / 1048576.0, pf, q.o.grid,
+                              (double)q.o.memory_limit / 1048576.0);
+        }
+    }
     double budget = q.o.eps_error; /* PRV: what t + K B(h) may use */
     double h_mem = 0.0; /* PRV: the finest mesh the memory limit leaves room for, or the one
                            that balances the rounding guards' shift (0: any) */
     int balanced = 0; /* PRV: 1 after trying the mesh that balances them, 2 after undoing it */
     double bal_d = 0.0, bal_err = 0.0;
+    double grid_asked = q.o.grid; /* PLD: the grid before any coarsening to fit */
+    if (grid_note[0] != '\0')
+        grid_asked = DEFAULT_GRID;
+rediscretise:
     for (int pass = 0, mem_pass = 0;; pass++) {
         if (q.o.method == DPZO_PLD_CONNECT_DOTS) {
             q.d = q.o.grid;
         } else {
             double a = q.K / 8.0;
-            q.d = 2.0 * budget / (bq + sqrt(bq * bq + 4.0 * a * budget));
+            q.d = 2.0 * budget / (bq_mesh + sqrt(bq_mesh * bq_mesh + 4.0 * a * budget));
             if (q.d < h_mem)
                 q.d = h_mem;
         }
         q.t_shift = q.d * bq + q.K * prv_bias(q.d);
+        t_mesh = q.d * bq_mesh + q.K * prv_bias(q.d);
         job jobs[2];
         if ((st = run_phase(&q, 0, jobs))) {
             if (st == DPZO_ENOMEM && q.o.method == DPZO_PLD_PRV && mem_pass < 40) {
@@ -967,6 +1179,14 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                 h_mem = 2.0 * q.d;
                 mem_pass++;
                 continue;
+            }
+            if (st == DPZO_ENOMEM && auto_grid && 2.0 * q.o.grid <= 1.0 && !plan_only) {
+                /* the default grid: coarser until the steps fit */
+                free_pmfs(&q);
+                q.o.grid *= 2.0;
+                coarsened_note(grid_note, sizeof grid_note, grid_asked, q.o.grid,
+                               q.o.memory_limit);
+                goto rediscretise;
             }
             int w = q.too_wide[0] ? 0 : q.too_wide[1] ? 1 : -1;
             if (st == DPZO_EINVAL && w >= 0 && event != NULL) {
@@ -1010,7 +1230,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
          * eps_error - 1.25 E (E grows a little as the mesh shrinks); otherwise, or after
          * three passes, or when the memory limit sets the mesh, the reported eps_error
          * includes it */
-        if (q.o.method == DPZO_PLD_PRV && te > q.t_shift && balanced == 0 && q.d != h_mem) {
+        if (q.o.method == DPZO_PLD_PRV && te > t_mesh && balanced == 0 && q.d != h_mem) {
             /* PRV: the guards' shift E exceeds the coupling's t. E is a rounding error per
              * bucket over the mesh, roughly as 1/h (E h 1.4e-7 to 1.9e-7 for a million steps
              * of q = 0.01, sigma = 1, at meshes 3e-6 to 7e-6), and t grows as h, so t + E
@@ -1020,18 +1240,18 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
              * tried, and the first one taken again if it was better. */
             balanced = 1;
             bal_d = q.d;
-            bal_err = q.t_shift + te;
-            h_mem = q.d * sqrt(te / q.t_shift);
+            bal_err = t_mesh + te;
+            h_mem = q.d * sqrt(te / t_mesh);
             free_pmfs(&q);
             continue;
         }
-        if (balanced == 1 && q.t_shift + te > bal_err) {
+        if (balanced == 1 && t_mesh + te > bal_err) {
             balanced = 2; /* the balanced mesh was worse: back to the first */
             h_mem = bal_d;
             free_pmfs(&q);
             continue;
         }
-        if (q.o.method != DPZO_PLD_PRV || q.t_shift + te <= q.o.eps_error || pass >= 3
+        if (q.o.method != DPZO_PLD_PRV || t_mesh + te <= q.o.eps_error || pass >= 3
             || te > 0.1 * q.o.eps_error || q.d == h_mem)
             break;
         budget = q.o.eps_error - (pass + 1.25) * te;
@@ -1111,6 +1331,17 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
     size_t fft = 0, bytes = 0;
     q.bdir = bdir;
     if ((st = compose_attempts(&q, &b, &fft, &bytes))) {
+        if (st == DPZO_ENOMEM && auto_grid && 2.0 * q.o.grid <= 1.0) {
+            /* the default grid: the composition did not fit where the prediction did */
+            free_pmfs(&q);
+            for (int d = 0; d < 2; d++) {
+                dpzo__pld_ws_free(&q.ws[d]);
+                dpzo__pld_split_ws_free(&q.sws[d]);
+            }
+            q.o.grid *= 2.0;
+            coarsened_note(grid_note, sizeof grid_note, grid_asked, q.o.grid, q.o.memory_limit);
+            goto rediscretise;
+        }
         query_free(&q);
         return st;
     }
@@ -1231,18 +1462,35 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         fall = 1;
         set_reason(out, "interval width %.3g exceeds the requested accuracy %.3g; refine the grid",
                    b.hi - b.lo, q.o.eps_error);
-    } else if (!want_delta && q.have_rdp && b.hi > q.rdp_fast) {
-        /* resolved but looser than RDP (an add direction at tilt 200 whose top the FFT's
-         * error floor decides): both are proven, report the smaller */
-        fall = 1;
-        set_reason(out, "the PLD's upper end %.10g is above the RDP accountant's %.10g", b.hi,
-                   q.rdp_fast);
+    } else if (!want_delta && q.have_rdp && event != NULL && b.hi > 0.0) {
+        /* resolved but possibly looser than RDP (an add direction at tilt 200 whose top the
+         * FFT's error floor decides): both are proven, report the smaller. The comparison is
+         * with the bound the fallback reports, the RDP accountant's own answer (its
+         * conversion, q.rdp), not with the standard conversion's estimate that chose the tilt:
+         * issue 28 (item 4) found a reason quoting 0.0001542 for that estimate beside an RDP
+         * bound of 0 (sigma 100, q 1e-4, 1000 steps, delta 3e-5). The estimate decides whether
+         * to certify; the certified bound decides the fallback and is what the reason quotes. */
+        dpzo_dp_result fr;
+        if ((st = dpzo__event_query(ctx, event, target, 0, &q.rdp, 0, &fr))) {
+            query_free(&q);
+            return st;
+        }
+        if (b.hi > fr.epsilon_estimate)
+            fall = 2;
     }
     if (fall) {
         dpzo_dp_result cr;
         st = event == NULL ? DPZO_EUNSUPPORTED
                            : dpzo__event_query(ctx, event, target, want_delta, &q.rdp, 1, &cr);
-        if (st == DPZO_OK) {
+        if (st == DPZO_OK && fall == 2 && !(cr.epsilon < b.hi))
+            fall = 0; /* the estimate was below, the certified bound is not: no fallback */
+        else if (st == DPZO_OK && fall == 2)
+            /* the quoted bound rounded up (%.10g errs by at most 5e-11 relative) */
+            snprintf(out->reason, sizeof out->reason,
+                     "the %s's upper end %.10g is above the RDP accountant's certified %.10g",
+                     q.o.method == DPZO_PLD_PRV ? "PRV" : "PLD", b.hi,
+                     cr.epsilon * (1.0 + 1e-10));
+        if (st == DPZO_OK && fall) {
             out->fallback = 1;
             double v = want_delta ? cr.delta : cr.epsilon;
             out->rdp_epsilon = v;
@@ -1261,10 +1509,23 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         } else if (st == DPZO_EUNSUPPORTED) {
             /* no RDP analysis either: keep the (valid but loose) tight bounds */
             out->fallback = 0;
-        } else {
+            out->reason[0] = '\0';
+        } else if (st != DPZO_OK) {
             query_free(&q);
             return st;
         }
+    }
+    if (grid_note[0] != '\0' && !out->fallback && out->reason[0] == '\0')
+        snprintf(out->reason, sizeof out->reason, "%s", grid_note);
+    if (want_delta && out->delta_upper > sb) {
+        /* the sampling bound is the tighter proven upper end (a tiny noise, few steps) */
+        out->delta_upper = out->delta = sb;
+        if (out->delta_estimate > sb)
+            out->delta_estimate = sb;
+        if (!out->fallback)
+            snprintf(out->reason, sizeof out->reason,
+                     "the sampling bound 1 - P(no step uses the record), %.10g, is below the "
+                     "composition's upper end", sb);
     }
     query_free(&q);
     return DPZO_OK;

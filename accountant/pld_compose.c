@@ -509,6 +509,7 @@ static dpzo_status make_layout(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_
     L->imin = imin;
     L->imax = imax;
     double top = M + whi < imax ? M + whi : imax, bot = M - wlo > imin ? M - wlo : imin;
+    L->margin = fmin(imax - (M + whi), (M - wlo) - imin);
     /* cover_top (a retry whose answer lay above the window): a support bounded above within
      * reach (the window at most doubled, or 2^20 points, within the memory limit) is covered
      * whole, and nothing lies above the window then. A tilt that suits the other direction
@@ -560,6 +561,20 @@ dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, s
         }
         if (span != NULL) /* the window's extent before rounding up to a power of two */
             *span = L.span;
+    }
+    free(L.st);
+    return st;
+}
+
+dpzo_status dpzo__pld_compose_extent(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n,
+                                     double d, const dpzo__pld_compose_opts *o, double *span,
+                                     double *margin)
+{
+    layout L = {0};
+    dpzo_status st = make_layout(ctx, terms, n, d, o, 0, &L);
+    if (st == DPZO_OK) {
+        *span = L.span;
+        *margin = L.margin;
     }
     free(L.st);
     return st;

@@ -126,6 +126,13 @@ typedef struct {
 dpzo_status dpzo__pld_compose_plan(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n, double d,
                                    const dpzo__pld_compose_opts *o, size_t *fft_size,
                                    size_t *bytes, double *span);
+/* The same window's span (grid points before rounding to a power of two) and how far its
+ * Chernoff window's nearer end lies inside the composition's support before clipping (grid
+ * points; negative where the support clips it), without the plan's buffers (pld.c predicts a
+ * finer grid's window from a coarse one with it). */
+dpzo_status dpzo__pld_compose_extent(dpzo_ctx *ctx, const dpzo__pld_term *terms, size_t n,
+                                     double d, const dpzo__pld_compose_opts *o, double *span,
+                                     double *margin);
 /* Buffers reused across compositions (the composed arrays live in it). */
 typedef struct {
     size_t cap, hcap, plan_n;

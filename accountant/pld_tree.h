@@ -45,6 +45,8 @@ typedef struct {
     size_t max_n;
     int covered;       /* the window reaches imax */
     double span;       /* the window's length before rounding it up to a power of two */
+    double margin;     /* how far inside the support its Chernoff window's nearer end lies
+                          before clipping (index units; negative: clipped) */
 } dpzo__pld_layout;
 
 /* pld_compose.c */

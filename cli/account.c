@@ -138,14 +138,19 @@ void tight_print_text(const accountant_choice *ac, const dpzo_pld_result *r, int
     printf("  %-16s %s   (proven lower bound)\n", want_delta ? "delta lower" : "epsilon lower",
            FMT_DOWN(b2, lo, 10));
     printf("  %-16s %.10g\n", want_delta ? "delta estimate" : "epsilon estimate", est);
+    if (r->reason[0] != '\0') /* answered, with a note (the sampling bound) */
+        printf("  %-16s %s\n", "note", r->reason);
+    if (r->fft_size == 0 && r->reason[0] != '\0')
+        return; /* nothing was discretised or composed */
     if (ac->opts.method == DPZO_PLD_PRV) {
         double want = ac->opts.eps_error > 0.0 ? ac->opts.eps_error : 0.01; /* the default */
         printf("  %-16s mesh %.4g, epsilon error %.3g, delta error %.3g\n", "discretisation",
                r->grid, r->eps_error, r->delta_error);
         if (r->eps_error > 1.01 * want)
-            printf("  %-16s epsilon error above the requested %g: the mesh is the finest that fits "
-                   "the memory limit, or the steps' rounding guards add to it "
-                   "(docs/accountant.md 6.1)\n", "note", want);
+            printf("  %-16s epsilon error above the requested %g: the mesh is the finest that "
+                   "fits the memory limit, the steps' rounding guards add to it, or delta is "
+                   "below 1e-10 (the mesh, the same at every delta, is solved there; "
+                   "docs/accountant.md 6.1)\n", "note", want);
     }
     else
         printf("  %-16s grid %.4g\n", "discretisation", r->grid);
@@ -165,6 +170,8 @@ void tight_add_json(cJSON *o, const accountant_choice *ac, const dpzo_pld_result
     if (r->fallback) {
         cJSON_AddStringToObject(o, "fallback_reason", r->reason);
         json_number(o, "rdp_bound", r->rdp_epsilon);
+    } else if (r->reason[0] != '\0') {
+        cJSON_AddStringToObject(o, "note", r->reason);
     }
     json_number(o, ac->opts.method == DPZO_PLD_PRV ? "mesh" : "grid", r->grid);
     if (ac->opts.method == DPZO_PLD_PRV) {

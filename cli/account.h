@@ -79,7 +79,8 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
     "                    tighter and slower)\n"                                              \
     "  --eps-error E     prv: epsilon error target (default 0.01); pld: fall back to RDP\n"  \
     "                    when the interval is wider than E (default: never)\n"               \
-    "  --delta-error D   prv: delta error (default delta/1000)\n"                            \
+    "  --delta-error D   prv: delta error (default delta/1000); the mesh is solved at D\n"   \
+    "                    when given, else at 1e-13, the same at every delta\n"              \
     "  --memory-limit M  MiB the tight accountants may hold at once (default 2048; in\n"    \
     "                    [1, 1048576], fractions kept: 1.5 is 1536 KiB); pld: larger\n"      \
     "                    requests are refused with the size they need (exit 1); prv:\n"      \

@@ -62,6 +62,18 @@ private temporary folder:
              `lmo info` and dpzo.Profile.load; curves within the limit (dpzo's own, one
              order 99750, 398 orders near 1) must be accepted. 30 s per run at most.
 
+  tight      the tight accountants at tiny noise (issue 28, item 4): the sampling bound
+             delta(eps) <= 1 - (1 - q)^T through rdp, pld and prv (epsilon 0 at or above it at
+             sigma 0, 0.0049367 and 0.03; +inf just below it and delta(1) equal to it at sigma
+             0; calibrate answering sigma 0 with no tight_to), the PLD at its default grid
+             where a fixed grid is refused (sigma 0.01, q 0.004: must bracket the exact
+             5274.19572), a memory refusal predicted within 10 s (it took 35 s), and a
+             fallback's reason quoting the RDP bound it reports;
+  monotone   epsilon(delta) non-increasing (issue 28, item 4): pld and prv on a ladder of 10
+             deltas from 1e-14 to 1e-3 for seeded Poisson and fixed-batch cases, and the
+             issue's pair (sigma 14.907054457228305, B 111 of 1095118, one step, delta 2.28e-9
+             and 4.53e-8).
+
 Each run is classified:
   handled   exit 0 or 2 in time, no sanitizer report, every check passed;
   crashed   killed by a signal, exit 134, or sanitizer / assertion text on stderr;
@@ -1805,6 +1817,221 @@ def phase_bounds(c, pool, quick):
     return futs
 
 
+# ---- tight: the tight accountants at tiny noise (issue 28, item 4) ---------------------------
+
+
+def sampling_bound(q, T):
+    """1 - (1 - q)^T, the sampling bound on delta(eps) at every eps >= 0 (docs/accountant.md
+    section 4), in double precision (relative error a few 1e-16)."""
+    return -math.expm1(T * math.log1p(-q)) if q < 1 else 1.0
+
+
+def tight_cases(quick):
+    """(label, sampling options, q, T) for the sampling-bound checks: the issue's case and
+    seeded ones, Poisson and fixed batches"""
+    rng = random.Random(284)
+    cases = [("issue", ["--sampling-rate", "2.076e-5"], 2.076e-5, 1)]
+    for _ in range(3 if quick else 8):
+        T = rng.choice([1, 3, 100])
+        if rng.random() < 0.5:
+            q = math.exp(rng.uniform(math.log(1e-6), math.log(1e-2)))
+            cases.append(("poisson", ["--sampling-rate", repr(q)], q, T))
+        else:
+            n = rng.choice([60000, 1095118])
+            b = max(1, int(n * math.exp(rng.uniform(math.log(1e-5), math.log(1e-2)))))
+            cases.append(("batches", ["--batch-size", str(b), "--dataset-size", str(n)], b / n, T))
+    return cases
+
+
+def check_zero_epsilon(what):
+    def check(rc, out, err):
+        if rc != 0:
+            return "exit %d where delta is at least the sampling bound (%s): %s" % (
+                rc, what, last_line(err))
+        j = parse_json(out)
+        up = num(j.get("epsilon_upper", j.get("epsilon")))
+        if up != 0:
+            return "epsilon %r where delta is at least the sampling bound (%s): the exact " \
+                   "epsilon is 0" % (up, what)
+        return None
+    return check
+
+
+def check_positive_epsilon(what):
+    def check(rc, out, err):
+        if rc != 0:
+            return None
+        j = parse_json(out)
+        up = num(j.get("epsilon_upper", j.get("epsilon")))
+        if up is None or not up > 0:
+            return "epsilon %r below the sampling bound with no noise (%s): the exact " \
+                   "epsilon is +inf" % (up, what)
+        return None
+    return check
+
+
+def check_delta_is_bound(truth):
+    def check(rc, out, err):
+        if rc != 0:
+            return "exit %d: %s" % (rc, last_line(err))
+        j = parse_json(out)
+        up = num(j.get("delta_upper", j.get("delta")))
+        if up is None or up < truth * (1 - 1e-12):
+            return "delta upper end %r below the exact delta %.17g (no noise)" % (up, truth)
+        if up > truth * (1 + 1e-9):
+            return "delta upper end %r above the exact %.17g (no noise: the sampling bound)" % (
+                up, truth)
+        return None
+    return check
+
+
+def check_calibrate_zero(rc, out, err):
+    if rc != 0:
+        return "exit %d: %s" % (rc, last_line(err))
+    j = parse_json(out)
+    s = num(j.get("noise_multiplier"))
+    if s != 0 or j.get("tight_to") is not None:
+        return "noise_multiplier %r, tight_to %r where sigma 0 meets the target (delta at least " \
+               "the sampling bound)" % (s, j.get("tight_to"))
+    return None
+
+
+def check_brackets(truth):
+    def check(rc, out, err):
+        if rc != 0:
+            return "exit %d at the default grid: %s" % (rc, last_line(err))
+        j = parse_json(out)
+        lo, up = num(j.get("epsilon_lower")), num(j.get("epsilon_upper"))
+        if lo is None or up is None or not lo <= truth <= up:
+            return "[%r, %r] does not contain the exact %r" % (lo, up, truth)
+        return None
+    return check
+
+
+QUOTED = re.compile(r"RDP accountant's (?:certified )?([0-9.eE+-]+)")
+
+
+def check_fallback_quote(rc, out, err):
+    if rc != 0:
+        return None
+    j = parse_json(out)
+    if not j.get("fallback"):
+        return None
+    m_ = QUOTED.search(j.get("fallback_reason", ""))
+    rb = num(j.get("rdp_bound"))
+    if m_ and rb is not None and not rb <= float(m_.group(1)) <= rb * (1 + 1e-9):
+        return "the reason quotes %s for the RDP bound, rdp_bound is %r" % (m_.group(1), rb)
+    return None
+
+
+def phase_tight(c, pool, quick):
+    """The tight accountants at tiny noise (issue 28, item 4): the sampling bound through every
+    accountant (epsilon 0 at delta >= 1 - (1 - q)^T, whatever the noise; +inf just below it
+    without noise; delta(eps) = the bound without noise), calibration answering sigma 0 there,
+    the PLD's default grid answering where a fixed grid is refused, the refusal predicted
+    before the work, and a fallback's reason quoting the bound it reports."""
+    futs = []
+    for label, samp, q, T in tight_cases(quick):
+        b = sampling_bound(q, T)
+        above, below = repr(min(b * (1 + 1e-9), 0.999)), repr(b * (1 - 1e-9))
+        what = "%s q %.6g, %d steps, bound %.6g" % (label, q, T, b)
+        for acc in ("rdp", "pld", "prv"):
+            base = ["--steps", str(T), "--accountant", acc, "--json"] + samp
+            for sig in ("0.0049367", "0") if label == "issue" else ("0.0049367", "0", "0.03"):
+                argv = ["epsilon", "--noise-multiplier", sig, "--delta",
+                        "0.018754" if label == "issue" else above] + base
+                futs.append(pool.submit(c.run, "tight-zero", argv, kind="tight",
+                                        check=check_zero_epsilon(what)))
+            argv = ["epsilon", "--noise-multiplier", "0", "--delta", below] + base
+            futs.append(pool.submit(c.run, "tight-below", argv, kind="tight",
+                                    check=check_positive_epsilon(what)))
+            argv = ["delta", "--noise-multiplier", "0", "--epsilon", "1"] + base
+            futs.append(pool.submit(c.run, "tight-delta", argv, kind="tight",
+                                    check=check_delta_is_bound(b)))
+            cal = ["calibrate", "--epsilon", "1", "--delta",
+                   "0.018754" if label == "issue" else above, "--steps", str(T), "--json"] + samp
+            if acc != "rdp":
+                cal += ["--accountant", acc]
+            futs.append(pool.submit(c.run, "tight-calibrate", cal, kind="tight",
+                                    check=check_calibrate_zero))
+    # the PLD's default grid at tiny noise (refused before: "discretising the steps needs more
+    # than the memory limit ... at grid 0.0001"); exact 5274.19572483 (mpmath,
+    # tests/ref/pld_soundness_values.h)
+    argv = ["epsilon", "--noise-multiplier", "0.01", "--sampling-rate", "0.004", "--steps", "1",
+            "--delta", "1e-5", "--accountant", "pld", "--json"]
+    futs.append(pool.submit(c.run, "tight-default-grid", argv, kind="tight",
+                            check=check_brackets(5274.19572483048196)))
+    # a refusal predicted before the work: 35 s and 1.8 GB before it, 10 s allowed
+    argv = ["epsilon", "--noise-multiplier", "0.0243", "--sampling-rate", "1", "--steps", "9",
+            "--delta", "4.5e-206", "--accountant", "pld", "--grid", "1e-4", "--json"]
+    futs.append(pool.submit(c.run, "tight-refusal", argv, kind="tight", timeout=10))
+    # fallbacks' reasons (sigma 100, q 1e-4, 1000 steps, delta 3e-5 quoted 0.0001542 beside
+    # rdp_bound 0)
+    for s_, q_, T_, d_ in (("100", "1e-4", "1000", "3e-5"), ("100", "1e-3", "10", "3e-5"),
+                           ("100", "0.01", "1", "3e-5"), ("30", "1e-4", "1000", "1e-5")):
+        for acc in ("pld", "prv"):
+            argv = ["epsilon", "--noise-multiplier", s_, "--sampling-rate", q_, "--steps", T_,
+                    "--delta", d_, "--accountant", acc, "--json"]
+            futs.append(pool.submit(c.run, "tight-fallback", argv, kind="tight",
+                                    check=check_fallback_quote))
+    return futs
+
+
+# ---- monotone: epsilon(delta) never rises with delta (issue 28, item 4) ------------------------
+
+LADDER = ["1e-14", "1e-11", "3e-10", "2.28e-9", "4.53e-8", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3"]
+
+
+def monotone_cases(quick):
+    """(label, options) for the ladders: the issue's pair and seeded cases"""
+    cases = [("issue", ["--noise-multiplier", "14.907054457228305", "--batch-size", "111",
+                        "--dataset-size", "1095118", "--steps", "1"])]
+    rng = random.Random(2804)
+    for _ in range(4 if quick else 12):
+        sigma = math.exp(rng.uniform(math.log(0.5), math.log(60)))
+        T = int(math.exp(rng.uniform(0, math.log(300))))
+        if rng.random() < 0.5:
+            n = rng.choice([60000, 219784, 1095118])
+            b = max(1, int(n * math.exp(rng.uniform(math.log(1e-5), math.log(0.05)))))
+            samp = ["--batch-size", str(b), "--dataset-size", str(n)]
+        else:
+            samp = ["--sampling-rate", repr(math.exp(rng.uniform(math.log(1e-5), math.log(0.1))))]
+        cases.append(("seeded", ["--noise-multiplier", repr(sigma), "--steps", str(T)] + samp))
+    return cases
+
+
+def monotone_ladder(c, acc, opts, deltas):
+    prev = None
+    for d in deltas:
+        argv = ["epsilon", "--delta", d, "--accountant", acc, "--json"] + opts
+        r = c.run("monotone-delta-" + acc, argv, kind="monotone", check=check_epsilon(argv))
+        if r is None or r[0] != 0:
+            prev = None
+            continue
+        j = parse_json(r[1])
+        v = num(j.get("epsilon_upper")) if isinstance(j, dict) else None
+        if v is None:
+            prev = None
+            continue
+        if prev is not None and v > prev[1]:
+            c.record("monotone-delta-" + acc, "monotone", argv, "wrong", 0, 0.0,
+                     "epsilon %.17g at delta %s rises above %.17g at delta %s" %
+                     (v, d, prev[1], prev[0]), "")
+        prev = (d, v)
+
+
+def phase_monotone(c, pool, quick):
+    """epsilon(delta) must not rise as delta does (issue 28, item 4): PLD and PRV on a ladder of
+    deltas from 1e-14 to 1e-3, for the issue's pair (PRV gave 0.0027289 at 2.28e-9 and
+    0.0028491 at 4.53e-8) and seeded Poisson and fixed-batch cases."""
+    futs = []
+    for label, opts in monotone_cases(quick):
+        deltas = ["2.28e-9", "4.53e-8"] if label == "issue" else LADDER
+        for acc in ("pld", "prv"):
+            futs.append(pool.submit(monotone_ladder, c, acc, opts, deltas))
+    return futs
+
+
 # ---- report ---------------------------------------------------------------------------------
 
 CATS = ["handled", "crashed", "hung", "wrong", "bad-exit"]
@@ -1861,8 +2088,8 @@ def main():
                     help="memory per run (3072 MiB: above the tight accountants' 2 GiB default)")
     ap.add_argument("--only", action="append", default=[],
                     help="phases: environment, numeric, files, outputs, unwritable, "
-                         "exitcodes, soundness, bounds, nul, bigint, pyoverflow, work "
-                         "(repeatable)")
+                         "exitcodes, soundness, bounds, tight, monotone, nul, bigint, "
+                         "pyoverflow, work (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -1883,8 +2110,9 @@ def main():
         return 2
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
-    phases = args.only or ["environment", "soundness", "bounds", "nul", "bigint", "pyoverflow",
-                           "work", "files", "outputs", "unwritable", "exitcodes", "numeric"]
+    phases = args.only or ["environment", "soundness", "bounds", "tight", "monotone", "nul",
+                           "bigint", "pyoverflow", "work", "files", "outputs", "unwritable",
+                           "exitcodes", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
     prepare(c)
@@ -1908,6 +2136,10 @@ def main():
                 futs += phase_environment(c, pool)
             elif ph == "bounds":
                 futs += phase_bounds(c, pool, args.quick)
+            elif ph == "tight":
+                futs += phase_tight(c, pool, args.quick)
+            elif ph == "monotone":
+                futs += phase_monotone(c, pool, args.quick)
             elif ph == "nul":
                 futs += phase_nul(c, pool, args.quick)
             elif ph == "bigint":

@@ -87,9 +87,15 @@ static void test_below_conversion_floor(void **state)
     dpzo_rdp_options o = dpzo_rdp_options_default();
     o.alpha_max = 2000.0;
     dpzo_calibration c;
-    assert_int_equal(dpzo_calibrate_noise(ctx, 1e-10, 1e-300, 1e-300, 1, 0, &o, &c),
+    /* q 2e-300: delta 1e-300 lies below the sampling bound (q itself, one step), which
+     * would otherwise answer epsilon 0 at every sigma */
+    assert_int_equal(dpzo_calibrate_noise(ctx, 1e-10, 1e-300, 2e-300, 1, 0, &o, &c),
                      DPZO_EINFEASIBLE);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "cannot be certified"));
+    /* at q 1e-300 (this test's rate before issue 28, item 4) delta 1e-300 is at least the
+     * sampling bound 1 - (1 - q)^1 = q: epsilon is 0 at any sigma, and sigma 0 is the answer */
+    assert_ok(ctx, dpzo_calibrate_noise(ctx, 1e-10, 1e-300, 1e-300, 1, 0, &o, &c));
+    assert_true(c.value == 0.0 && c.epsilon == 0.0 && isnan(c.other_side));
     /* the sampling rate is refused earlier, by its floor 1e-15 (no rate down to it meets the
      * target): EINFEASIBLE either way */
     assert_int_equal(dpzo_calibrate_sampling_rate(ctx, 1e-10, 1e-300, 1.0, 1, 0, &o, &c),

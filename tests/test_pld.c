@@ -405,6 +405,14 @@ static void test_prv(void **state)
     /* where prv_accountant raises (small delta) */
     e = sgm_event(ctx, 0.01, 1.0, 1000);
     assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-20, &o, &r));
+    /* issue 28, item 4: the mesh is solved at delta_error 1e-13 whatever delta (epsilon must
+     * not rise with delta), so at delta 1e-20 the interval is wider than eps_error, by about
+     * sqrt(log(1e23) / log(1e13)) = 1.33, and eps_error says so */
+    assert_true(isfinite(r.epsilon_upper) && r.epsilon_upper - r.epsilon_lower < 1.1 * r.eps_error
+                && r.eps_error < 0.01 * 1.34);
+    /* a delta_error given solves the mesh there: the width asked for */
+    o.delta_error = 1e-23;
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-20, &o, &r));
     assert_true(isfinite(r.epsilon_upper) && r.epsilon_upper - r.epsilon_lower < 0.011);
     dpzo_event_free(e);
 }

@@ -140,7 +140,10 @@ static void test_zero_noise(void **state)
             assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
             assert_true(isinf(r.epsilon_upper) && r.epsilon_lower == 0.0);
             assert_ok(ctx, dpzo_pld_delta(ctx, e, 1.0, &o, &r));
-            assert_true(r.delta_upper == 1.0 && r.delta_lower <= 0.004);
+            /* issue 28, item 4: with no noise delta(eps) is the sampling bound 1 - (1 - q)^3
+             * (0.011952064, each step that samples the record reveals it); it was 1 */
+            assert_true(r.delta_upper >= 0.011952064 && r.delta_upper <= 0.011952064 * (1 + 1e-12)
+                        && r.delta_lower <= r.delta_upper);
             dpzo_event_free(e);
             e = dpzo_event_wor_sampled(ctx, 256, 60000, dpzo_event_gaussian(ctx, zeros[z]));
             assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));

@@ -45,11 +45,19 @@ typedef enum { DPZO_PLD_CONNECT_DOTS = 0, DPZO_PLD_PRV = 1 } dpzo_pld_method;
 
 typedef struct {
     dpzo_pld_method method;
-    double grid;          /* PLD: loss discretisation interval (default 1e-4) */
+    double grid;          /* PLD: loss discretisation interval in (0, 1], used as given (a
+                             query that would not fit memory_limit at it is refused); 0, what
+                             dpzo_pld_options_default sets: 1e-4, coarsened by powers of two
+                             where the query would not fit memory_limit (the grid used is the
+                             result's `grid`, and its `reason` notes it) */
     double eps_error;     /* PRV: epsilon error target (default 0.01). PLD: if > 0, fall
                              back to RDP when upper - lower exceeds it (default 0: never) */
     double delta_error;   /* PRV: delta error (default 1e-3 of delta; for delta queries
-                             1e-3 of the estimate) */
+                             1e-3 of the estimate). The mesh is solved for eps_error at
+                             this delta_error when given, else at 1e-13 (delta 1e-10): it
+                             does not depend on delta, so epsilon(delta) does not rise with
+                             delta; below delta 1e-10 the interval is then wider than
+                             eps_error (reported in the result's eps_error) */
     size_t memory_limit;  /* bytes the query may hold at once (default 2 GiB) */
     const dpzo_rdp_options *rdp; /* RDP options for the tilt and the fallback (NULL: default) */
 } dpzo_pld_options;

@@ -283,36 +283,40 @@ class _Tight(_Accountant):
 
 
 class PldAccountant(_Tight):
-    """The PLD accountant: ``grid`` is the loss discretisation (default 1e-4; smaller is
-    tighter and slower), ``memory_limit`` the bytes a query may hold at once (default 2 GiB;
-    larger requests are refused with the size they need). ``eps_error`` > 0: consult the RDP
+    """The PLD accountant: ``grid`` is the loss discretisation (None: 1e-4, coarsened by
+    powers of two where a query would not fit ``memory_limit``, the result's ``reason`` says
+    so; smaller is tighter and slower), ``memory_limit`` the bytes a query may hold at once
+    (default 2 GiB; a query over it at a grid given is refused with the size it needs). ``eps_error`` > 0: consult the RDP
     accountant when the interval is wider (``fallback``); ``orders``: the RDP orders for
     the tilt and that fallback (as RdpAccountant's)."""
 
     name = "pld"
     _method = S.PLD_CONNECT_DOTS
 
-    def __init__(self, grid: float = 1e-4, memory_limit: Optional[int] = None, *,
+    def __init__(self, grid: Optional[float] = None, memory_limit: Optional[int] = None, *,
                  eps_error: Optional[float] = None, orders: OrdersArg = None) -> None:
         super().__init__()
         self._setup(memory_limit, orders)
-        g = _real("grid", grid)
-        if g == 0.0:  # the library reads 0 as "default": refuse it rather than substitute
-            raise Error("grid must be in (0, 1], got 0")
-        self._opts.grid = g
+        if grid is not None:
+            g = _real("grid", grid)
+            if g == 0.0:  # the library reads 0 as "default": refuse it rather than substitute
+                raise Error("grid must be in (0, 1], got 0")
+            self._opts.grid = g
         if eps_error is not None:
             self._opts.eps_error = _real("eps_error", eps_error)
 
     def _options_repr(self) -> str:
-        return f"grid={self._opts.grid!r}"
+        return f"grid={self._opts.grid or None!r}"
 
     def _lmo_options(self) -> Dict[str, Any]:
-        return {"grid": self._opts.grid}
+        return {"grid": self._opts.grid} if self._opts.grid > 0.0 else {}
 
 
 class PrvAccountant(_Tight):
     """The PRV accountant (Gopi-Lee-Wutschitz 2021): ``eps_error`` the epsilon error target
-    (default 0.01), ``delta_error`` the delta error (default 1e-3 of delta),
+    (default 0.01), ``delta_error`` the delta error (default 1e-3 of delta; the mesh is
+    solved for ``eps_error`` at it when given, else at 1e-13, the same at every delta, so
+    that epsilon never rises with delta: below delta 1e-10 the interval is then wider),
     ``memory_limit`` as for PldAccountant, except that a query whose mesh does not fit it
     uses the finest mesh that does (the interval is then wider than ``eps_error``)."""
 

@@ -78,7 +78,7 @@ def _accountant(accountant: Any, orders: OrdersArg, grid: Any, eps_error: Any) -
                         "'pld' or 'prv'")
         return RdpAccountant(orders)
     if accountant == "pld":
-        return PldAccountant(1e-4 if grid is None else grid, eps_error=eps_error, orders=orders)
+        return PldAccountant(grid, eps_error=eps_error, orders=orders)
     if accountant == "prv":
         if grid is not None:
             raise Error("grid is for accountant 'pld' (prv derives its mesh from eps_error)")
