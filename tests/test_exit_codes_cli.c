@@ -108,8 +108,13 @@ static const row rows[] = {
      "epsilon " PLD " --delta 1e-5 --memory-limit 1.25", 1, "memory limit of 1.25 MiB", 0},
     {"epsilon", "memory limit (fraction)", NULL, NULL, /* the issue's: was "of 2 MiB" */
      "epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000 --delta 1e-5 "
-     "--accountant pld --memory-limit 1.5",
+     "--accountant pld --grid 1e-4 --memory-limit 1.5",
      1, "memory limit of 1.5 MiB", 0},
+    /* the default grid coarsens until the query fits (issue 28, item 4): an answer */
+    {"epsilon", "memory limit (fraction)", NULL, NULL,
+     "epsilon --noise-multiplier 1 --sampling-rate 0.01 --steps 1000 --delta 1e-5 "
+     "--accountant pld --memory-limit 1.5",
+     0, NULL, 0},
     {"epsilon", "memory limit (out of range)", NULL, NULL,
      "epsilon " PLD " --delta 1e-5 --memory-limit 0.5", 2, "--memory-limit", 0},
     {"epsilon", "memory limit (out of range)", NULL, NULL,
@@ -159,9 +164,15 @@ static const row rows[] = {
      "--noise-multiplier 0.5",
      1, "already spends", 0},
     {"calibrate", "no answer", NULL, NULL,
+     "calibrate --solve-for steps --epsilon 0.001 --delta 1e-5 --sampling-rate 0.5 "
+     "--noise-multiplier 0.1",
+     1, "already spends", 0},
+    /* a small enough rate always meets the target since delta <= 1 - (1 - q)^T (issue 28,
+     * item 4): solving for the rate has an answer */
+    {"calibrate", "answer", NULL, NULL,
      "calibrate --solve-for sampling-rate --epsilon 0.001 --delta 1e-5 --steps 100 "
      "--noise-multiplier 0.1",
-     1, "no sampling rate", 0},
+     0, NULL, 0},
     {"calibrate", "memory limit (fraction)", NULL, NULL,
      "calibrate --epsilon 3 --delta 1e-5 --sampling-rate 0.01 --steps 1000 --accountant pld "
      "--grid 1e-3 --memory-limit 1.25",
