@@ -1145,10 +1145,12 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             query_free(&q);
             return dpzo__fail(ctx, DPZO_ENOMEM,
                               "the query would need at least about %.0f MiB (FFT size %zu, "
-                              "predicted before discretising the steps at grid %g), more than "
-                              "the memory limit of %.6g MiB; use a coarser grid or raise the "
-                              "limit", (double)pb / 1048576.0, pf, q.o.grid,
-                              (double)q.o.memory_limit / 1048576.0);
+                              "predicted before discretising the steps at grid %g%s), more than "
+                              "the memory limit of %.6g MiB; %s", (double)pb / 1048576.0, pf,
+                              q.o.grid, grid_note[0] ? ", the default grid coarsened to its end" : "",
+                              (double)q.o.memory_limit / 1048576.0,
+                              grid_note[0] ? "raise the limit, or use PRV or RDP"
+                                           : "use a coarser grid or raise the limit");
         }
     }
     double budget = q.o.eps_error; /* PRV: what t + K B(h) may use */
