@@ -1033,6 +1033,22 @@ static void stop_after_first(void *user, const char *phase, double frac, double 
         stop_flag = 1;
 }
 
+/* The paper-mode search of the interruption tests (epsilon 0.7, delta 1e-10), checkpointed
+ * at `path` and stopped through `progress` and stop_flag. */
+static dpzo_lmo_search_options interrupt_search(const char *path,
+                                                void (*progress)(void *, const char *, double,
+                                                                 double))
+{
+    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
+    o.paper = 1;
+    o.account.delta = 1e-10;
+    o.epsilon = 0.7;
+    o.checkpoint = path;
+    o.progress = progress;
+    o.interrupt = &stop_flag;
+    return o;
+}
+
 /* Removes the checkpoint and its folder (user: the folder's path) and stops the search:
  * the save on interrupt then cannot be written. */
 static char vanish_path[64];
@@ -1057,14 +1073,8 @@ static void test_search_interrupt_unsaved(void **state)
     snprintf(vanish_path, sizeof vanish_path, "%s/ckpt", dir);
     dpzo_lmo_grid *g;
     assert_ok(ctx, dpzo_lmo_grid_preset(ctx, "paper-script", &g));
-    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
-    o.paper = 1;
-    o.account.delta = 1e-10;
-    o.epsilon = 0.7;
-    o.checkpoint = vanish_path;
-    o.progress = vanish_and_stop;
+    dpzo_lmo_search_options o = interrupt_search(vanish_path, vanish_and_stop);
     o.progress_user = dir;
-    o.interrupt = &stop_flag;
     stop_flag = 0;
     dpzo_lmo_search_result r;
     assert_int_equal(dpzo_lmo_search(ctx, g, &o, &r), DPZO_EINTERRUPTED);
@@ -1085,13 +1095,7 @@ static void test_search_interrupt_resume(void **state)
     remove(path);
     dpzo_lmo_grid *g;
     assert_ok(ctx, dpzo_lmo_grid_preset(ctx, "paper-script", &g));
-    dpzo_lmo_search_options o = dpzo_lmo_search_options_default();
-    o.paper = 1;
-    o.account.delta = 1e-10;
-    o.epsilon = 0.7;
-    o.checkpoint = path;
-    o.progress = stop_after_first;
-    o.interrupt = &stop_flag;
+    dpzo_lmo_search_options o = interrupt_search(path, stop_after_first);
     dpzo_lmo_search_result r1, r2, r3;
     stop_flag = 0;
     calls = 0;
