@@ -112,18 +112,20 @@ double dpzo__sgm_test_lower(const dpzo__test_pair *pair, double delta, double *t
     }
     ival_clear(&n);
     double sm = mpfr_get_d(s.lo, MPFR_RNDN); /* the grid's scale only */
-    /* thresholds around the shifted mode (1 + sm z) and in units of the noise (sm z) */
-    for (int pass = 0; pass < 2; pass++)
+    /* thresholds around the shifted mode (1 + sm z), in units of the noise (sm z), and
+     * between the two means (i / 160: where the noise is so small that both scaled grids
+     * collapse onto 0 and 1) */
+    for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i <= 160; i++) {
             double z = pass == 0 ? -10.0 + 0.125 * i : 0.0625 * i;
-            double t = pass == 0 ? 1.0 + sm * z : sm * z;
+            double t = pass == 0 ? 1.0 + sm * z : pass == 1 ? sm * z : i / 160.0;
             if (!isfinite(t))
                 continue;
             double v = bound_at(t, &qi, &s, T, delta);
             if (v > best) {
                 best = v;
                 best_t = t;
-                best_step = pass == 0 ? 0.125 * sm : 0.0625 * sm;
+                best_step = pass == 0 ? 0.125 * sm : pass == 1 ? 0.0625 * sm : 1.0 / 160.0;
             }
         }
     /* golden-section refinement between the best point's neighbours (f is unimodal

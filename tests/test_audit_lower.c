@@ -109,6 +109,11 @@ static void test_monotone_and_domain(void **state)
         assert_true(dpzo__sgm_test_lower(&bad[i], 1e-5, &t) == 0.0);
         assert_true(isnan(t));
     }
+    /* the smallest noise (the truth is +inf): both scaled grids collapse onto t = 0 and 1,
+     * where P - delta or Q is 1/2; a threshold between the means proves 7.4e8 (MPFR's
+     * smallest positive number bounds Q), where 52.5 was all the scaled grids found */
+    dpzo__test_pair subnormal = {1, 1, 5e-324, 1, 1, 1};
+    assert_true(dpzo__sgm_test_lower(&subnormal, 0.5, NULL) > 7e8);
     assert_true(dpzo__sgm_test_lower(&base, 1.0, NULL) == 0.0);
     assert_true(dpzo__sgm_test_lower(&base, NAN, NULL) == 0.0);
 }
