@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "testutil.h"
 
 static char dir[512];
 
@@ -22,14 +23,7 @@ typedef struct {
     char out[16384], err[4096];
 } result;
 
-static const char *at(const char *name)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static const char *at(const char *name) { return test_path(dir, name); }
 
 static void slurp_to(const char *path, char *buf, size_t size)
 {

@@ -27,14 +27,7 @@
 
 static char dir[512];
 
-static const char *at(const char *name)
-{
-    static char buf[4][1024];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static const char *at(const char *name) { return test_path(dir, name); }
 
 static int setup(void **state)
 {

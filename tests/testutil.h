@@ -29,6 +29,17 @@
                      dpzo_ctx_errmsg(ctx));                                                \
     } while (0)
 
+/* FOLDER/NAME in one of four rotating buffers (so that up to four may be used at once, as
+ * in an argument list): the tests' temporary files. */
+static inline const char *test_path(const char *folder, const char *name)
+{
+    static char buf[4][1024];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", folder, name);
+    return buf[k];
+}
+
 static inline int ctx_setup(void **state)
 {
     *state = dpzo_ctx_new();
