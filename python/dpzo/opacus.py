@@ -31,9 +31,10 @@ Poisson loader (``poisson_sampling=True``, the default) the history is accounted
 Poisson-sampled Gaussian steps. With ``poisson_sampling=False`` and a loader drawing each
 example at most once per pass (a ``BatchSampler`` over a ``SequentialSampler`` or a
 ``RandomSampler`` without replacement: shuffled or fixed-order batches), no amplification
-by sampling is proven: the accountant counts the passes the loader starts and accounts one
-Gaussian release per pass that held a step (the smallest noise multiplier of the pass's
-steps), the argument of docs/audit.md section 3 for shuffled batches; the optimizer must
+by sampling is proven: the accountant counts the passes over the loader's sampler and accounts one
+Gaussian release per pass that held a step (the smallest noise
+multiplier of the pass's steps), the argument of docs/audit.md section 3 for shuffled
+batches under zero-out adjacency (sensitivity C); the optimizer must
 step on every batch (gradient accumulation over several batches is not covered). Any other
 loader (a sampler with replacement, weights, a custom sampler) or gradient accumulation
 there leaves nothing proven: ``proven`` is False, ``get_epsilon`` warns
@@ -147,23 +148,36 @@ def _loader_pipeline(loader: Any) -> Tuple[str, str]:
                        " may draw an example more than once per pass")
 
 
-def _count_passes(loader: Any, listener: Callable[[], None]) -> None:
-    """Calls ``listener`` whenever a pass over ``loader`` starts (its ``__iter__``): the
-    loader's class is replaced by a subclass that announces each pass and then does what
-    the class did."""
-    cls = type(loader)
+def _count_passes(sampler: Any, listener: Callable[[int], None]) -> None:
+    """Calls ``listener(+1)`` whenever a pass over ``sampler`` starts (its ``__iter__``)
+    and ``listener(-1)`` when that pass's iterator ends (exhausted, closed or collected).
+    The sampler, not the loader, is watched: whatever wraps it (Opacus's
+    ``BatchMemoryManager``, a rebuilt ``DataLoader``) draws its permutations through it.
+    Its class is replaced by a subclass that announces each pass and then does what the
+    class did."""
+    cls = type(sampler)
     if not getattr(cls, "_dpzo_counts_passes", False):
         base = cls
 
         def __iter__(self: Any) -> Any:
-            for f in list(self.__dict__.get("_dpzo_pass_listeners", ())):
-                f()
-            return base.__iter__(self)
+            listeners = list(self.__dict__.get("_dpzo_pass_listeners", ()))
+            inner = base.__iter__(self)
 
-        loader.__class__ = type(cls.__name__, (cls,), {
+            def watched() -> Any:
+                for f in listeners:
+                    f(+1)
+                try:
+                    yield from inner
+                finally:
+                    for f in listeners:
+                        f(-1)
+
+            return watched()
+
+        sampler.__class__ = type(cls.__name__, (cls,), {
             "__iter__": __iter__, "_dpzo_counts_passes": True, "__module__": cls.__module__,
             "__qualname__": cls.__qualname__})
-    loader.__dict__.setdefault("_dpzo_pass_listeners", []).append(listener)
+    sampler.__dict__.setdefault("_dpzo_pass_listeners", []).append(listener)
 
 
 class _Mechanism:
@@ -212,6 +226,9 @@ class DpzoAccountant(IAccountant):
         #: smallest of its steps); the Gaussian releases accounted
         self.releases: List[float] = []
         self._passes = 0
+        self._open = 0          # passes over the watched sampler not yet ended
+        self._pass_steps = 0    # steps in the current release's pass
+        self._per_pass = 0      # batches per pass of the loader make_private runs
         self._release_pass = -1
         self._unproven = ""
         self._entry_shuffled: List[bool] = []
@@ -227,7 +244,8 @@ class DpzoAccountant(IAccountant):
             self.pipeline, self.pipeline_reason = _loader_pipeline(loader)
             self._unproven = "" if self.pipeline != "unknown" else self.pipeline_reason
             if self.pipeline == "shuffled":
-                _count_passes(loader, self._pass_started)
+                self._per_pass = len(loader)
+                _count_passes(loader.batch_sampler.sampler, self._pass_event)
 
         def hook_fn(optim: Any) -> None:
             acc = int(getattr(optim, "accumulated_iterations", 1))
@@ -241,15 +259,27 @@ class DpzoAccountant(IAccountant):
 
         return hook_fn
 
-    def _pass_started(self) -> None:
-        self._passes += 1
+    def _pass_event(self, change: int) -> None:
+        self._open += change
+        if change > 0:
+            self._passes += 1
 
     def _release(self, sigma: float) -> None:
+        """One shuffled step: a new release at the first step of a pass; a step while no
+        pass or several passes are open, or more steps in a pass than it has batches,
+        means the steps cannot be attributed to passes: nothing is proven."""
         if self._release_pass == self._passes and self.releases:
             self.releases[-1] = min(self.releases[-1], sigma)
+            self._pass_steps += 1
         else:
             self.releases.append(sigma)
             self._release_pass = self._passes
+            self._pass_steps = 1
+        if not self._unproven and (self._open != 1 or self._pass_steps > self._per_pass):
+            self._unproven = (
+                "a step of the shuffled loader could not be attributed to one pass over its "
+                "sampler (%d passes open, %d steps in the pass of %d batches)"
+                % (self._open, self._pass_steps, self._per_pass))
 
     @property
     def proven(self) -> bool:
@@ -362,9 +392,9 @@ class DpzoAccountant(IAccountant):
             _check_event(r, 1.0)
         self._entry_shuffled, self._flags_of = flags, self.history
         self.releases, self._release_pass = releases, -1
-        # the loader this accountant sees now (make_private ran first) stays its pipeline
-        if self.pipeline is None:
-            self.pipeline, self.pipeline_reason = kind, reason
+        # the pipeline is what this accountant sees now (make_private ran first): a stored
+        # "shuffled" cannot be adopted, as nothing here counts that loader's passes
+        del kind, reason
         self._unproven = self._unproven or unproven
 
     # --- dpzo's full answers ----------------------------------------------------------

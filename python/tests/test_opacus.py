@@ -435,3 +435,53 @@ def test_shuffled_state_round_trip(tmp_path) -> None:
     bad["dpzo_pipeline"] = dict(saved["dpzo_pipeline"], releases=[])
     with pytest.raises(dpzo.Error, match="does not match its history"):
         DpzoAccountant().load_state_dict(bad)
+
+
+def test_passes_are_counted_through_wrappers_and_open_passes_refused() -> None:
+    """Review of item 3: passes were counted at the loader's __iter__, so Opacus's own
+    BatchMemoryManager (a new DataLoader around the same batch sampler) folded 3 passes into
+    one release (4.2395, called proven, where 8.0385 is the bound). They are counted at the
+    sampler now; steps taken while two passes are open cannot be attributed: unproven."""
+    import torch
+    from opacus import PrivacyEngine
+    from opacus.utils.batch_memory_manager import BatchMemoryManager
+    from torch.utils.data import DataLoader, TensorDataset
+
+    torch.manual_seed(0)
+    data = TensorDataset(torch.randn(600, 8), torch.randint(0, 2, (600,)))
+
+    def engine_and_loader():
+        model = torch.nn.Linear(8, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        engine = PrivacyEngine()
+        engine.accountant = DpzoAccountant()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model, opt, loader = engine.make_private(
+                module=model, optimizer=opt,
+                data_loader=DataLoader(data, batch_size=60, shuffle=True),
+                noise_multiplier=1.1, max_grad_norm=1.0, poisson_sampling=False)
+        return engine, model, opt, loader
+
+    def step(model, opt, x, y):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    engine, model, opt, loader = engine_and_loader()
+    for _ in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with BatchMemoryManager(data_loader=loader, max_physical_batch_size=60,
+                                    optimizer=opt) as wrapped:
+                for x, y in wrapped:
+                    step(model, opt, x, y)
+    acc = engine.accountant
+    assert len(acc) == 30 and acc.releases == [1.1, 1.1, 1.1] and acc.proven
+    gauss = dpzo.RdpAccountant().compose(dpzo.GaussianEvent(1.1), 3).epsilon(1e-5).epsilon
+    assert engine.get_epsilon(1e-5) == gauss
+
+    engine, model, opt, loader = engine_and_loader()
+    for (x, y), _ in zip(loader, loader):
+        step(model, opt, x, y)
+    assert not engine.accountant.proven and "2 passes open" in engine.accountant._unproven
