@@ -190,7 +190,13 @@ dpzo_status dpzo_claim_validate(dpzo_ctx *ctx, const dpzo_claim *c)
     }
     if (c->has_accountant && c->accountant.grid == DPZO_ORDERS_CUSTOM) {
         double sum = 0.0, work = 0.0;
+        if (c->accountant.orders == NULL || c->accountant.n_orders == 0)
+            return dpzo__fail(ctx, DPZO_EINVAL, "the claim's accountant lists no orders");
         for (size_t i = 0; i < c->accountant.n_orders; i++) {
+            /* each order in range first: a negative one would lower the work's sum */
+            dpzo_status st = dpzo__check_order(ctx, c->accountant.orders[i]);
+            if (st)
+                return st;
             sum += c->accountant.orders[i];
             work += c->accountant.orders[i] + DPZO_CLAIM_ORDER_WORK;
         }

@@ -72,7 +72,7 @@ static double bound_at(double t, const ival *q, const ival *s, double T, double 
         ival_log(&p, &p);
         ival_log(&qq, &qq);
         ival_sub(&p, &p, &qq);
-        out = mpfr_number_p(p.lo) ? mpfr_get_d(p.lo, MPFR_RNDD) : -INFINITY;
+        out = mpfr_number_p(p.lo) ? ival_lo_d(&p) : -INFINITY;
     }
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         ival_clear(all[i]);
@@ -133,30 +133,30 @@ double dpzo__sgm_test_lower(const dpzo__test_pair *pair, double delta, double *t
     if (best > 0.0) {
         const double g = 0.6180339887498949;
         double a = best_t - best_step, b = best_t + best_step;
-        double c = b - g * (b - a), d = a + g * (b - a);
-        double fc = bound_at(c, &qi, &s, T, delta), fd = bound_at(d, &qi, &s, T, delta);
+        double tc = b - g * (b - a), td = a + g * (b - a);
+        double fc = bound_at(tc, &qi, &s, T, delta), fd = bound_at(td, &qi, &s, T, delta);
         for (int i = 0; i < 40; i++) {
             if (fc > fd) {
-                b = d;
-                d = c;
+                b = td;
+                td = tc;
                 fd = fc;
-                c = b - g * (b - a);
-                fc = bound_at(c, &qi, &s, T, delta);
+                tc = b - g * (b - a);
+                fc = bound_at(tc, &qi, &s, T, delta);
             } else {
-                a = c;
-                c = d;
+                a = tc;
+                tc = td;
                 fc = fd;
-                d = a + g * (b - a);
-                fd = bound_at(d, &qi, &s, T, delta);
+                td = a + g * (b - a);
+                fd = bound_at(td, &qi, &s, T, delta);
             }
         }
         if (fc > best) {
             best = fc;
-            best_t = c;
+            best_t = tc;
         }
         if (fd > best) {
             best = fd;
-            best_t = d;
+            best_t = td;
         }
     }
     ival_clear(&qi);

@@ -920,7 +920,7 @@ static size_t predicted_bytes(const query *q, double d, const double extent[2], 
 
 static void coarsened_note(char *note, size_t size, double asked, double used, size_t limit)
 {
-    snprintf(note, size, "the default grid %g does not fit the memory limit of %.0f MiB: grid %g used",
+    snprintf(note, size, "the default grid %g does not fit the memory limit of %.6g MiB: grid %g used",
              asked, (double)limit / 1048576.0, used);
 }
 
@@ -1131,7 +1131,7 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
                 pb = predicted_bytes(&q, g *= 2.0, ext, &pf);
             snprintf(grid_note, sizeof grid_note,
                      "the default grid %g would need about %.0f MiB, more than the memory limit "
-                     "of %.0f MiB: grid %g used", q.o.grid, (double)pb0 / 1048576.0,
+                     "of %.6g MiB: grid %g used", q.o.grid, (double)pb0 / 1048576.0,
                      (double)q.o.memory_limit / 1048576.0, g);
             q.o.grid = g;
         }

@@ -280,6 +280,12 @@ static void test_claim_order_work(void **state)
     many[0] = nextafter(many[0], INFINITY);
     assert_int_equal(dpzo_claim_validate(ctx, &c), DPZO_EINVAL);
     free(many);
+    /* a negative order cannot pay for a huge one (review: it lowered the sum) */
+    const double offset[] = {-1e12, 1e12};
+    c.accountant.orders = offset;
+    c.accountant.n_orders = 2;
+    assert_int_equal(dpzo_claim_validate(ctx, &c), DPZO_EINVAL);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "order alpha"));
     /* the named grids are not custom and the limit does not apply */
     c.accountant.grid = DPZO_ORDERS_TF;
     assert_ok(ctx, dpzo_claim_validate(ctx, &c));

@@ -48,6 +48,7 @@ static void test_fallback_quotes_its_bound(void **state)
         uint64_t steps;
     } cases[] = {{1e-4, 100, 3e-5, 1000}, {1e-3, 100, 3e-5, 10}, {0.01, 100, 3e-5, 1},
                  {0.01, 100, 1e-5, 1}};
+    int quoting = 0; /* fallbacks whose reason quotes a number: the check must run */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dpzo_event *e = sgm_event(ctx, cases[i].q, cases[i].sigma, cases[i].steps);
         dpzo_pld_options o = prv_opts();
@@ -55,6 +56,7 @@ static void test_fallback_quotes_its_bound(void **state)
         assert_ok(ctx, dpzo_pld_epsilon(ctx, e, cases[i].delta, &o, &r));
         if (r.fallback) {
             double v = quoted(r.reason, "RDP accountant's ");
+            quoting += !isnan(v);
             if (!isnan(v) && !(v >= r.rdp_epsilon && v <= r.rdp_epsilon * (1.0 + 1e-9)))
                 fail_msg("case %zu: the reason \"%s\" quotes %.10g, rdp_epsilon is %.17g", i,
                          r.reason, v, r.rdp_epsilon);
@@ -64,6 +66,7 @@ static void test_fallback_quotes_its_bound(void **state)
         }
         dpzo_event_free(e);
     }
+    assert_true(quoting > 0);
 }
 
 
@@ -312,6 +315,14 @@ static void test_default_grid_fits(void **state)
                  r.grid, r.reason, v->eps_poisson);
     o.grid = 1e-4;
     assert_int_equal(dpzo_pld_epsilon(ctx, e, v->delta, &o, &r), DPZO_ENOMEM);
+    dpzo_event_free(e);
+    /* the note names a fractional limit as given (issue 28, item 11): it printed "2 MiB" */
+    e = sgm_event(ctx, 0.01, 1.0, 1000);
+    o = pld_opts();
+    o.memory_limit = 3 * ((size_t)1 << 19); /* 1.5 MiB */
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+    if (strstr(r.reason, "memory limit of 1.5 MiB") == NULL)
+        fail_msg("coarsened at a 1.5 MiB limit: \"%s\"", r.reason);
     dpzo_event_free(e);
 }
 
