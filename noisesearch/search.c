@@ -1138,7 +1138,7 @@ done:
      * checkpoint, at the interruption, succeeded) */
     if (st == DPZO_EINTERRUPTED) {
         if (opts->checkpoint == NULL)
-            dpzo__fail(ctx, st, "interrupted; nothing was saved (no checkpoint)");
+            dpzo__fail(ctx, st, "interrupted; nothing was saved");
         else if (S.save_failed)
             dpzo__fail(ctx, st, "interrupted; the progress was NOT saved: cannot write the %s",
                        S.save_err);
