@@ -244,6 +244,246 @@ static void test_poisson_init(void **state)
     free(got);
 }
 
+/* ---- batches and words recorded from the hand-written ChaCha20 ---------------------- *
+ * Recorded at commit 00211cd (before issue 29 took ChaCha20 from libsodium) with the scalar
+ * block function, which every vector version matched: each batch as its row count and the
+ * 64-bit FNV-1a hash of its row numbers (as 8-byte little-endian integers), so that every
+ * batch of a run before the change is drawn again after it. */
+
+static uint64_t fnv_rows(const size_t *x, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 8; b++) {
+            h ^= (uint64_t)((x[i] >> (8 * b)) & 0xff);
+            h *= 0x100000001b3ull;
+        }
+    return h;
+}
+
+static uint64_t fnv_words(const uint32_t *x, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        for (int b = 0; b < 4; b++) {
+            h ^= (uint64_t)((x[i] >> (8 * b)) & 0xff);
+            h *= 0x100000001b3ull;
+        }
+    return h;
+}
+
+/* Poisson: (seed, n, batch_size, step) -> rows */
+static const struct {
+    uint64_t seed;
+    size_t n;
+    double batch_size;
+    uint64_t t;
+    size_t rows;
+    uint64_t fnv;
+} RECORDED_POISSON[] = {
+    {0x0000000000000000ull, 1, 0.0042666666666666669, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 1, 0.0042666666666666669, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 1, 0.01, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 1, 0.5, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 1, 0.5, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 17, 0.072533333333333339, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 17, 0.17000000000000001, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 17, 0.17000000000000001, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0x0000000000000000ull, 17, 8.5, 0x1ull, 11, 0x404db155d797919cull},
+    {0x0000000000000000ull, 1000, 4.2666666666666666, 0x0ull, 2, 0x329aaf3337fe4a37ull},
+    {0x0000000000000000ull, 1000, 4.2666666666666666, 0x100000005ull, 3, 0xc74962584c2e03d1ull},
+    {0x0000000000000000ull, 1000, 10, 0x1ull, 12, 0xe8f08e3fcf2551eaull},
+    {0x0000000000000000ull, 1000, 500, 0x0ull, 512, 0x0b51dbc69d91bafcull},
+    {0x0000000000000000ull, 1000, 500, 0x100000005ull, 520, 0x24155a68eee8566bull},
+    {0x0000000000000000ull, 60000, 256, 0x1ull, 278, 0x71a98a49a6bc4580ull},
+    {0x0000000000000000ull, 60000, 600, 0x0ull, 623, 0xac20b94e9761a425ull},
+    {0x0000000000000000ull, 60000, 600, 0x100000005ull, 595, 0x937c3389ee250738ull},
+    {0x0000000000000000ull, 60000, 30000, 0x1ull, 30072, 0x4e118c2cd82fa3c9ull},
+    {0x0000000000000000ull, 1000000, 4266.666666666667, 0x0ull, 4257, 0xafc68596e8b21ff3ull},
+    {0x0000000000000000ull, 1000000, 4266.666666666667, 0x100000005ull, 4247, 0x70dc423745ce0f05ull},
+    {0x0000000000000000ull, 1000000, 10000, 0x1ull, 10001, 0xf8ac318dadfea2cbull},
+    {0x0000000000000000ull, 1000000, 500000, 0x0ull, 500158, 0xbe3fcca8bd8209f5ull},
+    {0x0000000000000000ull, 1000000, 500000, 0x100000005ull, 500126, 0xbe3a682c512c0887ull},
+    {0x0123456789abcdefull, 1, 0.0042666666666666669, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 1, 0.01, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 1, 0.01, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 1, 0.5, 0x1ull, 1, 0xa8c7f832281a39c5ull},
+    {0x0123456789abcdefull, 17, 0.072533333333333339, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 17, 0.072533333333333339, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 17, 0.17000000000000001, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0x0123456789abcdefull, 17, 8.5, 0x0ull, 10, 0x91f0cb661d83e551ull},
+    {0x0123456789abcdefull, 17, 8.5, 0x100000005ull, 9, 0xba3745bf704d9337ull},
+    {0x0123456789abcdefull, 1000, 4.2666666666666666, 0x1ull, 2, 0x22a4ae0bcb25f4ecull},
+    {0x0123456789abcdefull, 1000, 10, 0x0ull, 14, 0x300c035bcf6d40ddull},
+    {0x0123456789abcdefull, 1000, 10, 0x100000005ull, 8, 0x2d07c36984461a33ull},
+    {0x0123456789abcdefull, 1000, 500, 0x1ull, 482, 0x93a213f23688584full},
+    {0x0123456789abcdefull, 60000, 256, 0x0ull, 276, 0xd69dd6b767e2e2cbull},
+    {0x0123456789abcdefull, 60000, 256, 0x100000005ull, 235, 0x8f7dc3a3992b3929ull},
+    {0x0123456789abcdefull, 60000, 600, 0x1ull, 601, 0x15a95afd3614f1d2ull},
+    {0x0123456789abcdefull, 60000, 30000, 0x0ull, 30003, 0xad6becd82c96a12aull},
+    {0x0123456789abcdefull, 60000, 30000, 0x100000005ull, 30039, 0x7e6e3bbe0b74603cull},
+    {0x0123456789abcdefull, 1000000, 4266.666666666667, 0x1ull, 4282, 0x780b867fd003fb2cull},
+    {0x0123456789abcdefull, 1000000, 10000, 0x0ull, 9916, 0x323ace3448c19acdull},
+    {0x0123456789abcdefull, 1000000, 10000, 0x100000005ull, 9948, 0xf4a7bec657363fb1ull},
+    {0x0123456789abcdefull, 1000000, 500000, 0x1ull, 500481, 0x8eb0d47923804dc3ull},
+    {0xffffffffffffffffull, 1, 0.0042666666666666669, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 1, 0.0042666666666666669, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 1, 0.01, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 1, 0.5, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 1, 0.5, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 17, 0.072533333333333339, 0x1ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 17, 0.17000000000000001, 0x0ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 17, 0.17000000000000001, 0x100000005ull, 0, 0xcbf29ce484222325ull},
+    {0xffffffffffffffffull, 17, 8.5, 0x1ull, 10, 0x6d1f9ee8203f9b14ull},
+    {0xffffffffffffffffull, 1000, 4.2666666666666666, 0x0ull, 3, 0xbee401b0976e08bcull},
+    {0xffffffffffffffffull, 1000, 4.2666666666666666, 0x100000005ull, 3, 0xc14f65b9fd2eefebull},
+    {0xffffffffffffffffull, 1000, 10, 0x1ull, 13, 0xcc461eb836ae69c5ull},
+    {0xffffffffffffffffull, 1000, 500, 0x0ull, 515, 0x03e53ee35f9887cdull},
+    {0xffffffffffffffffull, 1000, 500, 0x100000005ull, 520, 0x09e81987f4847f26ull},
+    {0xffffffffffffffffull, 60000, 256, 0x1ull, 246, 0x2df1c91772eec1faull},
+    {0xffffffffffffffffull, 60000, 600, 0x0ull, 596, 0xbcebb10c4fe2fc91ull},
+    {0xffffffffffffffffull, 60000, 600, 0x100000005ull, 582, 0x4301031bdccaeb65ull},
+    {0xffffffffffffffffull, 60000, 30000, 0x1ull, 30105, 0xa4c701f5cdf39f87ull},
+    {0xffffffffffffffffull, 1000000, 4266.666666666667, 0x0ull, 4347, 0x9db167670422f690ull},
+    {0xffffffffffffffffull, 1000000, 4266.666666666667, 0x100000005ull, 4219, 0xc57286a7b67652aaull},
+    {0xffffffffffffffffull, 1000000, 10000, 0x1ull, 10297, 0xbee7010ff50d4512ull},
+    {0xffffffffffffffffull, 1000000, 500000, 0x0ull, 498786, 0x4408af7aee876926ull},
+    {0xffffffffffffffffull, 1000000, 500000, 0x100000005ull, 498960, 0x3540f57a9c281bc6ull},
+};
+
+static void test_recorded_poisson(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    size_t *idx = malloc(1000000 * sizeof *idx);
+    assert_non_null(idx);
+    for (size_t k = 0; k < sizeof RECORDED_POISSON / sizeof *RECORDED_POISSON; k++) {
+        dpzo__sampler s;
+        assert_ok(ctx, dpzo__sampler_init(ctx, &s, DPZO_BATCH_POISSON,
+                                          RECORDED_POISSON[k].seed, RECORDED_POISSON[k].n,
+                                          RECORDED_POISSON[k].batch_size, 0));
+        size_t b = dpzo__sampler_batch(&s, RECORDED_POISSON[k].t, idx);
+        assert_int_equal(b, RECORDED_POISSON[k].rows);
+        assert_int_equal(fnv_rows(idx, b), RECORDED_POISSON[k].fnv);
+        dpzo__sampler_free(&s);
+    }
+    free(idx);
+}
+
+/* Shuffle, seed 0x0123456789abcdef, n = 10, B = 3: steps 0 .. 6 (epochs of 3 steps) of the
+ * non-private shuffle and the private without-replacement batches; seed 77, n = 60,000,
+ * B = 256: (independent, step) -> rows (steps 233 and 234 straddle the first epoch's end). */
+static const size_t RECORDED_SHUFFLE_SMALL[2][7][3] = {
+    {{5, 9, 6}, {8, 0, 4}, {7, 2, 3}, {0, 4, 9}, {5, 3, 1}, {7, 2, 6}, {2, 9, 5}},
+    {{3, 1, 8}, {8, 9, 6}, {9, 1, 7}, {5, 1, 3}, {0, 9, 4}, {1, 9, 0}, {4, 0, 1}},
+};
+static const struct {
+    int independent;
+    uint64_t t;
+    size_t rows;
+    uint64_t fnv;
+} RECORDED_SHUFFLE[] = {
+    {0, 0x0ull, 256, 0x6cef4db14d2564c6ull},
+    {0, 0x1ull, 256, 0x0585bd2ecf2f3982ull},
+    {0, 0xe9ull, 256, 0x5be65cec18074985ull},
+    {0, 0xeaull, 256, 0x809aae92f706441bull},
+    {0, 0x3e8ull, 256, 0xad6154f7f23203e1ull},
+    {0, 0x200000000ull, 256, 0x2468d79b743df558ull},
+    {1, 0x0ull, 256, 0xf74bfef5d0a323f0ull},
+    {1, 0x1ull, 256, 0x8ff2de7cf628f3a6ull},
+    {1, 0xe9ull, 256, 0xd09113e779bdc8a8ull},
+    {1, 0xeaull, 256, 0x3ecf11f74b401e09ull},
+    {1, 0x3e8ull, 256, 0x53643727aa67be45ull},
+    {1, 0x200000000ull, 256, 0x0585d0930ae41c66ull},
+};
+
+static void test_recorded_shuffle(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    size_t *idx = malloc(60000 * sizeof *idx);
+    assert_non_null(idx);
+    for (int ind = 0; ind < 2; ind++) {
+        dpzo__sampler s;
+        assert_ok(ctx, dpzo__sampler_init(ctx, &s, DPZO_BATCH_SHUFFLE, 0x0123456789abcdefull,
+                                          10, 3.0, ind));
+        for (uint64_t t = 0; t < 7; t++) {
+            assert_int_equal(dpzo__sampler_batch(&s, t, idx), 3);
+            for (int i = 0; i < 3; i++)
+                assert_int_equal(idx[i], RECORDED_SHUFFLE_SMALL[ind][t][i]);
+        }
+        dpzo__sampler_free(&s);
+    }
+    dpzo__sampler s[2];
+    for (int ind = 0; ind < 2; ind++)
+        assert_ok(ctx,
+                  dpzo__sampler_init(ctx, &s[ind], DPZO_BATCH_SHUFFLE, 77, 60000, 256.0, ind));
+    for (size_t k = 0; k < sizeof RECORDED_SHUFFLE / sizeof *RECORDED_SHUFFLE; k++) {
+        size_t b =
+            dpzo__sampler_batch(&s[RECORDED_SHUFFLE[k].independent], RECORDED_SHUFFLE[k].t, idx);
+        assert_int_equal(b, RECORDED_SHUFFLE[k].rows);
+        assert_int_equal(fnv_rows(idx, b), RECORDED_SHUFFLE[k].fnv);
+    }
+    dpzo__sampler_free(&s[0]);
+    dpzo__sampler_free(&s[1]);
+    free(idx);
+}
+
+/* Raw keystream words: key and nonce words 4 .. 11 and 13 .. 15 of the block input from
+ * splitmix64(seed 2024) (the draw for word 12 replaced by the counter); (first counter,
+ * blocks) -> the hash of all their words, the first four and the last four. The counter is
+ * word 12 alone and wraps modulo 2^32 within the nonce: 0xfffffff0 + 40 blocks and
+ * 0xfffffffe + 3 blocks cross the wrap. */
+static const uint32_t RECORDED_KEY_NONCE[11] = {
+    0xf88eecd5u, 0x1511f2d2u, 0x58dba57fu, 0xae9bb859u, 0x6476437au, 0x69455aebu,
+    0xe3603297u, 0x99c4a792u, 0xdc360331u, 0x5d21a339u, 0x96a5cd1bu};
+static const struct {
+    uint32_t counter;
+    size_t blocks;
+    uint64_t fnv;
+    uint32_t first[4], last[4];
+} RECORDED_WORDS[] = {
+    {0x00000000u, 300, 0x2421d88525edf09eull,
+     {0x48eb8a88u, 0x069f6801u, 0x4a8dabbeu, 0x1881a9f8u},
+     {0x34c1b347u, 0x55bb4fdfu, 0xa05d7b72u, 0x4147a833u}},
+    {0x00000001u, 3, 0x4b8916bf22575623ull,
+     {0x4eb81131u, 0x526a2e41u, 0x1c182522u, 0xd4a18cd1u},
+     {0x8c9e0626u, 0xaa400a7cu, 0x12cd3672u, 0xc1f22ec3u}},
+    {0xfffffff0u, 40, 0x4e93a17f21e4e063ull,
+     {0x5e8ace49u, 0x35551db5u, 0x3ec8a188u, 0xee6461e6u},
+     {0x3cf4f1cfu, 0x73ab7c25u, 0xcb7d3973u, 0x809410efu}},
+    {0xfffffffeu, 3, 0xe75feb5fe3dfb97full,
+     {0xc68a8903u, 0xc3b40e4eu, 0xead1458eu, 0xa885d4d1u},
+     {0xae68eafeu, 0xcba276e3u, 0x8245389fu, 0xd6d9532bu}},
+};
+
+/* The words of blocks counter, counter + 1, ... of the stream with these key and nonce
+ * words (kn[0 .. 7]: the key, kn[8 .. 10]: the nonce). */
+static void keystream_words(const uint32_t kn[11], uint32_t counter, size_t blocks,
+                            uint32_t *out)
+{
+    uint32_t in[16];
+    memcpy(in, sigma, sizeof sigma);
+    memcpy(in + 4, kn, 8 * sizeof *kn);
+    in[12] = counter;
+    memcpy(in + 13, kn + 8, 3 * sizeof *kn);
+    assert_int_equal(dpzo__chacha20_blocks(DPZO_SAMPLER_SCALAR, in, blocks, out), 0);
+}
+
+static void test_recorded_words(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof RECORDED_WORDS / sizeof *RECORDED_WORDS; k++) {
+        size_t nw = 16 * RECORDED_WORDS[k].blocks;
+        uint32_t *w = malloc(nw * sizeof *w);
+        assert_non_null(w);
+        keystream_words(RECORDED_KEY_NONCE, RECORDED_WORDS[k].counter, RECORDED_WORDS[k].blocks,
+                        w);
+        assert_int_equal(fnv_words(w, nw), RECORDED_WORDS[k].fnv);
+        assert_memory_equal(w, RECORDED_WORDS[k].first, sizeof RECORDED_WORDS[k].first);
+        assert_memory_equal(w + nw - 4, RECORDED_WORDS[k].last, sizeof RECORDED_WORDS[k].last);
+        free(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +491,9 @@ int main(void)
         cmocka_unit_test(test_vector_words),
         cmocka_unit_test(test_poisson_versions),
         cmocka_unit_test(test_poisson_init),
+        cmocka_unit_test(test_recorded_poisson),
+        cmocka_unit_test(test_recorded_shuffle),
+        cmocka_unit_test(test_recorded_words),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);
 }
