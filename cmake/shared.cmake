@@ -45,7 +45,7 @@ set_target_properties(dpzo_shared PROPERTIES
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib
   LINK_DEPENDS ${PROJECT_BINARY_DIR}/dpzo.map)
 target_link_libraries(dpzo_shared PRIVATE Threads::Threads GSL::gsl ${MPFR_LIBRARY} ${GMP_LIBRARY} dpzo_openblas
-                                          ${CJSON_LIBRARY} ZLIB::ZLIB ${MATH_LIBRARY})
+                                          ${CJSON_LIBRARY} dpzo_sodium ZLIB::ZLIB ${MATH_LIBRARY})
 if(DPZO_HAVE_CUDA)
   # Not the CUDA runtime: the kernels are libdpzo_cuda.so, opened with dlopen at the first
   # CUDA call (kernels/cuda/load.c), so building the library builds them too.

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sodium.h>
 #include "internal.h"
 #include "train_internal.h"
 
@@ -112,7 +113,7 @@ static uint64_t uniform_below(stream *st, uint64_t bound)
  * counter ctr + j modulo 2^32 like chacha_block's increment. */
 
 enum { SAMPLER_SCALAR = DPZO_SAMPLER_SCALAR, SAMPLER_AVX2 = DPZO_SAMPLER_AVX2,
-       SAMPLER_AVX512 = DPZO_SAMPLER_AVX512 }; /* test hooks: train_internal.h */
+       SAMPLER_AVX512 = DPZO_SAMPLER_AVX512, SAMPLER_SODIUM = DPZO_SAMPLER_SODIUM };
 
 static _Atomic int sampler_impl_forced = -1;
 
@@ -299,14 +300,14 @@ __attribute__((target("avx2"))) static void words_avx2(const uint32_t in[16], si
 
 int dpzo__sampler_impl(int impl)
 {
-    if (impl < -1 || impl > SAMPLER_AVX512)
+    if (impl < -1 || impl > SAMPLER_SODIUM)
         return -1;
 #ifdef SAMPLER_X86
     if ((impl == SAMPLER_AVX512 && !__builtin_cpu_supports("avx512f")) ||
         (impl == SAMPLER_AVX2 && !__builtin_cpu_supports("avx2")))
         return -1;
 #else
-    if (impl > SAMPLER_SCALAR)
+    if (impl == SAMPLER_AVX2 || impl == SAMPLER_AVX512)
         return -1;
 #endif
     atomic_store_explicit(&sampler_impl_forced, impl, memory_order_relaxed);
@@ -357,6 +358,67 @@ int dpzo__chacha20_blocks(int impl, const uint32_t in[16], size_t nblocks, uint3
     return 0;
 }
 
+/* ---- libsodium ------------------------------------------------------------------------ *
+ * The same streams from crypto_stream_chacha20_ietf_xor_ic: RFC 8439's layout, state word 12
+ * the 32-bit block counter, words 13 .. 15 the 96-bit nonce, all little-endian, so key =
+ * (seed as 8 little-endian bytes, 24 zero bytes), nonce = (domain, index) as 12 little-endian
+ * bytes, counter = the first block. Its keystream XORed into zeros is the block function's
+ * output word by word. libsodium carries a counter overflow into the nonce (and refuses a
+ * call whose blocks pass 2^32), where the counter of the streams wraps within the nonce:
+ * a run of blocks that crosses the wrap is split there into two calls. */
+static void stream_key(uint64_t seed, uint32_t domain, uint64_t index, unsigned char key[32],
+                       unsigned char nonce[12])
+{
+    memset(key, 0, 32);
+    for (int b = 0; b < 8; b++)
+        key[b] = (unsigned char)(seed >> (8 * b));
+    for (int b = 0; b < 4; b++)
+        nonce[b] = (unsigned char)(domain >> (8 * b));
+    for (int b = 0; b < 8; b++)
+        nonce[4 + b] = (unsigned char)(index >> (8 * b));
+}
+
+static void keystream(const unsigned char key[32], const unsigned char nonce[12], uint32_t ctr,
+                      size_t nblocks, uint32_t *out)
+{
+    unsigned char *p = (unsigned char *)out;
+    const size_t nwords = 16 * nblocks;
+    memset(p, 0, nblocks * 64);
+    while (nblocks > 0) {
+        uint64_t room = ((uint64_t)1 << 32) - ctr; /* blocks before the counter wraps */
+        size_t nb = (uint64_t)nblocks < room ? nblocks : (size_t)room;
+        crypto_stream_chacha20_ietf_xor_ic(p, p, (unsigned long long)nb * 64, nonce, ctr, key);
+        p += nb * 64;
+        nblocks -= nb;
+        ctr += (uint32_t)nb;
+    }
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    for (size_t i = 0; i < nwords; i++)
+        out[i] = __builtin_bswap32(out[i]);
+#else
+    (void)nwords;
+#endif
+}
+
+enum { POISSON_CHUNK = 256 }; /* blocks per libsodium call: 16 KiB of words */
+
+static size_t poisson_sodium(const dpzo__sampler *s, uint64_t t, size_t *idx)
+{
+    unsigned char key[32], nonce[12];
+    stream_key(s->seed, DOMAIN_POISSON, t, key, nonce);
+    uint32_t w[16 * POISSON_CHUNK];
+    size_t b = 0;
+    for (size_t i0 = 0; i0 < s->n; i0 += 16 * POISSON_CHUNK) {
+        size_t m = s->n - i0 < 16 * POISSON_CHUNK ? s->n - i0 : 16 * POISSON_CHUNK;
+        keystream(key, nonce, (uint32_t)(i0 / 16), (m + 15) / 16, w);
+        for (size_t i = 0; i < m; i++) { /* idx has room for n rows: write, then keep or not */
+            idx[b] = i0 + i;
+            b += w[i] < s->threshold;
+        }
+    }
+    return b;
+}
+
 /* Poisson step t: row i joins iff word i of stream (Poisson, t) is below the threshold. */
 static size_t poisson_batch(const dpzo__sampler *s, uint64_t t, size_t *idx)
 {
@@ -366,6 +428,8 @@ static size_t poisson_batch(const dpzo__sampler *s, uint64_t t, size_t *idx)
             idx[i] = i;
         return s->n;
     }
+    if (sampler_impl() == SAMPLER_SODIUM)
+        return poisson_sodium(s, t, idx);
     stream st;
     stream_start(&st, s->seed, DOMAIN_POISSON, t);
 #ifdef SAMPLER_X86
@@ -410,6 +474,8 @@ dpzo_status dpzo__sampler_init(dpzo_ctx *ctx, dpzo__sampler *s, dpzo_batching ki
                                uint64_t seed, size_t n, double batch_size, int independent)
 {
     memset(s, 0, sizeof *s);
+    if (sodium_init() < 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "batches: libsodium failed to initialise");
     if (n == 0)
         return dpzo__fail(ctx, DPZO_EINVAL, "batches: the training set is empty");
     if (!(batch_size > 0.0 && batch_size <= (double)n))

@@ -132,7 +132,8 @@ dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uin
  * returns -1, changing nothing, for a version this CPU or build lacks);
  * dpzo__chacha20_block is the reference block function; dpzo__chacha20_blocks writes the
  * words of blocks in[12], in[12] + 1, ... (nblocks of them) computed by version impl. */
-enum { DPZO_SAMPLER_SCALAR = 0, DPZO_SAMPLER_AVX2 = 1, DPZO_SAMPLER_AVX512 = 2 };
+enum { DPZO_SAMPLER_SCALAR = 0, DPZO_SAMPLER_AVX2 = 1, DPZO_SAMPLER_AVX512 = 2,
+       DPZO_SAMPLER_SODIUM = 3 /* libsodium (issue 29) */ };
 int dpzo__sampler_impl(int impl);
 void dpzo__chacha20_block(const uint32_t in[16], uint32_t out[16]);
 int dpzo__chacha20_blocks(int impl, const uint32_t in[16], size_t nblocks, uint32_t *out);
