@@ -11,7 +11,7 @@
 #define DPZO_FUZZ_CKPT_INPUT_H
 
 #include "fuzz_util.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 
 static unsigned char *fz_ckpt_input(fz_in *in, const uint8_t *data, size_t size, int mode,
                                     const unsigned char *valid, size_t valid_n, size_t head,

@@ -20,7 +20,7 @@
 #include "dpzo_io.h"
 #include "dpzo_json.h"
 #include "internal.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 
 #define MAX_COUNT 9007199254740992.0 /* 2^53: counts are exact doubles in JSON */
 #define PAPER_CLAIM "paper-claim (guarantee not established)"

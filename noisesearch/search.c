@@ -51,7 +51,7 @@
 #include "lmo_rdp.h"
 #include "lmo_search.h"
 #include "lmo_exact.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 
 static const char *const obj_names[] = {"usefulness", "mean-abs", "variance", "max-epsilon"};
 

@@ -79,7 +79,7 @@ auditwheel repair --exclude 'libcudart.so.*' --exclude 'libcuda.so.*' -w "$WORK/
 whl=$(ls "$WORK"/repaired/dpzo-*.whl)
 
 # 5. The bundled libraries' licenses. GSL (GPL-3.0-or-later), MPFR and GMP (LGPL-3.0-or-later),
-# OpenBLAS (BSD-3-Clause), cJSON (MIT), libgfortran and libquadmath (GPL-3.0-or-later with the
+# OpenBLAS (BSD-3-Clause), cJSON (MIT), libsodium (ISC), libgfortran and libquadmath (GPL-3.0-or-later with the
 # GCC runtime library exception) travel inside the wheel, so their Debian copyright files
 # travel with them: dpzo/third_party/<package>.copyright, and dpzo/third_party/README.md
 # naming each bundled file, its package and version (its source is that Debian source
@@ -121,7 +121,7 @@ with open(os.path.join(out, "README.md"), "w") as fh:
              "Debian source package named (https://sources.debian.org/). GSL is GPL-3.0-or-later:\n"
              "this wheel, as a whole, is distributed under the terms of the GNU GPL version 3 or\n"
              "later. MPFR and GMP are LGPL-3.0-or-later, libgfortran and libquadmath GPL-3.0-or-later\n"
-             "with the GCC runtime library exception, OpenBLAS BSD-3-Clause, cJSON MIT.\n\n"
+             "with the GCC runtime library exception, OpenBLAS BSD-3-Clause, cJSON MIT, libsodium ISC.\n\n"
              "| bundled file | from | Debian package | source package | license file |\n"
              "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
 os.remove(whl)

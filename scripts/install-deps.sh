@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs the Debian packages dpzo builds and tests with, if any is missing (python3-venv:
+# Installs the Debian packages dpzo builds and tests with, if any is missing (libsodium-dev:
+# SHA-256 and the batch sampler's ChaCha20; python3-venv:
 # the virtual environment `make test` creates for the Python suite; libopenblas-dev: the
 # built-in models' matrix products; clang and
 # libclang-rt-14-dev: libFuzzer for `make fuzz`, docs/fuzzing.md; wordnet-base: the WordNet 3.0
@@ -8,7 +9,7 @@
 # Runs as root (the project's machines do); uses sudo otherwise when available.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libgsl-dev libmpfr-dev libgmp-dev libcjson-dev
-          libcmocka-dev python3-mpmath python3-venv zlib1g-dev gnuplot-nox libopenblas-dev
+          libsodium-dev libcmocka-dev python3-mpmath python3-venv zlib1g-dev gnuplot-nox libopenblas-dev
           dataset-fashion-mnist clang libclang-rt-14-dev wordnet-base)
 missing=()
 for p in "${packages[@]}"; do

@@ -19,7 +19,7 @@
 #include "testutil.h"
 #include "train_fixtures.h"
 #include "train_internal.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 #include "dpzo/lmo.h"
 #include "dpzo_io.h"
 

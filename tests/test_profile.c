@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 #include "testutil.h"
 #include "cliutil.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 #include "ref/profile_reference.h"
 
 /* ---- helpers --------------------------------------------------------------------- */

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_sha256.c: SHA-256, the checksum of profiles, claims, checkpoints and the run
- * fingerprint. FIPS 180-4's example messages (the NIST examples document: one block "abc",
- * two blocks 448 bits, the 896-bit message, a million 'a'), the empty message, and digests
- * recorded from dpzo's earlier hand-written SHA-256 (before issue 29 took it from libsodium):
- * messages of lengths around the padding boundaries, whole and fed in pieces, so that every
- * checksum written before the change still verifies. */
+/* tests/test_sha256.c: SHA-256 (common/dpzo_sha256.c, libsodium's crypto_hash_sha256), the
+ * checksum of profiles, claims, checkpoints and the run fingerprint. FIPS 180-4's example
+ * messages (the NIST examples document: one block "abc", two blocks 448 bits, the 896-bit
+ * message, a million 'a'), the empty message, and digests recorded from dpzo's earlier
+ * hand-written SHA-256 (before issue 29 took it from libsodium): messages of lengths around
+ * the padding boundaries, whole and fed in pieces, so that every checksum written before the
+ * change still verifies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 
 static uint64_t splitmix(uint64_t *x)
 {

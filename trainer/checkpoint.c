@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include "dpzo_io.h"
 #include "internal.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 #include "train_internal.h"
 
 #define CKPT_DIGEST 32u

@@ -11,7 +11,7 @@
 #include "dpzo_io.h"
 #include "dpzo_json.h"
 #include "internal.h"
-#include "sha256.h"
+#include "dpzo_sha256.h"
 #include "train_internal.h"
 #include "dpzo/zo_step.h"
 

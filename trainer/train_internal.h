@@ -9,15 +9,15 @@
 #include "dpzo/trainer.h"
 
 /* ---- batch sampling (sampler.c) ----------------------------------------------------- *
- * The streams are ChaCha20 (RFC 8439) keyed by the sampling seed, the stream named in the
- * nonce. Poisson: example i joins step t iff the i-th 32-bit word of stream (Poisson, t) is
- * below floor(q 2^32). Shuffle, non-private runs: epoch e is a Fisher-Yates permutation from
- * stream (shuffle, e); step t takes places [p B, p B + B) of epoch t / E, p = t mod E,
- * E = floor(n / B) steps per epoch (the last n mod B places are not used). Shuffle, private
- * runs (independent = 1): each step's batch is a uniformly random B-subset drawn from
- * stream (without replacement, t) alone, independent of the other steps: exactly what the
- * without-replacement accounting (Wang-Balle-Kasiviswanathan) analyses. Batches depend
- * only on (seed, t): nothing else needs saving. */
+ * The streams are ChaCha20 (RFC 8439, from libsodium) keyed by the sampling seed, the
+ * stream named in the nonce. Poisson: example i joins step t iff the i-th 32-bit word of
+ * stream (Poisson, t) is below floor(q 2^32). Shuffle, non-private runs: epoch e is a
+ * Fisher-Yates permutation from stream (shuffle, e); step t takes places [p B, p B + B) of
+ * epoch t / E, p = t mod E, E = floor(n / B) steps per epoch (the last n mod B places are
+ * not used). Shuffle, private runs (independent = 1): each step's batch is a uniformly
+ * random B-subset drawn from stream (without replacement, t) alone, independent of the
+ * other steps: exactly what the without-replacement accounting (Wang-Balle-Kasiviswanathan)
+ * analyses. Batches depend only on (seed, t): nothing else needs saving. */
 typedef struct {
     dpzo_batching kind;
     uint64_t seed;
@@ -127,16 +127,11 @@ double dpzo__trainer_seconds(const dpzo_trainer *tr);
  * amplification by subsampling. */
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed);
 
-/* Test and benchmark hooks of the sampler (sampler.c): dpzo__sampler_impl forces the
- * version of the Poisson steps (-1: the best the CPU has, else a DPZO_SAMPLER_* value;
- * returns -1, changing nothing, for a version this CPU or build lacks);
- * dpzo__chacha20_block is the reference block function; dpzo__chacha20_blocks writes the
- * words of blocks in[12], in[12] + 1, ... (nblocks of them) computed by version impl. */
-enum { DPZO_SAMPLER_SCALAR = 0, DPZO_SAMPLER_AVX2 = 1, DPZO_SAMPLER_AVX512 = 2,
-       DPZO_SAMPLER_SODIUM = 3 /* libsodium (issue 29) */ };
-int dpzo__sampler_impl(int impl);
-void dpzo__chacha20_block(const uint32_t in[16], uint32_t out[16]);
-int dpzo__chacha20_blocks(int impl, const uint32_t in[16], size_t nblocks, uint32_t *out);
+/* The sampler's keystream (sampler.c; its test hook): the 32-bit words of ChaCha20 blocks
+ * ctr, ctr + 1, ... (nblocks of them, the counter modulo 2^32) with this key and 96-bit
+ * nonce (RFC 8439), from libsodium. */
+void dpzo__chacha20_words(const unsigned char key[32], const unsigned char nonce[12],
+                          uint32_t ctr, size_t nblocks, uint32_t *out);
 
 /* ---- one step of each algorithm (step.c) -------------------------------------------- */
 

@@ -6,7 +6,7 @@
 # tests/wheel/check_wheel.py runs there with the system's copies of the libraries the wheel
 # bundles made unloadable: in a private mount namespace (unshare -m), /dev/null is
 # bind-mounted over every libgsl*, libgslcblas*, libmpfr*, libgmp*, libcjson*,
-# libopenblas*, libblas*, liblapack*, libgfortran*, libquadmath* and libcudart* the loader
+# libopenblas*, libblas*, liblapack*, libgfortran*, libquadmath*, libsodium* and libcudart* the loader
 # could find (under /usr/lib, /usr/lib64, /usr/local, /opt, ld.so.conf's and
 # $LD_LIBRARY_PATH's folders). check_wheel.py also proves from /proc/self/maps and the CLI's
 # LD_DEBUG=libs that every such library came from the wheel.
@@ -46,7 +46,7 @@ for d in "${dirs[@]}"; do [ -d "$d" ] && existing+=("$d"); done
 find "${existing[@]}" \( -type f -o -type l \) \
      \( -name 'libgsl*.so*' -o -name 'libmpfr*.so*' -o -name 'libgmp*.so*' \
         -o -name 'libcjson*.so*' -o -name 'libopenblas*.so*' -o -name 'libblas*.so*' \
-        -o -name 'liblapack*.so*' -o -name 'libgfortran*.so*' -o -name 'libquadmath*.so*' \
+        -o -name 'liblapack*.so*' -o -name 'libgfortran*.so*' -o -name 'libquadmath*.so*' -o -name 'libsodium*.so*' \
         -o -name 'libcudart*.so*' \) 2> /dev/null \
     | xargs -r realpath -e 2> /dev/null | sort -u | grep -v "^$T/" > "$T/hidden.txt" || true
 say "$(wc -l < "$T/hidden.txt") system library files to hide"

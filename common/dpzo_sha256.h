@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* noisesearch/sha256.h: SHA-256 (FIPS 180-4), private to noisesearch/ (profile checksums). */
+/* common/dpzo_sha256.h: SHA-256 (FIPS 180-4) from libsodium, the checksum of noise
+ * profiles, claims, the trainer's and the noise search's checkpoints, and the run's
+ * fingerprint. It shows that a file is as written (it is not a signature). */
 #ifndef DPZO_SHA256_H
 #define DPZO_SHA256_H
 
 #include <stddef.h>
-#include <stdint.h>
+#include <sodium.h>
 
 typedef struct {
-    uint32_t h[8];         /* chaining state */
-    uint64_t bytes;        /* message length so far */
-    unsigned char buf[64]; /* partial block */
-    size_t fill;           /* bytes in buf */
+    crypto_hash_sha256_state st;
 } dpzo__sha256;
 
 void dpzo__sha256_init(dpzo__sha256 *s);
