@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bench/bench_crypto.c: the cost of dpzo's cryptography, both from libsodium (issue 29,
- * bench/results/crypto.md).
+/* bench/bench_crypto.c: the cost of dpzo's cryptography (issue 29, bench/results/crypto.md).
  *
  *   dpzo-bench-crypto [--rounds R]
  *
  *   poisson  one Poisson batch (trainer/sampler.c, q = 256 / 60,000) at n = 60,000 and
- *            n = 1,000,000 rows;
+ *            n = 1,000,000 rows, with each version this CPU has: libsodium's keystream,
+ *            dpzo's AVX2 and AVX-512 blocks (interleaved round by round);
  *   sha256   SHA-256 of 100 MB (common/dpzo_sha256.c).
  * R rounds (default 15); each times 20 batches at n = 60,000, 2 at n = 1e6 and one digest
  * of 100 MB. Each batch or digest is one sample; printed are the minimum and the median over
  * all samples, in wall-clock time and in this process's CPU time (single-threaded, so the
  * CPU time does not count time other jobs take the core away). The comparison with the
- * hand-written code it replaced was made by this program at commit 891d60c. */
+ * hand-written SHA-256 it replaced was made by this program at commit 891d60c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +55,7 @@ static void report(const char *what, samples *s, double scale, const char *unit)
 {
     qsort(s->wall, s->n, sizeof *s->wall, cmp_double);
     qsort(s->cpu, s->n, sizeof *s->cpu, cmp_double);
-    printf("%-24s wall min %9.1f median %9.1f   cpu min %9.1f median %9.1f %s (%zu samples)\n",
+    printf("%-32s wall min %9.1f median %9.1f   cpu min %9.1f median %9.1f %s (%zu samples)\n",
            what, scale * s->wall[0], scale * s->wall[s->n / 2], scale * s->cpu[0],
            scale * s->cpu[s->n / 2], unit, s->n);
     free(s->wall);
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
         return 1;
     for (size_t i = 0; i < mb; i++)
         data[i] = (unsigned char)(i * 2654435761u >> 13);
-    samples poisson[2], sha;
+    samples poisson[3][2], sha;
     memset(poisson, 0, sizeof poisson);
     memset(&sha, 0, sizeof sha);
     dpzo__sampler s[2];
@@ -98,13 +98,18 @@ int main(int argc, char **argv)
     uint64_t step = 0;
     size_t rows = 0;
     for (int r = 0; r < rounds; r++) {
-        for (int k = 0; k < 2; k++)
-            for (int rep = 0; rep < reps[k]; rep++, step++) {
-                double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-                rows += dpzo__sampler_batch(&s[k], step, idx);
-                double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
-                add(&poisson[k], w1 - w0, c1 - c0);
-            }
+        for (int impl = DPZO_SAMPLER_SODIUM; impl <= DPZO_SAMPLER_AVX512; impl++) {
+            if (dpzo__sampler_impl(impl) != 0)
+                continue;
+            for (int k = 0; k < 2; k++)
+                for (int rep = 0; rep < reps[k]; rep++, step++) {
+                    double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+                    rows += dpzo__sampler_batch(&s[k], step, idx);
+                    double c1 = now(CLOCK_PROCESS_CPUTIME_ID), w1 = now(CLOCK_MONOTONIC);
+                    add(&poisson[impl][k], w1 - w0, c1 - c0);
+                }
+        }
+        dpzo__sampler_impl(-1);
         unsigned char d[32];
         double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
         dpzo__sha256 h;
@@ -116,12 +121,17 @@ int main(int argc, char **argv)
         rows += d[0];
     }
     printf("Poisson batch, q = 256/60000 (microseconds per batch; %zu rows drawn):\n", rows);
-    for (int k = 0; k < 2; k++) {
-        char what[64];
-        snprintf(what, sizeof what, "  n = %zu", ns[k]);
-        report(what, &poisson[k], 1e6, "us");
+    static const char *const names[3] = {"libsodium", "dpzo AVX2", "dpzo AVX-512"};
+    for (int impl = 0; impl < 3; impl++)
+        for (int k = 0; k < 2; k++) {
+            if (poisson[impl][k].n == 0)
+                continue; /* not on this CPU */
+            char what[64];
+            snprintf(what, sizeof what, "  %s, n = %zu", names[impl], ns[k]);
+            report(what, &poisson[impl][k], 1e6, "us");
+        }
+    for (int k = 0; k < 2; k++)
         dpzo__sampler_free(&s[k]);
-    }
     printf("SHA-256 of 100 MB (milliseconds; MB/s = 1e5 / ms):\n");
     report("  crypto_hash_sha256", &sha, 1e3, "ms");
     free(idx);

@@ -5,8 +5,10 @@
  * sampler uses, the counter's wrap modulo 2^32 within the nonce; the Poisson batches against
  * the specification (train_internal.h: row i joins step t iff word i of stream (Poisson, t)
  * is below the threshold; the stream's key is the seed, its nonce ("Pois", t)) for many
- * seeds, steps, row counts and thresholds; and batches and keystream words recorded from
- * the earlier hand-written ChaCha20, which every existing run's batches came from. */
+ * seeds, steps, row counts and thresholds, with every version of the Poisson step this CPU
+ * has (libsodium's words; dpzo's AVX2 and AVX-512 blocks, which also give libsodium's words
+ * across the counter's wrap); and batches and keystream words recorded from the earlier
+ * hand-written ChaCha20, which every existing run's batches came from. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -127,9 +129,8 @@ static size_t spec_batch(uint64_t seed, uint64_t t, size_t n, uint32_t thr, size
  * (4,096 words) and block sizes (1 .. 60,000), seeds, steps (the nonce's high word included)
  * and thresholds: 0, 1, 2^31 - 1, 2^31, 2^31 + 1, floor(q 2^32) for several q, 2^32 - 1,
  * and a word of the stream itself and that plus one (the comparison is strict). */
-static void test_poisson_spec(void **state)
+static void poisson_spec(dpzo_ctx *ctx)
 {
-    dpzo_ctx *ctx = *state;
     static const size_t ns[] = {1, 2, 15, 16, 17, 255, 256, 257, 4095, 4096, 4097, 8193, 60000};
     static const uint64_t seeds[] = {0, 1, 0x1234567890abcdefull, UINT64_MAX};
     static const uint64_t steps[] = {0, 1, 17, 0x100000005ull};
@@ -186,6 +187,55 @@ static void test_poisson_spec(void **state)
     free(want);
     free(got);
     free(words);
+}
+
+/* Every version of the Poisson steps this CPU has (libsodium's words, dpzo's AVX2 and
+ * AVX-512 blocks) against the specification. */
+static void test_poisson_spec(void **state)
+{
+    int ran = 0;
+    for (int impl = DPZO_SAMPLER_SODIUM; impl <= DPZO_SAMPLER_AVX512; impl++) {
+        if (dpzo__sampler_impl(impl) != 0)
+            continue;
+        poisson_spec(*state);
+        ran++;
+    }
+    dpzo__sampler_impl(-1);
+    assert_true(ran >= 1);
+}
+
+/* dpzo's vector block function (the Poisson steps' on x86-64) gives libsodium's words, for
+ * keys with every byte set, counters from 0 to across the 2^32 wrap, 8 to 512 blocks. */
+static void test_simd_words(void **state)
+{
+    (void)state;
+    static const uint32_t ctrs[] = {0, 1, 7, 0x80000000u, UINT32_MAX - 15, UINT32_MAX - 7,
+                                    UINT32_MAX};
+    static const size_t nbs[] = {16, 32, 48, 256, 512};
+    uint32_t *want = malloc(512 * 16 * sizeof *want), *got = malloc(512 * 16 * sizeof *got);
+    assert_non_null(want);
+    assert_non_null(got);
+    int compared = 0;
+    for (int impl = DPZO_SAMPLER_AVX2; impl <= DPZO_SAMPLER_AVX512; impl++)
+        for (int k = 0; k < 3; k++) {
+            unsigned char key[32], nonce[12];
+            for (int i = 0; i < 32; i++)
+                key[i] = (unsigned char)(k == 0 ? 0 : 37 * i + 11 * k);
+            for (int i = 0; i < 12; i++)
+                nonce[i] = (unsigned char)(k == 2 ? 0xff : 91 * i + k);
+            for (size_t c = 0; c < sizeof ctrs / sizeof *ctrs; c++)
+                for (size_t m = 0; m < sizeof nbs / sizeof *nbs; m++) {
+                    dpzo__chacha20_words(key, nonce, ctrs[c], nbs[m], want);
+                    memset(got, 0, nbs[m] * 16 * sizeof *got);
+                    if (dpzo__chacha20_simd_words(impl, key, nonce, ctrs[c], nbs[m], got) != 0)
+                        continue; /* not on this CPU */
+                    assert_memory_equal(got, want, nbs[m] * 16 * sizeof *got);
+                    compared++;
+                }
+        }
+    print_message("simd words: %d runs compared with libsodium\n", compared);
+    free(want);
+    free(got);
 }
 
 /* q = 1 (batch_size n): every row; the threshold computed by sampler_init is floor(q 2^32)
@@ -323,16 +373,21 @@ static void test_recorded_poisson(void **state)
     dpzo_ctx *ctx = *state;
     size_t *idx = malloc(1000000 * sizeof *idx);
     assert_non_null(idx);
-    for (size_t k = 0; k < sizeof RECORDED_POISSON / sizeof *RECORDED_POISSON; k++) {
-        dpzo__sampler s;
-        assert_ok(ctx, dpzo__sampler_init(ctx, &s, DPZO_BATCH_POISSON,
-                                          RECORDED_POISSON[k].seed, RECORDED_POISSON[k].n,
-                                          RECORDED_POISSON[k].batch_size, 0));
-        size_t b = dpzo__sampler_batch(&s, RECORDED_POISSON[k].t, idx);
-        assert_int_equal(b, RECORDED_POISSON[k].rows);
-        assert_int_equal(fnv_rows(idx, b), RECORDED_POISSON[k].fnv);
-        dpzo__sampler_free(&s);
+    for (int impl = DPZO_SAMPLER_SODIUM; impl <= DPZO_SAMPLER_AVX512; impl++) {
+        if (dpzo__sampler_impl(impl) != 0)
+            continue; /* each version this CPU has */
+        for (size_t k = 0; k < sizeof RECORDED_POISSON / sizeof *RECORDED_POISSON; k++) {
+            dpzo__sampler s;
+            assert_ok(ctx, dpzo__sampler_init(ctx, &s, DPZO_BATCH_POISSON,
+                                              RECORDED_POISSON[k].seed, RECORDED_POISSON[k].n,
+                                              RECORDED_POISSON[k].batch_size, 0));
+            size_t b = dpzo__sampler_batch(&s, RECORDED_POISSON[k].t, idx);
+            assert_int_equal(b, RECORDED_POISSON[k].rows);
+            assert_int_equal(fnv_rows(idx, b), RECORDED_POISSON[k].fnv);
+            dpzo__sampler_free(&s);
+        }
     }
+    dpzo__sampler_impl(-1);
     free(idx);
 }
 
@@ -458,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_rfc8439_keystream),
         cmocka_unit_test(test_counter_wrap),
         cmocka_unit_test(test_poisson_spec),
+        cmocka_unit_test(test_simd_words),
         cmocka_unit_test(test_poisson_init),
         cmocka_unit_test(test_recorded_poisson),
         cmocka_unit_test(test_recorded_shuffle),

@@ -127,11 +127,20 @@ double dpzo__trainer_seconds(const dpzo_trainer *tr);
  * amplification by subsampling. */
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed);
 
-/* The sampler's keystream (sampler.c; its test hook): the 32-bit words of ChaCha20 blocks
+/* The sampler's keystream (sampler.c; its test hooks): the 32-bit words of ChaCha20 blocks
  * ctr, ctr + 1, ... (nblocks of them, the counter modulo 2^32) with this key and 96-bit
- * nonce (RFC 8439), from libsodium. */
+ * nonce (RFC 8439), from libsodium; the same words from dpzo's vector block function of a
+ * Poisson step (impl DPZO_SAMPLER_AVX2: nblocks a multiple of 8, AVX512: of 16; -1 when the
+ * CPU or build lacks it); dpzo__sampler_impl forces the version of the Poisson steps (-1:
+ * the best the CPU has that agrees with libsodium; returns -1, changing nothing, for a
+ * version this CPU or build lacks). */
+enum { DPZO_SAMPLER_SODIUM = 0, DPZO_SAMPLER_AVX2 = 1, DPZO_SAMPLER_AVX512 = 2 };
 void dpzo__chacha20_words(const unsigned char key[32], const unsigned char nonce[12],
                           uint32_t ctr, size_t nblocks, uint32_t *out);
+int dpzo__chacha20_simd_words(int impl, const unsigned char key[32],
+                              const unsigned char nonce[12], uint32_t ctr, size_t nblocks,
+                              uint32_t *out);
+int dpzo__sampler_impl(int impl);
 
 /* ---- one step of each algorithm (step.c) -------------------------------------------- */
 
