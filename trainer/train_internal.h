@@ -138,6 +138,7 @@ dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpz
                                     double lambda, const dpzo_dataset *ds, const size_t *idx,
                                     size_t batch, double *loss_plus, double *loss_minus,
                                     float *u_all);
+/* The context's message for a model's failure: "WHAT failed: STATUS" (model.c). */
 dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what);
 /* Step t = the steps done: its batch from the step object's sampler, then the step object's
  * sequence with the trainer's model evaluating. */

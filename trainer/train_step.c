@@ -24,11 +24,6 @@
 #include "train_internal.h"
 #include "zo_internal.h"
 
-dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
-{
-    return dpzo__fail(ctx, st, "%s failed: %s", what, dpzo_status_name(st));
-}
-
 dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_dir *dir,
                                  double lambda, const dpzo_dataset *ds, const size_t *idx,
                                  size_t b, double *lp, double *lm, double *d, size_t stride)
