@@ -23,6 +23,37 @@
 #include "dpzo/trainer.h"
 #include "train_internal.h"
 #include "train_fixtures.h"
+#include "zo_internal.h"
+
+/* The run's step object (the sampler, the release, the stage's anchor and mask). */
+static dpzo_zo *zo_of(const dpzo_trainer *tr) { return dpzo__trainer_zo(tr); }
+
+/* A setting changed mid-run, in the step object's copy of the configuration too. */
+#define SET_CFG(tr, field, v) ((tr)->cfg.field = (v), dpzo__zo_config_mut(zo_of(tr))->field = (v))
+
+/* DP-ZOPO's mask for stage s at the trainer's theta, composed of the pieces the step
+ * uses: the score's directions, the linearised network's sums, the score, the selection. */
+static dpzo_status prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
+                              const float *prev, float *mask, size_t *n)
+{
+    const dpzo_train_config *c = &tr->cfg;
+    const unsigned nq = c->prune.queries;
+    dpzo_dir v[8];
+    const dpzo_dir *vp[8];
+    double lp[8], lm[8];
+    assert_true(nq <= 8);
+    for (unsigned p = 0; p < nq; p++) {
+        assert_ok(ctx, dpzo__prune_dir(ctx, c, s, p, tr->P, &v[p]));
+        vp[p] = &v[p];
+    }
+    double *score = malloc(tr->P * sizeof *score);
+    assert_ok(ctx, dpzo__prune_sums(ctx, tr->model, &tr->priv, tr->theta, tr->P, vp, nq,
+                                    c->prune.lambda, lp, lm));
+    assert_ok(ctx, dpzo__prune_score(ctx, c, s, lp, lm, tr->theta, tr->P, score));
+    dpzo_status st = dpzo__prune_select(ctx, &c->prune, score, tr->P, rate, prev, mask, n);
+    free(score);
+    return st;
+}
 
 #define TMP DPZO_TEST_TMP
 
@@ -109,12 +140,11 @@ static void test_dpzoso_is_staged_dpzero(void **state)
     dpzo_trainer *both[2] = {a, b};
     for (int i = 0; i < 2; i++) {
         assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, both[i], 99));
-        both[i]->noise_hook = fixed_noise;
-        both[i]->noise_user = &ns;
+        dpzo__trainer_set_noise_hook(both[i], fixed_noise, &ns);
     }
     for (uint64_t t = 0; t < 4; t++) {
-        b->cfg.lambda = t < 2 ? 1e-3 : 1e-2; /* stage 1: lambda, stage 2: lambda_last */
-        b->cfg.lr = t < 2 ? 0.1 : 0.05;      /* halved */
+        SET_CFG(b, lambda, t < 2 ? 1e-3 : 1e-2); /* stage 1: lambda, stage 2: lambda_last */
+        SET_CFG(b, lr, t < 2 ? 0.1 : 0.05);      /* halved */
         assert_ok(ctx, dpzo_trainer_run(ctx, a, t + 1, NULL, NULL));
         assert_ok(ctx, dpzo_trainer_run(ctx, b, t + 1, NULL, NULL));
         assert_memory_equal(a->theta, b->theta, a->P * sizeof *a->theta);
@@ -125,8 +155,7 @@ static void test_dpzoso_is_staged_dpzero(void **state)
     /* prox: step 3 (the second of stage 2) from theta, anchor = theta at step 2 */
     c.stages.prox = 3.0;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &a));
-    a->noise_hook = fixed_noise;
-    a->noise_user = &ns;
+    dpzo__trainer_set_noise_hook(a, fixed_noise, &ns);
     assert_ok(ctx, dpzo_trainer_run(ctx, a, 3, NULL, NULL));
     const size_t P = a->P;
     float *before = malloc(P * sizeof *before), *u = malloc(P * sizeof *u);
@@ -135,14 +164,17 @@ static void test_dpzoso_is_staged_dpzero(void **state)
     dpzo_dir d;
     assert_ok(ctx, dpzo_dir_init(ctx, &d, DPZO_DIR_GAUSSIAN, 7, 3, 0, P, 1.0));
     dpzo_dir_fill(&d, 0, P, u);
-    double g = a->last_noisy[0] / 24.0;
+    double g = dpzo__zo_last_noisy(zo_of(a))[0] / 24.0;
+    const float *anchor, *mask;
+    dpzo__zo_state(zo_of(a), &anchor, &mask);
+    assert_non_null(anchor);
     size_t pulled = 0;
     for (size_t j = 0; j < P; j++) {
         float pre = (float)((double)before[j] -
-                            0.05 * 3.0 * ((double)before[j] - (double)a->anchor[j]));
+                            0.05 * 3.0 * ((double)before[j] - (double)anchor[j]));
         float want = (float)((double)pre + (-0.05 * g) * (double)u[j]);
         assert_memory_equal(&a->theta[j], &want, sizeof want);
-        pulled += before[j] != a->anchor[j];
+        pulled += before[j] != anchor[j];
     }
     assert_true(pulled > P / 2); /* the pull acted */
     free(before);
@@ -294,8 +326,7 @@ static dpzo_trainer *zopo_trainer(dpzo_ctx *ctx, const char *model, const dpzo_d
     c.prune.rate = rate;
     dpzo_trainer *tr;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, tr_ds, te_ds, &tr));
-    tr->noise_hook = fixed_noise;
-    tr->noise_user = noise_scale;
+    dpzo__trainer_set_noise_hook(tr, fixed_noise, noise_scale);
     return tr;
 }
 
@@ -319,7 +350,7 @@ static void test_prune_score_and_selection(void **state)
     size_t n = 0;
     for (int largest = 0; largest < 2; largest++) {
         tr->cfg.prune.select_largest = largest;
-        assert_ok(ctx, dpzo__prune_mask(ctx, tr, 1, 0.3, NULL, mask, &n));
+        assert_ok(ctx, prune_mask(ctx, tr, 1, 0.3, NULL, mask, &n));
         assert_int_equal(n, 8); /* round(0.3 * 27) */
         for (size_t j = 0; j < P; j++) { /* selected iff fewer than 8 keys beat it */
             size_t better = 0;
@@ -332,7 +363,7 @@ static void test_prune_score_and_selection(void **state)
     /* rank multipliers: the best key gets rank_upper, then linearly down */
     tr->cfg.prune.select_largest = 0;
     tr->cfg.prune.rank = 1;
-    assert_ok(ctx, dpzo__prune_mask(ctx, tr, 1, 0.3, NULL, mask, &n));
+    assert_ok(ctx, prune_mask(ctx, tr, 1, 0.3, NULL, mask, &n));
     size_t best = 0;
     for (size_t j = 1; j < P; j++)
         best = key[j] < key[best] ? j : best;
@@ -343,7 +374,7 @@ static void test_prune_score_and_selection(void **state)
     tr->cfg.prune.rank = 0;
     memset(prev, 0, sizeof prev);
     prev[0] = prev[5] = prev[26] = 1.0f;
-    assert_ok(ctx, dpzo__prune_mask(ctx, tr, 2, 0.3, prev, mask, &n));
+    assert_ok(ctx, prune_mask(ctx, tr, 2, 0.3, prev, mask, &n));
     assert_true(mask[0] == 1.0f && mask[5] == 1.0f && mask[26] == 1.0f);
     dpzo_trainer_free(tr);
     cluster_sets_free(&sets);
@@ -363,26 +394,26 @@ static void test_zopo_strategies(void **state)
         float *theta0 = malloc(P * sizeof *theta0), *mask1 = malloc(P * sizeof *mask1);
         memcpy(theta0, tr->theta, P * sizeof *theta0);
         assert_ok(ctx, dpzo_trainer_run(ctx, tr, 10, NULL, NULL));
-        assert_int_equal(tr->mask_count, 15); /* round(0.2 * 75) */
+        assert_int_equal(dpzo__zo_mask_count(zo_of(tr)), 15); /* round(0.2 * 75) */
         size_t moved = 0, sel = 0;
         for (size_t j = 0; j < P; j++) {
-            sel += tr->mask[j] != 0.0f;
-            if (tr->mask[j] == 0.0f)
+            sel += dpzo_zo_mask(zo_of(tr))[j] != 0.0f;
+            if (dpzo_zo_mask(zo_of(tr))[j] == 0.0f)
                 assert_memory_equal(&tr->theta[j], &theta0[j], sizeof *theta0);
             else
                 moved += tr->theta[j] != theta0[j];
         }
         assert_int_equal(sel, 15);
         assert_true(moved >= 10);
-        memcpy(mask1, tr->mask, P * sizeof *mask1);
+        memcpy(mask1, dpzo_zo_mask(zo_of(tr)), P * sizeof *mask1);
         assert_ok(ctx, dpzo_trainer_run(ctx, tr, 11, NULL, NULL)); /* stage 2 begins */
         size_t want = s == DPZO_PRUNE_STATIC || s == DPZO_PRUNE_DYNAMIC ? 15 : 30;
-        assert_int_equal(tr->mask_count, want);
+        assert_int_equal(dpzo__zo_mask_count(zo_of(tr)), want);
         if (s == DPZO_PRUNE_STATIC)
-            assert_memory_equal(tr->mask, mask1, P * sizeof *mask1);
+            assert_memory_equal(dpzo_zo_mask(zo_of(tr)), mask1, P * sizeof *mask1);
         if (s == DPZO_PRUNE_INCREMENTAL)
             for (size_t j = 0; j < P; j++)
-                assert_true(mask1[j] == 0.0f || tr->mask[j] != 0.0f);
+                assert_true(mask1[j] == 0.0f || dpzo_zo_mask(zo_of(tr))[j] != 0.0f);
         free(theta0);
         free(mask1);
         dpzo_trainer_free(tr);
@@ -447,8 +478,7 @@ static dpzo_trainer *pazo_trainer(dpzo_ctx *ctx, dpzo_algorithm alg, const dpzo_
         c.direction = DPZO_DIR_SPHERE;
     dpzo_trainer *tr;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, tr_ds, te_ds, &tr));
-    tr->noise_hook = fixed_noise;
-    tr->noise_user = noise_scale;
+    dpzo__trainer_set_noise_hook(tr, fixed_noise, noise_scale);
     return tr;
 }
 
@@ -505,7 +535,7 @@ static void test_pazo_p_projection(void **state)
             proj[x] += c * Q[j][x];
     }
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
-    assert_int_equal(tr->basis, 3);
+    assert_int_equal(dpzo_zo_basis(zo_of(tr)), 3);
     for (size_t x = 0; x < P; x++)
         step[x] = ((double)theta0[x] - (double)tr->theta[x]) / 0.5; /* lr 0.5 */
     /* in the span: the residual after projecting onto Q is at float rounding */
@@ -553,7 +583,7 @@ static void test_pazo_s_selection(void **state)
     double ns = 0.0;
     for (int noisy = 1; noisy >= 0; noisy--) {
         dpzo_trainer *tr = pazo_trainer(ctx, DPZO_ALG_PAZO_S, &sets.tr, &sets.te, 1e6, 1, &ns);
-        tr->cfg.pub.noisy_candidate = noisy;
+        SET_CFG(tr, pub.noisy_candidate, noisy);
         const size_t P = tr->P;
         const unsigned k = 3;
         int wins[4] = {0};
@@ -584,18 +614,18 @@ static void test_pazo_s_selection(void **state)
                 want = f[k] < f[best] ? k : best;
             }
             assert_ok(ctx, dpzo_trainer_run(ctx, tr, t + 1, NULL, NULL));
-            assert_int_equal(tr->last_choice, (int)want);
+            assert_int_equal(dpzo_zo_choice(zo_of(tr)), (int)want);
             /* the model's float logits against the test's double loss: within the model's
              * stated 1e-5 (1 + |z|) per logit; about 1e-8 of these sums is seen */
             for (unsigned j = 0; j < k + (unsigned)noisy; j++)
-                assert_rel(tr->last_clean[j], f[j], 1e-6);
+                assert_rel(dpzo__zo_last_clean(zo_of(tr))[j], f[j], 1e-6);
             wins[want]++;
             for (size_t x = 0; x < P; x++) {
                 float w = (float)((double)theta0[x] - 0.5 * (double)G[want][x]);
                 assert_memory_equal(&tr->theta[x], &w, sizeof w);
             }
         }
-        assert_int_equal(tr->noise_draws, 6 * (k + (unsigned)noisy));
+        assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 6 * (k + (unsigned)noisy));
         dpzo_trainer_free(tr);
     }
     cluster_sets_free(&sets);
@@ -613,25 +643,25 @@ static void test_pazo_s_clip_shares(void **state)
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
     double b = 160.0, pub = 0.0;
     for (unsigned j = 0; j < 3; j++)
-        pub += tr->last_clean[j] * tr->last_clean[j];
+        pub += dpzo__zo_last_clean(zo_of(tr))[j] * dpzo__zo_last_clean(zo_of(tr))[j];
     assert_true(sqrt(pub) <= b * C * sqrt(3.0 / 4.0) * (1 + 1e-12));
     assert_true(sqrt(pub) >= 0.95 * b * C * sqrt(3.0 / 4.0));
-    assert_true(tr->last_clean[3] <= b * C / 2.0 * (1 + 1e-12));
-    assert_true(tr->last_clean[3] >= 0.999 * b * C / 2.0);
+    assert_true(dpzo__zo_last_clean(zo_of(tr))[3] <= b * C / 2.0 * (1 + 1e-12));
+    assert_true(dpzo__zo_last_clean(zo_of(tr))[3] >= 0.999 * b * C / 2.0);
     dpzo_trainer_free(tr);
     /* candidates so far away (lr 1e39) that many losses overflow to inf or NaN (the float
      * logits overflow past 3.4e38): such a loss counts as a huge one, clipped to the share,
      * so the candidate with the fewest overflowing rows (here the second) gets the smallest
      * clipped sum and is chosen */
     tr = pazo_trainer(ctx, DPZO_ALG_PAZO_S, &sets.tr, &sets.te, C, 1, &ns);
-    tr->cfg.lr = 1e39;
+    SET_CFG(tr, lr, 1e39);
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
-    assert_int_equal(tr->last_choice, 1);
-    assert_true(tr->last_clean[1] < tr->last_clean[0] && tr->last_clean[1] < tr->last_clean[2]);
-    assert_true(tr->last_clean[0] > 10.0 && tr->last_clean[2] > 1.0);
+    assert_int_equal(dpzo_zo_choice(zo_of(tr)), 1);
+    assert_true(dpzo__zo_last_clean(zo_of(tr))[1] < dpzo__zo_last_clean(zo_of(tr))[0] && dpzo__zo_last_clean(zo_of(tr))[1] < dpzo__zo_last_clean(zo_of(tr))[2]);
+    assert_true(dpzo__zo_last_clean(zo_of(tr))[0] > 10.0 && dpzo__zo_last_clean(zo_of(tr))[2] > 1.0);
     pub = 0.0;
     for (unsigned j = 0; j < 3; j++)
-        pub += tr->last_clean[j] * tr->last_clean[j];
+        pub += dpzo__zo_last_clean(zo_of(tr))[j] * dpzo__zo_last_clean(zo_of(tr))[j];
     assert_true(sqrt(pub) <= b * C * sqrt(3.0 / 4.0) * (1 + 1e-12));
     dpzo_trainer_free(tr);
     cluster_sets_free(&sets);
@@ -673,7 +703,7 @@ static void test_ledger_equals_accountant(void **state)
         assert_true(r.epsilon_spent == res.epsilon);
         unsigned per = algs[a] == DPZO_ALG_PAZO_S ? 4 : pazo ? 1 : 2;
         assert_int_equal(dpzo_train_queries_per_step(&c), per);
-        assert_int_equal(tr->noise_draws, 48 * per);
+        assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 48 * per);
         dpzo_trainer_free(tr);
     }
     cluster_sets_free(&sets);

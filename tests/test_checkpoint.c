@@ -341,7 +341,8 @@ static void test_kill_training(void **state)
         /* the epsilon reported after the resume is the ledger's for that step, never less
          * than what the checkpoint recorded */
         assert_true(r.epsilon_spent >= stored);
-        assert_true(r.epsilon_spent == dpzo__trainer_epsilon_after(tr, step));
+        assert_true(r.epsilon_spent ==
+                    dpzo_privacy_epsilon_after(dpzo_trainer_privacy(tr), step));
         assert_true(step == 0 || r.epsilon_spent > 0);
         dpzo_trainer_free(tr);
         loaded++;

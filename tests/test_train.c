@@ -21,6 +21,19 @@
 #include "dpzo/trainer.h"
 #include "train_internal.h"
 #include "train_fixtures.h"
+#include "zo_internal.h"
+
+/* The run's step object (sampler, release, ledger). */
+static dpzo_zo *zo_of(const dpzo_trainer *tr) { return dpzo__trainer_zo(tr); }
+
+/* The floats of a checkpoint's state: theta, the stage's anchor (stagewise), the mask
+ * (dpzopo). */
+static size_t state_floats(const dpzo_trainer *tr)
+{
+    const dpzo_algorithm a = dpzo_trainer_config(tr)->algorithm;
+    return dpzo_trainer_n_params(tr) *
+           (1 + (size_t)dpzo_algorithm_is_stagewise(a) + (a == DPZO_ALG_DPZOPO));
+}
 
 #define TMP DPZO_TEST_TMP
 
@@ -288,16 +301,16 @@ static void test_noise_once_per_query(void **state)
     double sum = 0.0, sum2 = 0.0;
     unsigned empty = 0;
     for (uint64_t t = 0; t < T; t++) {
-        size_t b = dpzo__sampler_batch(&tr->sampler, t, tr->idx);
-        assert_ok(ctx, dpzo__train_step(ctx, tr, t, b));
-        assert_int_equal(tr->noise_draws, (t + 1) * Q);
+        size_t b = dpzo_zo_batch(zo_of(tr), t, tr->idx);
+        assert_ok(ctx, dpzo__trainer_step(ctx, tr));
+        assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), (t + 1) * Q);
         for (unsigned k = 0; k < Q; k++) {
-            double z = tr->last_noisy[k] - tr->last_clean[k];
+            double z = dpzo__zo_last_noisy(zo_of(tr))[k] - dpzo__zo_last_clean(zo_of(tr))[k];
             assert_true(z != 0.0);
             sum += z;
             sum2 += z * z;
             if (b == 0)
-                assert_true(tr->last_clean[k] == 0.0);
+                assert_true(dpzo__zo_last_clean(zo_of(tr))[k] == 0.0);
         }
         empty += b == 0;
     }
@@ -310,11 +323,10 @@ static void test_noise_once_per_query(void **state)
     c = base_config(DPZO_ALG_MEZO, "mlp:", T, 1.0, 1e-3);
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     for (uint64_t t = 0; t < 5; t++) {
-        size_t b = dpzo__sampler_batch(&tr->sampler, t, tr->idx);
-        assert_ok(ctx, dpzo__train_step(ctx, tr, t, b));
-        assert_true(tr->last_noisy[0] == tr->last_clean[0]);
+        assert_ok(ctx, dpzo__trainer_step(ctx, tr));
+        assert_true(dpzo__zo_last_noisy(zo_of(tr))[0] == dpzo__zo_last_clean(zo_of(tr))[0]);
     }
-    assert_int_equal(tr->noise_draws, 0);
+    assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 0);
     dpzo_trainer_free(tr);
     cluster_sets_free(&sets);
 }
@@ -331,15 +343,14 @@ static void test_nonfinite_differences_contribute_zero(void **state)
     dpzo_trainer *tr;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     double zero = 0.0;
-    tr->noise_hook = fixed_noise;
-    tr->noise_user = &zero;
+    dpzo__trainer_set_noise_hook(tr, fixed_noise, &zero);
     for (size_t j = 0; j < tr->P; j++)
         tr->theta[j] = j % 2 ? INFINITY : -INFINITY; /* non-finite logits */
-    size_t b = dpzo__sampler_batch(&tr->sampler, 0, tr->idx);
+    size_t b = dpzo_zo_batch(zo_of(tr), 0, tr->idx);
     assert_true(b > 0);
-    assert_ok(ctx, dpzo__train_step(ctx, tr, 0, b));
+    assert_ok(ctx, dpzo__trainer_step(ctx, tr));
     assert_false(isfinite(tr->lp[0] - tr->lm[0])); /* the path under test was taken */
-    assert_true(tr->last_clean[0] == 0.0 && tr->last_noisy[0] == 0.0);
+    assert_true(dpzo__zo_last_clean(zo_of(tr))[0] == 0.0 && dpzo__zo_last_noisy(zo_of(tr))[0] == 0.0);
     dpzo_trainer_free(tr);
     cluster_sets_free(&sets);
 }
@@ -358,15 +369,14 @@ static void test_dpsgd_clips(void **state)
     dpzo_trainer *tr;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
     double zero = 0.0;
-    tr->noise_hook = fixed_noise;
-    tr->noise_user = &zero;
+    dpzo__trainer_set_noise_hook(tr, fixed_noise, &zero);
     size_t P = tr->P;
     float *before = malloc(P * sizeof *before);
     memcpy(before, tr->theta, P * sizeof *before);
-    size_t b = dpzo__sampler_batch(&tr->sampler, 0, tr->idx);
+    size_t b = dpzo_zo_batch(zo_of(tr), 0, tr->idx);
     assert_true(b > 0);
-    assert_ok(ctx, dpzo__train_step(ctx, tr, 0, b));
-    assert_int_equal(tr->noise_draws, P);
+    assert_ok(ctx, dpzo__trainer_step(ctx, tr));
+    assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), P);
     double moved = 0.0;
     for (size_t j = 0; j < P; j++)
         moved += ((double)tr->theta[j] - before[j]) * ((double)tr->theta[j] - before[j]);
@@ -456,8 +466,7 @@ static dpzo_trainer *new_trainer(dpzo_ctx *ctx, run_spec *rs, const char *metric
     dpzo_trainer *tr;
     assert_ok(ctx, dpzo_trainer_create(ctx, &c, rs->train, rs->test, &tr));
     if (dpzo_algorithm_is_private(c.algorithm)) {
-        tr->noise_hook = fixed_noise;
-        tr->noise_user = &rs->noise_scale;
+        dpzo__trainer_set_noise_hook(tr, fixed_noise, &rs->noise_scale);
     }
     return tr;
 }
@@ -490,7 +499,7 @@ static void check_resume(dpzo_ctx *ctx, run_spec *rs, const char *tag)
         old = malloc(1 << 20);
         old_size = fread(old, 1, 1 << 20, f);
         fclose(f);
-        assert_int_equal(old_size, DPZO_CKPT_HEADER + 4 * b->n_state + 32);
+        assert_int_equal(old_size, DPZO_CKPT_HEADER + 4 * state_floats(b) + 32);
     }
     assert_ok(ctx, dpzo_trainer_run(ctx, b, N, NULL, NULL)); /* checkpoint at N */
     dpzo_trainer_free(b);
@@ -815,7 +824,7 @@ static void test_mezo_learns(void **state)
     cluster_sets_free(&sets);
 }
 
-/* The update reads the directions the evaluation kept (tr->ucache) instead of generating
+/* The update reads the directions the evaluation kept (the step object's cache) instead of generating
  * them again: the same theta, bit for bit, as a trainer without the cache, for mezo with 3
  * queries on an MLP (several layers, several directions) and threads 1 and 2. */
 static void test_direction_cache(void **state)
@@ -830,11 +839,9 @@ static void test_direction_cache(void **state)
         dpzo_trainer *tr;
         assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
         assert_ok(ctx, dpzo__trainer_set_sampling_seed(ctx, tr, 77));
-        assert_non_null(tr->ucache);
-        if (v == 1) { /* no cache: the update generates the directions itself */
-            free(tr->ucache);
-            tr->ucache = NULL;
-        }
+        assert_true(dpzo__zo_has_cache(zo_of(tr)));
+        if (v == 1) /* no cache: the update generates the directions itself */
+            dpzo__zo_drop_cache(zo_of(tr));
         assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
         if (v == 0) {
             want = malloc(tr->P * sizeof *want);

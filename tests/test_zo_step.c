@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_zo_step.c: the step with the model outside it (trainer/zo_step.c).
  *
- * Oracle: `dpzo train`'s own step (dpzo_trainer_run). The step object, fed the losses of
- * the same model (dpzo_model_losses at its directions and lambda), on the same batches (the
+ * `dpzo train` is a loop over the same step object (trainer/train_step.c), so this is no
+ * longer a comparison of two implementations: it checks that a caller of the public API
+ * alone, as dpzo.torch calls it (each sign evaluated separately, releases adopted from the
+ * drawing rank, updates in pieces, no direction cache), gets `dpzo train`'s trajectory.
+ * The step object, fed the losses of the same model (dpzo_model_losses at its directions and lambda), on the same batches (the
  * same sampling seed) with the same noise (tests' fixed_noise, adopted as the release),
  * must give theta bit for bit after every step: dpzero with Q = 1 and 3, mezo, dpzoso
  * across its stage boundaries, pazo-m (the public gradient of the trainer's public batch),
@@ -36,8 +39,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     assert_ok(ctx, dpzo_zo_set_sampling_seed(ctx, zo, 99));
     double scale = 0.75;
     if (dpzo_algorithm_is_private(c->algorithm)) {
-        tr->noise_hook = fixed_noise;
-        tr->noise_user = &scale;
+        dpzo__trainer_set_noise_hook(tr, fixed_noise, &scale);
     }
     float *theta = malloc(P * sizeof *theta);
     memcpy(theta, dpzo_trainer_theta(tr), P * sizeof *theta);
@@ -55,7 +57,7 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
     for (uint64_t t = 0; t < steps; t++) {
         assert_ok(ctx, dpzo_zo_begin(ctx, zo));
         size_t b = dpzo_zo_batch(zo, t, idx);
-        assert_int_equal(dpzo__sampler_batch(&tr->sampler, t, idx2), b);
+        assert_int_equal(dpzo_zo_batch(dpzo__trainer_zo(tr), t, idx2), b);
         assert_memory_equal(idx, idx2, b * sizeof *idx);
         if (c->algorithm == DPZO_ALG_PAZO_M) { /* the public gradient at theta, before */
             size_t nb = dpzo__public_batch(tr, t, 0, idx2);
@@ -150,7 +152,8 @@ static void same_as_trainer(dpzo_ctx *ctx, dpzo_train_config *c, uint64_t steps)
         assert_memory_equal(theta, dpzo_trainer_theta(tr), P * sizeof *theta);
         assert_true(dpzo_zo_lr_at(zo, t) == tr->lr_last); /* the trainer's rate of step t */
         if (c->algorithm == DPZO_ALG_DPZOPO) /* the same mask, the same multipliers */
-            assert_memory_equal(dpzo_zo_mask(zo), tr->mask, P * sizeof(float));
+            assert_memory_equal(dpzo_zo_mask(zo), dpzo_zo_mask(dpzo__trainer_zo(tr)),
+                                P * sizeof(float));
         if (dpzo_algorithm_is_private(c->algorithm))
             assert_true(dpzo_zo_epsilon(zo) ==
                         dpzo_privacy_epsilon_after(dpzo_trainer_privacy(tr), t + 1));

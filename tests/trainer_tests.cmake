@@ -38,3 +38,9 @@ add_test(NAME test_blas_user_coretype COMMAND test_blas)
 set_tests_properties(test_blas_user_coretype PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
 add_test(NAME test_blas_unknown_cpu COMMAND test_blas unknown-cpu)
 set_tests_properties(test_blas_unknown_cpu PROPERTIES ENVIRONMENT "OPENBLAS_CORETYPE=Prescott")
+# issue 29: every algorithm's trajectory, bit for bit (tests/trajectories.c); not a ctest
+add_executable(dpzo-trajectories trajectories.c)
+target_include_directories(dpzo-trajectories PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                           ${PROJECT_SOURCE_DIR}/trainer ${CMOCKA_INCLUDE_DIR})
+target_link_libraries(dpzo-trajectories PRIVATE dpzo_trainer ${CMOCKA_LIBRARY})
+target_compile_definitions(dpzo-trajectories PRIVATE DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")

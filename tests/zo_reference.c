@@ -110,8 +110,7 @@ int main(int argc, char **argv)
         return ref_fail(ctx, "trainer");
     if (dpzo__trainer_set_sampling_seed(ctx, tr, seed) != DPZO_OK)
         return ref_fail(ctx, "sampling seed");
-    tr->noise_hook = fixed_noise;
-    tr->noise_user = &scale;
+    dpzo__trainer_set_noise_hook(tr, fixed_noise, &scale);
     if (argc == 7 && write_public(argv[6], tr))
         return ref_fail(NULL, "public rows");
     const size_t P = dpzo_trainer_n_params(tr);

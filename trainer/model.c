@@ -1421,3 +1421,8 @@ dpzo_status dpzo_model_grad(dpzo_model *m, const float *theta, const dpzo_datase
         *mean_loss = batch > 0 ? sum / (double)batch : 0.0;
     return DPZO_OK;
 }
+
+dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what)
+{
+    return dpzo__fail(ctx, st, "%s failed: %s", what, dpzo_status_name(st));
+}

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* trainer/resume.c: a trainer's state to and from a checkpoint (the file format is
+/* trainer/resume.c: the run's state object, to and from a checkpoint (the file format is
  * trainer/checkpoint.c's): saving, and resuming with the checks that the checkpoint
  * belongs to this run (fingerprint, ledger, sampler position) and the metrics file cut
- * back to what it held at the checkpoint. */
+ * back to what it held at the checkpoint.
+ *
+ * The state: the header's fields (dpzo__ckpt_state) and the vectors theta, then the
+ * stage's anchor (stagewise) and the stage's mask (dpzopo), P floats each; the step count,
+ * the sampling seed, the anchor and the mask are the step object's (zo_step.c), the rest
+ * the trainer's. Nothing here calls the run loop (train.c calls this file, not back). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -13,6 +18,7 @@
 #include <unistd.h>
 #include "internal.h"
 #include "train_internal.h"
+#include "zo_internal.h"
 
 static void hex_to_bytes(const char *hex, unsigned char *out, size_t n)
 {
@@ -23,26 +29,53 @@ static void hex_to_bytes(const char *hex, unsigned char *out, size_t n)
     }
 }
 
+/* The vectors of the state: theta, the anchor, the mask (those the run keeps). */
+typedef struct {
+    const float *v[3];
+    unsigned n;
+} state_vectors;
+
+static state_vectors vectors_of(const dpzo_trainer *tr)
+{
+    state_vectors sv = {{tr->theta}, 1};
+    const float *anchor, *mask;
+    dpzo__zo_state(tr->zo, &anchor, &mask);
+    if (anchor != NULL)
+        sv.v[sv.n++] = anchor;
+    if (mask != NULL)
+        sv.v[sv.n++] = mask;
+    return sv;
+}
+
+/* epsilon_after(t) of the run's privacy object (+inf when non-private). */
+static double epsilon_after(const dpzo_trainer *tr, uint64_t t)
+{
+    const dpzo_privacy *p = dpzo__zo_privacy(tr->zo);
+    return p != NULL ? dpzo_privacy_epsilon_after(p, t) : INFINITY;
+}
+
 static void state_of(const dpzo_trainer *tr, dpzo__ckpt_state *s)
 {
+    const uint64_t step = dpzo_zo_steps_done(tr->zo);
+    const dpzo__loss_acc *loss = dpzo__zo_loss(tr->zo);
     memset(s, 0, sizeof *s);
     s->algorithm = (uint32_t)tr->cfg.algorithm;
     hex_to_bytes(tr->fingerprint, s->fingerprint, 32);
-    s->n_params = tr->n_state;
-    s->step = tr->step;
+    s->n_params = vectors_of(tr).n * tr->P;
+    s->step = step;
     s->steps = tr->cfg.steps;
     s->dir_seed = tr->cfg.seed;
-    s->sampling_seed = tr->sampling_seed;
+    s->sampling_seed = dpzo_zo_sampling_seed(tr->zo);
     s->batching = (uint32_t)tr->cfg.batching;
-    dpzo__sampler_position(&tr->sampler, tr->step, &s->epoch, &s->epoch_pos);
+    dpzo__sampler_position(dpzo__zo_sampler(tr->zo), step, &s->epoch, &s->epoch_pos);
     s->lr = tr->cfg.lr;
     s->lr_last = tr->lr_last;
     s->lr_schedule = (uint32_t)tr->cfg.lr_schedule;
-    s->ledger_steps = tr->step;
-    s->epsilon_spent = dpzo__trainer_epsilon_after(tr, tr->step);
+    s->ledger_steps = step;
+    s->epsilon_spent = epsilon_after(tr, step);
     s->metrics_offset = tr->metrics_offset;
-    s->loss_sum = tr->loss_sum;
-    s->loss_count = tr->loss_count;
+    s->loss_sum = loss->sum;
+    s->loss_count = loss->count;
     s->test_acc = tr->test_acc;
     s->test_loss = tr->test_loss;
     s->seconds = dpzo__trainer_seconds(tr);
@@ -52,7 +85,16 @@ dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
 {
     dpzo__ckpt_state s;
     state_of(tr, &s);
-    return dpzo__ckpt_write(ctx, path, &s, tr->state);
+    const state_vectors sv = vectors_of(tr);
+    const size_t P = tr->P;
+    float *all = sv.n == 1 ? NULL : malloc(sv.n * P * sizeof *all);
+    if (sv.n > 1 && all == NULL)
+        return dpzo__fail(ctx, DPZO_ENOMEM, "checkpoint: out of memory");
+    for (unsigned i = 0; i < sv.n && all != NULL; i++)
+        memcpy(all + i * P, sv.v[i], P * sizeof *all);
+    dpzo_status st = dpzo__ckpt_write(ctx, path, &s, all != NULL ? all : tr->theta);
+    free(all);
+    return st;
 }
 
 /* The checkpoint's state against this run: same fingerprint, and a consistent ledger and
@@ -93,14 +135,14 @@ static dpzo_status check_state(dpzo_ctx *ctx, const dpzo_trainer *tr, const char
         return dpzo__fail(ctx, DPZO_EPARSE, "checkpoint %s: inconsistent step counts", path);
     /* the epsilon spent is the ledger's for the step count (recomputed from the profile),
      * never the stored number: a checkpoint that disagrees is refused */
-    double eps = dpzo__trainer_epsilon_after(tr, s->step);
+    double eps = epsilon_after(tr, s->step);
     if (!(eps == s->epsilon_spent || (isinf(eps) && isinf(s->epsilon_spent))))
         return dpzo__fail(ctx, DPZO_EPARSE,
                           "checkpoint %s: its ledger says epsilon %.17g after %llu steps, the "
                           "profile gives %.17g",
                           path, s->epsilon_spent, (unsigned long long)s->step, eps);
     uint64_t epoch, pos;
-    dpzo__sampler_position(&tr->sampler, s->step, &epoch, &pos);
+    dpzo__sampler_position(dpzo__zo_sampler(tr->zo), s->step, &epoch, &pos);
     if (epoch != s->epoch || pos != s->epoch_pos)
         return dpzo__fail(ctx, DPZO_EPARSE, "checkpoint %s: inconsistent sampler position", path);
     return DPZO_OK;
@@ -163,34 +205,40 @@ static dpzo_status metrics_rewind(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t offs
 
 dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
 {
-    if (tr->step != 0 || tr->resumed || !isnan(tr->test_acc))
+    dpzo_zo *zo = tr->zo;
+    if (dpzo_zo_steps_done(zo) != 0 || tr->resumed || !isnan(tr->test_acc))
         return dpzo__fail(ctx, DPZO_EINVAL, "resume: only before the first step of a trainer");
-    float *theta = malloc(tr->n_state * sizeof *theta);
-    if (theta == NULL)
+    const state_vectors sv = vectors_of(tr);
+    const size_t P = tr->P, n_state = sv.n * P;
+    float *state = malloc(n_state * sizeof *state);
+    if (state == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "resume: out of memory");
     dpzo__ckpt_state s;
-    const uint64_t own_seed = tr->sampling_seed;
-    dpzo_status st = dpzo__ckpt_read(ctx, path, tr->n_state, &s, theta);
+    const uint64_t own_seed = dpzo_zo_sampling_seed(zo);
+    dpzo_status st = dpzo__ckpt_read(ctx, path, n_state, &s, state);
     if (st == DPZO_OK)
-        st = dpzo__trainer_set_sampling_seed(ctx, tr, s.sampling_seed);
+        st = dpzo_zo_set_sampling_seed(ctx, zo, s.sampling_seed);
     if (st == DPZO_OK)
         st = check_state(ctx, tr, path, &s);
     if (st == DPZO_OK)
         st = metrics_rewind(ctx, tr, s.metrics_offset);
-    if (st != DPZO_OK && tr->sampling_seed != own_seed) /* leave the trainer as it was */
-        dpzo__trainer_set_sampling_seed(NULL, tr, own_seed); /* NULL: keep ctx's message */
+    if (st == DPZO_OK) { /* the vectors in vectors_of's order: theta, anchor, mask */
+        const float *anchor, *mask;
+        dpzo__zo_state(zo, &anchor, &mask);
+        st = dpzo__zo_restore(ctx, zo, s.step, anchor != NULL ? state + P : NULL,
+                              mask != NULL ? state + (sv.n - 1) * P : NULL);
+    }
+    if (st != DPZO_OK && dpzo_zo_sampling_seed(zo) != own_seed) /* leave the trainer as it was */
+        dpzo_zo_set_sampling_seed(NULL, zo, own_seed); /* NULL: keep ctx's message */
     if (st == DPZO_OK) {
-        memcpy(tr->state, theta, tr->n_state * sizeof *theta);
-        tr->step = s.step;
-        dpzo__stage_resumed(tr);
+        memcpy(tr->theta, state, P * sizeof *state);
         tr->lr_last = s.lr_last;
-        tr->loss_sum = s.loss_sum;
-        tr->loss_count = s.loss_count;
+        *dpzo__zo_loss(zo) = (dpzo__loss_acc){s.loss_sum, s.loss_count};
         tr->test_acc = s.test_acc;
         tr->test_loss = s.test_loss;
         tr->seconds = s.seconds;
         tr->resumed = 1;
     }
-    free(theta);
+    free(state);
     return st;
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* trainer/stagewise.c: DP-ZOSO and DP-ZOPO (docs/algorithms.md, sections 2 and 3).
+/* trainer/stagewise.c: DP-ZOSO's stages and DP-ZOPO's masks (docs/algorithms.md, sections 2
+ * and 3), a module below the step object (zo_step.c), which sequences the step; it calls
+ * nothing above it. The caller of the step evaluates the linearised network for the
+ * pruning score (train_step.c for dpzo's own models).
  *
  * DP-ZOSO is DPZero run in S stages. Stage s (1-based) starts at step
  * T_1 (2^(s-1) - 1), runs T_s = T_1 2^(s-1) steps (the last stage runs to the end of the
@@ -101,53 +104,6 @@ dpzo_status dpzo__prune_score(dpzo_ctx *ctx, const dpzo_train_config *c, unsigne
     return DPZO_OK;
 }
 
-/* The linearised network's output sums of dpzo's own model at |theta| +- beta v_p. */
-static dpzo_status prune_sums(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double *lp,
-                              double *lm)
-{
-    const dpzo_prune_config *pc = &tr->cfg.prune;
-    const size_t P = tr->P, K = (size_t)tr->priv.n_classes, D = tr->priv.dim;
-    float *abs_theta = malloc(P * sizeof *abs_theta);
-    float *ones = malloc(D * sizeof *ones);
-    double *logits = malloc(2 * K * sizeof *logits);
-    dpzo_status st = DPZO_OK;
-    if (abs_theta == NULL || ones == NULL || logits == NULL) {
-        st = dpzo__fail(ctx, DPZO_ENOMEM, "pruning score: out of memory");
-        goto done;
-    }
-    for (size_t j = 0; j < P; j++)
-        abs_theta[j] = fabsf(tr->theta[j]);
-    for (size_t i = 0; i < D; i++)
-        ones[i] = 1.0f;
-    int32_t label = 0;
-    dpzo_dataset one = {.n = 1, .dim = D, .rows = tr->priv.rows, .cols = tr->priv.cols,
-                        .n_classes = tr->priv.n_classes, .x = ones, .y = &label};
-    size_t row = 0;
-    for (unsigned p = 0; p < pc->queries && st == DPZO_OK; p++) {
-        dpzo_dir v;
-        if ((st = dpzo__prune_dir(ctx, &tr->cfg, s, p, P, &v)) != DPZO_OK)
-            break;
-        dpzo_perturb plus = {&v, pc->lambda, +1}, minus = {&v, pc->lambda, -1};
-        st = dpzo_model_logits(tr->model, abs_theta, &plus, &one, &row, 1, logits);
-        if (st == DPZO_OK)
-            st = dpzo_model_logits(tr->model, abs_theta, &minus, &one, &row, 1, logits + K);
-        if (st != DPZO_OK) {
-            st = dpzo__model_failed(ctx, st, "pruning score");
-            break;
-        }
-        lp[p] = lm[p] = 0.0;
-        for (size_t k = 0; k < K; k++) {
-            lp[p] += logits[k];
-            lm[p] += logits[K + k];
-        }
-    }
-done:
-    free(abs_theta);
-    free(ones);
-    free(logits);
-    return st;
-}
-
 dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const double *score,
                                size_t P, double rate, const float *prev, float *mask,
                                size_t *n_sel)
@@ -177,97 +133,4 @@ dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const
     *n_sel = n;
     free(order);
     return DPZO_OK;
-}
-
-dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
-                             const float *prev, float *mask, size_t *n_sel)
-{
-    const size_t P = tr->P, Qp = tr->cfg.prune.queries;
-    double *score = malloc(P * sizeof *score);
-    double *sums = malloc(2 * Qp * sizeof *sums);
-    dpzo_status st = score != NULL && sums != NULL
-                         ? DPZO_OK
-                         : dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
-    if (st == DPZO_OK)
-        st = prune_sums(ctx, tr, s, sums, sums + Qp);
-    if (st == DPZO_OK)
-        st = dpzo__prune_score(ctx, &tr->cfg, s, sums, sums + Qp, tr->theta, P, score);
-    if (st == DPZO_OK)
-        st = dpzo__prune_select(ctx, &tr->cfg.prune, score, P, rate, prev, mask, n_sel);
-    free(score);
-    free(sums);
-    return st;
-}
-
-/* ---- the step ----------------------------------------------------------------------- */
-
-/* At the first step of a new stage: the anchor is the stage's starting point, and DP-ZOPO
- * computes the stage's mask (static: once, in stage 1). */
-static dpzo_status enter_stage(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo__stage *g)
-{
-    memcpy(tr->anchor, tr->theta, tr->P * sizeof *tr->anchor);
-    if (tr->mask != NULL &&
-        (g->s == 1 || tr->cfg.prune.strategy != DPZO_PRUNE_STATIC)) {
-        int incremental = tr->cfg.prune.strategy == DPZO_PRUNE_INCREMENTAL && g->s > 1;
-        float *prev = NULL;
-        if (incremental && (prev = malloc(tr->P * sizeof *prev)) == NULL)
-            return dpzo__fail(ctx, DPZO_ENOMEM, "pruning: out of memory");
-        if (prev != NULL)
-            memcpy(prev, tr->mask, tr->P * sizeof *prev);
-        dpzo_status st = dpzo__prune_mask(ctx, tr, g->s, g->rate, prev, tr->mask,
-                                          &tr->mask_count);
-        free(prev);
-        if (st != DPZO_OK)
-            return st;
-    }
-    tr->stage = g->s;
-    return DPZO_OK;
-}
-
-void dpzo__stage_resumed(dpzo_trainer *tr)
-{
-    tr->stage = 0;
-    if (!dpzo_algorithm_is_stagewise(tr->cfg.algorithm) || tr->step == 0)
-        return;
-    dpzo__stage g;
-    dpzo__stage_of(&tr->cfg, tr->step - 1, &g);
-    tr->stage = g.s;
-    tr->mask_count = 0;
-    if (tr->mask != NULL)
-        for (size_t j = 0; j < tr->P; j++)
-            tr->mask_count += tr->mask[j] != 0.0f;
-}
-
-/* DP-ZOPO's directions: the configured kind, masked (sphere: the radius for the selected
- * coordinates' count). */
-static dpzo_status masked_dir(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
-                              dpzo_dir *dir)
-{
-    const dpzo_train_config *c = &tr->cfg;
-    double radius = dpzo__train_radius(c, tr->mask_count > 0 ? tr->mask_count : 1);
-    dpzo_status st = dpzo_dir_init(ctx, dir, c->direction, c->seed, t, k, tr->P, radius);
-    if (st == DPZO_OK)
-        st = dpzo_dir_set_mult(ctx, dir, tr->mask, radius);
-    return st;
-}
-
-dpzo_status dpzo__stagewise_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b)
-{
-    dpzo__stage g;
-    dpzo__stage_of(&tr->cfg, t, &g);
-    dpzo_status st = DPZO_OK;
-    if (g.s != tr->stage && (st = enter_stage(ctx, tr, &g)) != DPZO_OK)
-        return st;
-    tr->lr_last = g.lr;
-    dpzo__dir_setup setup = tr->mask != NULL ? masked_dir : NULL;
-    st = dpzo__zo_estimate(ctx, tr, t, b, g.lambda, setup);
-    if (st != DPZO_OK)
-        return st;
-    /* the proximal pull first (it reads theta before the ZO update moves it) */
-    const double prox = tr->cfg.stages.prox;
-    if (prox > 0.0)
-        for (size_t j = 0; j < tr->P; j++)
-            tr->theta[j] = (float)((double)tr->theta[j] -
-                                   g.lr * prox * ((double)tr->theta[j] - (double)tr->anchor[j]));
-    return dpzo__zo_update(ctx, tr, t, -g.lr / (double)tr->cfg.queries, NULL);
 }

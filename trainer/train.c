@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* trainer/train.c: the trainer object: data, model, privacy ledger, the run loop with its
- * evaluations, metrics lines and checkpoints, and resuming (docs/trainer.md).
+/* trainer/train.c: the trainer object: data, model, the step object, and the run loop with
+ * its evaluations, metrics lines and checkpoints (docs/trainer.md).
  *
- * The ledger: a private run opens the privacy object first (a plan beyond the profile is
- * refused before any step), reports epsilon_after(t) after step t, and before each step
- * checks that the step stays within the budget (it stops cleanly, before the step, if
- * not). The state that a resumed run needs is the step count (batches and directions are
- * functions of the seeds and the step), theta, the seeds, the learning-rate schedule's
- * inputs, the ledger, the loss accumulators and the metrics file's length: all in the
- * checkpoint, so N steps + resume + N steps equals 2N steps bit for bit. */
+ * The run is a loop over the step object (zo_step.c; one step: train_step.c): it owns the
+ * sampler, the privacy object and the ledger. A private run opens the privacy object first
+ * (a plan beyond the profile is refused before any step), reports epsilon_after(t) after
+ * step t, and before each step checks that the step stays within the budget (it stops
+ * cleanly, before the step, if not). Checkpoints are the state object of resume.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +17,7 @@
 #include "dpzo_io.h"
 #include "internal.h"
 #include "train_internal.h"
+#include "zo_internal.h"
 
 static double now_seconds(void)
 {
@@ -90,37 +89,11 @@ static dpzo_status setup_model(dpzo_ctx *ctx, dpzo_trainer *tr)
         return st;
     dpzo_model_set_threads(tr->model, tr->cfg.threads);
     tr->P = dpzo_model_n_params(tr->model);
-    const dpzo_algorithm a = tr->cfg.algorithm;
-    size_t vectors = 1 + (size_t)dpzo_algorithm_is_stagewise(a) + (a == DPZO_ALG_DPZOPO);
-    tr->n_state = vectors * tr->P;
-    tr->state = calloc(tr->n_state, sizeof *tr->state);
-    if (tr->state == NULL)
+    tr->theta = calloc(tr->P, sizeof *tr->theta);
+    if (tr->theta == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory (%zu parameters)", tr->P);
-    tr->theta = tr->state;
-    if (dpzo_algorithm_is_stagewise(a))
-        tr->anchor = tr->state + tr->P;
-    if (a == DPZO_ALG_DPZOPO)
-        tr->mask = tr->state + 2 * tr->P;
     dpzo_model_init(tr->model, tr->cfg.seed, tr->theta);
-    tr->radius = dpzo__train_radius(&tr->cfg, tr->P);
     return DPZO_OK;
-}
-
-static dpzo_status setup_privacy(dpzo_ctx *ctx, dpzo_trainer *tr)
-{
-    const dpzo_train_config *c = &tr->cfg;
-    if (!dpzo_algorithm_is_private(c->algorithm))
-        return DPZO_OK;
-    int vector = c->algorithm == DPZO_ALG_DPSGD;
-    dpzo_privacy_plan plan = {.batching = c->batching,
-                              .batch_size = c->batch_size,
-                              .n = tr->priv.n,
-                              .steps = c->steps,
-                              .queries = dpzo_train_queries_per_step(c),
-                              .clip = c->clip,
-                              .vector = vector,
-                              .adaptive = c->algorithm == DPZO_ALG_PAZO_S};
-    return dpzo_privacy_open(ctx, c->profile, &plan, &tr->privacy);
 }
 
 /* ptr = an array of count elements (at least one); 1 when out of memory. */
@@ -134,20 +107,12 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
     const int first_order = a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD;
     int bad = ALLOC(tr->idx, n);
     if (!first_order)
-        bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->vals, n * Q) |
-               ALLOC(tr->qsum, Q) | ALLOC(tr->qnoise, Q) | ALLOC(tr->dirs, Q) |
-               ALLOC(tr->last_clean, Q) | ALLOC(tr->last_noisy, Q);
-    /* the direction cache of dpzo__zo_estimate / dpzo__zo_update (pazo-s evaluates
-     * candidate steps instead) */
-    if (!first_order && a != DPZO_ALG_PAZO_S && (size_t)Q * P <= UCACHE_MAX_BYTES / sizeof(float))
-        bad |= ALLOC(tr->ucache, (size_t)Q * P);
+        bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->LP, n * Q) |
+               ALLOC(tr->LM, n * Q) | ALLOC(tr->qsum, Q);
     if (first_order || tr->pub.n > 0)
         bad |= ALLOC(tr->grad, P);
-    if (tr->pub.n > 0) {
-        size_t k = tr->cfg.pub.k;
-        bad |= ALLOC(tr->pub_idx, tr->pub.n) | ALLOC(tr->gpub, k * P) | ALLOC(tr->vbuf, P) |
-               ALLOC(tr->coef, k);
-    }
+    if (tr->pub.n > 0)
+        bad |= ALLOC(tr->pub_idx, tr->pub.n) | ALLOC(tr->gpub, tr->cfg.pub.k * P);
     if (a == DPZO_ALG_DPSGD) {
         tr->pe_chunk = dpzo__pe_chunk(P, tr->cfg.batch_size);
         bad |= ALLOC(tr->gsum, P) | ALLOC(tr->gnoise, P) | ALLOC(tr->per_ex, tr->pe_chunk * P);
@@ -164,11 +129,17 @@ static int is_pazo_alg(dpzo_algorithm a)
 
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed)
 {
-    dpzo__sampler_free(&tr->sampler);
-    tr->sampling_seed = seed;
-    return dpzo__sampler_init(ctx, &tr->sampler, tr->cfg.batching, seed, tr->priv.n,
-                              tr->cfg.batch_size, dpzo_algorithm_is_private(tr->cfg.algorithm));
+    return dpzo_zo_set_sampling_seed(ctx, tr->zo, seed);
 }
+
+void dpzo__trainer_set_noise_hook(dpzo_trainer *tr,
+                                  void (*hook)(void *user, uint64_t step, double *out, size_t n),
+                                  void *user)
+{
+    dpzo__zo_set_noise_hook(tr->zo, hook, user);
+}
+
+dpzo_zo *dpzo__trainer_zo(const dpzo_trainer *tr) { return tr->zo; }
 
 dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
                                 const dpzo_dataset *train, const dpzo_dataset *test,
@@ -186,13 +157,13 @@ dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
     tr->cfg = *cfg;
     tr->test_acc = tr->test_loss = NAN;
     tr->session_start = -1.0;
-    tr->B = cfg->batch_size; /* expected (poisson) or exact (shuffle) */
     tr->lr_last = dpzo_lr_at(cfg->lr_schedule, cfg->lr, 0, cfg->steps);
-    uint64_t seed = 0;
+    /* the step object opens the privacy object (the plan checked against the profile) and
+     * draws the sampling seed */
     if ((st = setup_data(ctx, tr, train, test)) == DPZO_OK &&
-        (st = setup_model(ctx, tr)) == DPZO_OK && (st = setup_privacy(ctx, tr)) == DPZO_OK &&
-        (st = dpzo__random_seed(ctx, &seed)) == DPZO_OK &&
-        (st = dpzo__trainer_set_sampling_seed(ctx, tr, seed)) == DPZO_OK &&
+        (st = setup_model(ctx, tr)) == DPZO_OK &&
+        (st = dpzo__zo_create(ctx, cfg, tr->P, tr->priv.n, DPZO__ZO_TRAINER, &tr->zo)) ==
+            DPZO_OK &&
         (st = setup_buffers(ctx, tr)) == DPZO_OK && is_pazo_alg(cfg->algorithm))
         /* public batches: shuffled epochs keyed by the (public) seed; nothing secret */
         st = dpzo__sampler_init(ctx, &tr->pub_sampler, DPZO_BATCH_SHUFFLE,
@@ -202,7 +173,7 @@ dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
         dpzo_trainer_free(tr);
         return st;
     }
-    const dpzo_profile *prof = tr->privacy ? dpzo_privacy_profile(tr->privacy) : NULL;
+    const dpzo_profile *prof = dpzo_zo_profile(tr->zo);
     dpzo__train_fingerprint(&tr->cfg, prof ? prof->sha256 : NULL, &tr->priv, tr->fingerprint);
     *out = tr;
     return DPZO_OK;
@@ -218,13 +189,11 @@ void dpzo_trainer_free(dpzo_trainer *tr)
     if (tr->priv_owned)
         dpzo_dataset_free(&tr->priv);
     dpzo_model_free(tr->model);
-    dpzo_privacy_free(tr->privacy);
-    dpzo__sampler_free(&tr->sampler);
+    dpzo_zo_free(tr->zo);
     dpzo__sampler_free(&tr->pub_sampler);
-    void *bufs[] = {tr->state,   tr->idx,        tr->lp,         tr->lm,      tr->vals,
-                    tr->qsum,    tr->qnoise,     tr->dirs,       tr->gsum,    tr->gnoise,
-                    tr->grad,    tr->per_ex,     tr->last_clean, tr->last_noisy, tr->pub_idx,
-                    tr->gpub,    tr->vbuf,       tr->coef,       tr->ucache};
+    void *bufs[] = {tr->theta, tr->idx,   tr->lp,     tr->lm,      tr->LP,      tr->LM,
+                    tr->qsum,  tr->gsum,  tr->gnoise, tr->grad,    tr->per_ex,  tr->pub_idx,
+                    tr->gpub};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         free(bufs[i]);
     free(tr);
@@ -235,31 +204,25 @@ void dpzo_trainer_free(dpzo_trainer *tr)
 const float *dpzo_trainer_theta(const dpzo_trainer *tr) { return tr->theta; }
 size_t dpzo_trainer_n_params(const dpzo_trainer *tr) { return tr->P; }
 const dpzo_train_config *dpzo_trainer_config(const dpzo_trainer *tr) { return &tr->cfg; }
-const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr) { return tr->privacy; }
+const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr)
+{
+    return dpzo__zo_privacy(tr->zo);
+}
 size_t dpzo_trainer_n_train(const dpzo_trainer *tr) { return tr->priv.n; }
 size_t dpzo_trainer_n_public(const dpzo_trainer *tr) { return tr->pub.n; }
 size_t dpzo_trainer_n_test(const dpzo_trainer *tr) { return tr->test->n; }
 const char *dpzo_trainer_fingerprint(const dpzo_trainer *tr) { return tr->fingerprint; }
 
-double dpzo__trainer_epsilon_after(const dpzo_trainer *tr, uint64_t t)
-{
-    return tr->privacy ? dpzo_privacy_epsilon_after(tr->privacy, t) : INFINITY;
-}
-
-double dpzo__trainer_seconds(const dpzo_trainer *tr)
-{
-    return tr->seconds + (tr->session_start >= 0.0 ? now_seconds() - tr->session_start : 0.0);
-}
-
 void dpzo_trainer_report_now(const dpzo_trainer *tr, dpzo_train_report *r)
 {
-    r->step = tr->step;
+    const dpzo__loss_acc *loss = dpzo__zo_loss(tr->zo);
+    r->step = dpzo_zo_steps_done(tr->zo);
     r->steps = tr->cfg.steps;
     r->evaluated = 0;
-    r->train_loss = tr->loss_count > 0 ? tr->loss_sum / (double)tr->loss_count : NAN;
+    r->train_loss = loss->count > 0 ? loss->sum / (double)loss->count : NAN;
     r->test_accuracy = tr->test_acc;
     r->test_loss = tr->test_loss;
-    r->epsilon_spent = dpzo__trainer_epsilon_after(tr, tr->step);
+    r->epsilon_spent = dpzo_zo_epsilon(tr->zo);
     r->lr = tr->lr_last;
     r->seconds = dpzo__trainer_seconds(tr);
 }
@@ -330,8 +293,7 @@ static dpzo_status metrics_line(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const 
 {
     dpzo_train_report r;
     dpzo_trainer_report_now(tr, &r);
-    tr->loss_sum = 0.0;
-    tr->loss_count = 0;
+    *dpzo__zo_loss(tr->zo) = (dpzo__loss_acc){0.0, 0};
     if (f == NULL)
         return DPZO_OK;
     char b[5][40];
@@ -368,18 +330,19 @@ static dpzo_status eval_and_log(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const 
 /* DPZO_OK when step t + 1 stays within the budget, else a clean stop's message. */
 static dpzo_status budget_check(dpzo_ctx *ctx, const dpzo_trainer *tr)
 {
-    if (tr->privacy == NULL)
+    const dpzo_privacy *p = dpzo__zo_privacy(tr->zo);
+    if (p == NULL)
         return DPZO_OK;
-    double next = dpzo_privacy_epsilon_after(tr->privacy, tr->step + 1);
-    double budget = dpzo_privacy_budget(tr->privacy);
+    const uint64_t step = dpzo_zo_steps_done(tr->zo);
+    double next = dpzo_privacy_epsilon_after(p, step + 1);
+    double budget = dpzo_privacy_budget(p);
     if (next <= budget)
         return DPZO_OK;
     return dpzo__fail(ctx, DPZO_EINFEASIBLE,
                       "privacy budget: step %llu would spend epsilon %g, beyond the profile's "
                       "%g at delta %g; stopped after %llu steps (epsilon spent %.10g)",
-                      (unsigned long long)(tr->step + 1), next, budget,
-                      dpzo_privacy_delta(tr->privacy), (unsigned long long)tr->step,
-                      dpzo__trainer_epsilon_after(tr, tr->step));
+                      (unsigned long long)(step + 1), next, budget, dpzo_privacy_delta(p),
+                      (unsigned long long)step, dpzo_zo_epsilon(tr->zo));
 }
 
 static int due(uint64_t step, uint64_t every) { return every > 0 && step % every == 0; }
@@ -396,15 +359,16 @@ typedef struct {
 static dpzo_status after_step(dpzo_ctx *ctx, dpzo_trainer *tr, run_state *rs, int *stop)
 {
     const dpzo_train_config *c = &tr->cfg;
+    const uint64_t step = dpzo_zo_steps_done(tr->zo);
     dpzo_train_report r;
     dpzo_status st = DPZO_OK;
-    if (due(tr->step, c->eval_every) || tr->step == c->steps)
+    if (due(step, c->eval_every) || step == c->steps)
         st = eval_and_log(ctx, tr, rs->metrics, NULL, &r);
     else
         dpzo_trainer_report_now(tr, &r);
-    if (st == DPZO_OK && c->checkpoint[0] && due(tr->step, c->checkpoint_every)) {
+    if (st == DPZO_OK && c->checkpoint[0] && due(step, c->checkpoint_every)) {
         st = dpzo_trainer_save(ctx, tr, c->checkpoint);
-        rs->saved_step = tr->step;
+        rs->saved_step = step;
     }
     if (st == DPZO_OK && rs->cb != NULL && rs->cb(rs->user, &r) != 0)
         *stop = 1;
@@ -416,7 +380,7 @@ static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run
 {
     dpzo_status st = DPZO_OK;
     int stop = 0;
-    if (tr->step == 0 && isnan(tr->test_acc)) { /* a fresh run: where it starts from */
+    if (dpzo_zo_steps_done(tr->zo) == 0 && isnan(tr->test_acc)) { /* a fresh run */
         dpzo_train_report r;
         if (tr->cfg.pretrain.steps > 0)
             st = dpzo__pretrain(ctx, tr);
@@ -425,7 +389,7 @@ static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run
         if (st == DPZO_OK && rs->cb != NULL && rs->cb(rs->user, &r) != 0)
             stop = 1;
     }
-    while (st == DPZO_OK && !stop && tr->step < until) {
+    while (st == DPZO_OK && !stop && dpzo_zo_steps_done(tr->zo) < until) {
         if ((st = budget_check(ctx, tr)) != DPZO_OK) {
             /* log where it stopped; a success leaves the budget's message in ctx */
             dpzo_train_report r;
@@ -433,15 +397,14 @@ static dpzo_status run_loop(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until, run
             st = est != DPZO_OK ? est : st;
             break;
         }
-        size_t b = dpzo__sampler_batch(&tr->sampler, tr->step, tr->idx);
-        if ((st = dpzo__train_step(ctx, tr, tr->step, b)) != DPZO_OK)
+        if ((st = dpzo__trainer_step(ctx, tr)) != DPZO_OK)
             break;
-        tr->step++;
         st = after_step(ctx, tr, rs, &stop);
     }
-    if (st == DPZO_OK && stop && tr->step < until)
+    const uint64_t step = dpzo_zo_steps_done(tr->zo);
+    if (st == DPZO_OK && stop && step < until)
         st = dpzo__fail(ctx, DPZO_EINTERRUPTED, "stopped after %llu of %llu steps",
-                        (unsigned long long)tr->step, (unsigned long long)tr->cfg.steps);
+                        (unsigned long long)step, (unsigned long long)tr->cfg.steps);
     return st;
 }
 
@@ -457,7 +420,7 @@ static dpzo_status finish_run(dpzo_ctx *ctx, dpzo_trainer *tr, run_state *rs, dp
             st = dpzo__fail(ctx, DPZO_EINVAL, "metrics: cannot write %s", tr->cfg.metrics);
     }
     int saveable = st == DPZO_OK || st == DPZO_EINTERRUPTED || st == DPZO_EINFEASIBLE;
-    if (saveable && tr->cfg.checkpoint[0] && rs->saved_step != tr->step) {
+    if (saveable && tr->cfg.checkpoint[0] && rs->saved_step != dpzo_zo_steps_done(tr->zo)) {
         /* a successful save leaves ctx's message (why the run stopped) as it is */
         dpzo_status sst = dpzo_trainer_save(ctx, tr, tr->cfg.checkpoint);
         st = sst != DPZO_OK ? sst : st;

@@ -6,6 +6,7 @@
 #define DPZO_TRAIN_INTERNAL_H
 
 #include <stdint.h>
+#include <time.h>
 #include "dpzo/trainer.h"
 
 /* ---- batch sampling (sampler.c) ----------------------------------------------------- *
@@ -44,6 +45,8 @@ dpzo_status dpzo__random_seed(dpzo_ctx *ctx, uint64_t *out);
 
 /* ---- the trainer -------------------------------------------------------------------- */
 
+typedef struct dpzo_zo dpzo_zo;
+
 struct dpzo_trainer {
     dpzo_train_config cfg;
     char fingerprint[65];
@@ -55,59 +58,41 @@ struct dpzo_trainer {
     dpzo_model *model;
     size_t P;
     float *theta;
-    dpzo_privacy *privacy;   /* NULL: non-private */
-    double B;                /* the divisor: the expected (poisson) or exact batch size */
-    double radius;           /* sphere radius */
-    uint64_t sampling_seed;
-    dpzo__sampler sampler;
-    /* work buffers, allocated once */
+    /* the step (zo_step.c): sampler, privacy object, directions, release, ledger, the
+     * stage's anchor and mask, the training loss's accumulators */
+    dpzo_zo *zo;
+    /* the model's side of a step (train_step.c, first_order.c), allocated once */
     size_t *idx;
-    double *lp, *lm;          /* per-example losses at theta +- lambda u (ZO) */
-    double *vals;             /* b x Q per-example differences (ZO) */
-    double *qsum, *qnoise;    /* Q sums and noise draws (ZO) */
-    dpzo_dir *dirs;           /* Q directions of the current step */
-    float *ucache;            /* Q x P: the directions' elements as the evaluation generated
-                                 them, read by the update instead of generating them again
-                                 (NULL when Q P floats exceed UCACHE_MAX_BYTES) */
-    int ucache_ok;            /* ucache holds this step's directions */
-    /* the state a checkpoint holds: theta, then (stagewise) the stage's anchor theta^(s-1),
-     * then (dpzopo) the mask; n_state floats in all */
-    float *state;
-    size_t n_state;
-    float *anchor, *mask;
-    unsigned stage;           /* the stage whose anchor and mask are set (0: none) */
-    size_t mask_count;        /* dpzopo: coordinates the mask selects */
-    /* public data (pazo-*, pretrain) */
-    dpzo__sampler pub_sampler;
+    double *lp, *lm;          /* b: the losses along one direction or at one candidate */
+    double *LP, *LM;          /* b x Q: the step's losses as dpzo_zo_clip_sum takes them */
+    double *qsum;             /* the batch's clipped sums of one release */
+    dpzo__sampler pub_sampler; /* public data (pazo-*) */
     size_t *pub_idx;
     float *gpub;              /* k x P public gradients (pazo-p: the basis) */
-    float *vbuf;              /* P: pazo-p's direction G u; pazo-s's candidate step */
-    double *coef;             /* k: pazo-p's coefficients */
-    unsigned basis;           /* pazo-p: the basis's columns this step */
-    /* last step's diagnostics (tests): pazo-s chosen candidate, pazo-s noisy winner */
-    int last_choice;
-    double *gsum, *gnoise;    /* P: clipped gradient sum and noise (dpsgd) */
-    float *grad, *per_ex;     /* P and chunk x P (first order) */
+    float *grad;              /* P: a (public) gradient */
+    double *gsum, *gnoise;    /* P: dpsgd's clipped gradient sum and its release */
+    float *per_ex;            /* chunk x P per-example gradients (dpsgd) */
     size_t pe_chunk;
-    /* progress */
-    uint64_t step;
+    /* progress (the step count is the step object's) */
     double lr_last;
-    double loss_sum;          /* since the previous evaluation */
-    uint64_t loss_count;
     double test_acc, test_loss;
     double seconds;           /* of finished sessions (and the current one at a save) */
     double session_start;     /* monotonic clock at the current run's start, < 0: none */
     uint64_t metrics_offset;  /* bytes of the metrics file that belong to this run */
     int resumed;
-    /* what the last step released, for tests: the clipped sums and the noisy values of
-     * each query (ZO), and the count of noise draws requested so far in this process */
-    double *last_clean, *last_noisy;
-    uint64_t noise_draws;
-    /* tests only (never set by the CLI): replaces the privacy object's CSPRNG draws by
-     * hook(user, step, out, n) so that private runs can be compared bit for bit */
-    void (*noise_hook)(void *user, uint64_t step, double *out, size_t n);
-    void *noise_user;
 };
+
+/* Training seconds so far: finished sessions plus the running one. */
+static inline double dpzo__trainer_seconds(const dpzo_trainer *tr)
+{
+    double running = 0.0;
+    if (tr->session_start >= 0.0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        running = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - tr->session_start;
+    }
+    return tr->seconds + running;
+}
 
 /* dpzo_train_config_validate; step_only: the step's configuration (dpzo/zo_step.h), which
  * has no model. */
@@ -117,15 +102,16 @@ dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, 
  * never reaches the release), then clipped by the privacy object. */
 void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q);
 
-/* epsilon_after(t) of the privacy object (+inf when non-private). */
-double dpzo__trainer_epsilon_after(const dpzo_trainer *tr, uint64_t t);
-/* Training seconds so far: finished sessions plus the running one. */
-double dpzo__trainer_seconds(const dpzo_trainer *tr);
 
-/* The test hook: replaces the sampling seed drawn from getrandom (and the sampler), so two
- * runs can share their batches. Never used by the CLI: a known sampling seed voids the
- * amplification by subsampling. */
+/* The test hooks: the sampling seed in place of the one drawn from getrandom (so two runs
+ * can share their batches; never used by the CLI: a known sampling seed voids the
+ * amplification by subsampling), and a deterministic stand-in for the CSPRNG's noise. */
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed);
+void dpzo__trainer_set_noise_hook(dpzo_trainer *tr,
+                                  void (*hook)(void *user, uint64_t step, double *out, size_t n),
+                                  void *user);
+/* The run's step object (tests). */
+dpzo_zo *dpzo__trainer_zo(const dpzo_trainer *tr);
 
 /* The sampler's keystream (sampler.c; its test hooks): the 32-bit words of ChaCha20 blocks
  * ctr, ctr + 1, ... (nblocks of them, the counter modulo 2^32) with this key and 96-bit
@@ -142,7 +128,7 @@ int dpzo__chacha20_simd_words(int impl, const unsigned char key[32],
                               uint32_t *out);
 int dpzo__sampler_impl(int impl);
 
-/* ---- one step of each algorithm (step.c) -------------------------------------------- */
+/* ---- one step of `dpzo train` (train_step.c, first_order.c) --------------------------- */
 
 /* Per-example central differences along dir: d[i] = (lp[i] - lm[i]) / (2 lambda), with
  * lp, lm the losses at theta + lambda u and theta - lambda u (theta is not written).
@@ -157,33 +143,20 @@ dpzo_status dpzo__model_losses_pm_u(dpzo_model *m, const float *theta, const dpz
                                     double lambda, const dpzo_dataset *ds, const size_t *idx,
                                     size_t batch, double *loss_plus, double *loss_minus,
                                     float *u_all);
-/* dpzo__zo_differences keeping the direction's elements in u_keep (NULL: not kept). */
-dpzo_status dpzo__zo_differences_u(dpzo_model *m, const float *theta, const dpzo_dir *dir,
-                                   double lambda, const dpzo_dataset *ds, const size_t *idx,
-                                   size_t b, double *lp, double *lm, double *d, size_t stride,
-                                   float *u_keep);
-/* The largest direction cache (tr->ucache) the trainer keeps: 64 MiB. */
-#define UCACHE_MAX_BYTES ((size_t)64 << 20)
-/* Sets up direction k of step t (a plain, masked or explicit dpzo_dir). */
-typedef dpzo_status (*dpzo__dir_setup)(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned k,
-                                       dpzo_dir *dir);
-/* The private ZO estimate of step t: for each query k < Q, direction k from setup (NULL:
- * the configured kind keyed by (seed, t, k)) into tr->dirs[k], the batch's central
- * differences with perturbation lambda; then each example's Q-vector clipped, summed and
- * noised once per query (private runs): tr->qsum[k] holds the released sums. */
-dpzo_status dpzo__zo_estimate(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b,
-                              double lambda, dpzo__dir_setup setup);
-/* theta += coef (qsum[k] / B) u_k for each query k (setup != NULL: set each direction up
- * again first, for directions whose buffer is shared). */
-dpzo_status dpzo__zo_update(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double coef,
-                            dpzo__dir_setup setup);
-/* Step t's noise: n draws (the privacy object's, or the test hook's), counted. */
-dpzo_status dpzo__draw_noise(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, double *out,
-                             size_t n);
+/* The context's message for a model's failure: "WHAT failed: STATUS" (model.c). */
 dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what);
-/* DP-ZOSO / DP-ZOPO step t (stagewise.c) and PAZO-M/P/S step t (pazo.c). */
-dpzo_status dpzo__stagewise_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
-dpzo_status dpzo__pazo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr);
+/* Step t = the steps done: its batch from the step object's sampler, then the step object's
+ * sequence with the trainer's model evaluating. */
+dpzo_status dpzo__trainer_step(dpzo_ctx *ctx, dpzo_trainer *tr);
+/* dpsgd / sgd on the begun step's b rows (tr->idx): gradient, release, update. */
+dpzo_status dpzo__first_order_step(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b);
+/* The first-order per-example chunk size: at most 64 MiB of per-example gradients. */
+size_t dpzo__pe_chunk(size_t P, double batch);
+/* DP-ZOPO's score sums of a model: its linearised network (every weight |theta_j|, an
+ * all-ones input of shape's dimensions, the outputs summed) at |theta| +- beta v[p]. */
+dpzo_status dpzo__prune_sums(dpzo_ctx *ctx, dpzo_model *model, const dpzo_dataset *shape,
+                             const float *theta, size_t P, const dpzo_dir *const *v,
+                             unsigned n, double beta, double *lp, double *lm);
 
 /* ---- stages and pruning (stagewise.c) ------------------------------------------------ */
 
@@ -216,14 +189,8 @@ dpzo_status dpzo__prune_score(dpzo_ctx *ctx, const dpzo_train_config *c, unsigne
 dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const double *score,
                                size_t P, double rate, const float *prev, float *mask,
                                size_t *n_sel);
-dpzo_status dpzo__prune_mask(dpzo_ctx *ctx, dpzo_trainer *tr, unsigned s, double rate,
-                             const float *prev, float *mask, size_t *n_sel);
 
-/* After a resume: the stage whose anchor and mask the state holds (that of the last step
- * done), and the mask's count. */
-void dpzo__stage_resumed(dpzo_trainer *tr);
-
-/* ---- public data (pazo.c) ------------------------------------------------------------ */
+/* ---- public data (train_step.c; pazo.c) ----------------------------------------------- */
 
 /* Non-private SGD on the public rows (the configuration's pretrain), from the current theta. */
 dpzo_status dpzo__pretrain(dpzo_ctx *ctx, dpzo_trainer *tr);
@@ -251,10 +218,6 @@ dpzo_status dpzo__pazo_s_noisy(dpzo_ctx *ctx, const dpzo_train_config *c, uint64
 dpzo_status dpzo__span_vector(dpzo_ctx *ctx, const dpzo_train_config *c, uint64_t t, unsigned k,
                               const float *G, unsigned m, size_t P, double *coef, float *out);
 
-/* One step t of the trainer's algorithm on the rows idx[0..b). */
-dpzo_status dpzo__train_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
-/* The first-order per-example chunk size: at most 64 MiB of per-example gradients. */
-size_t dpzo__pe_chunk(size_t P, double batch);
 
 /* ---- configuration (config.c) ------------------------------------------------------- */
 

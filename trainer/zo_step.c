@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* trainer/zo_step.c: the zeroth-order step with the model outside it (dpzo/zo_step.h).
+/* trainer/zo_step.c: the step object (dpzo/zo_step.h), the one sequence of a training step.
  *
- * The same pieces as `dpzo train`'s step (trainer/step.c, stagewise.c): the privacy object,
- * the sampler, the directions keyed by (seed, t, k), the clipping of a row
- * (dpzo__zo_clip_row), the update coefficients (-lr / Q) (qsum_k / B) and the stage
- * schedule (dpzo__stage_of). Only the losses come from the caller. */
+ * It holds everything of a run but the model: the plan and its privacy object, the batch
+ * sampler, the step's directions keyed by (seed, t, k), the learning rate and the stage of
+ * step t, the release (per-example clipping, noise, one draw per query) with the ledger, and
+ * the update. The algorithms are modules below it that call nothing above them: the stage
+ * schedule and the pruning mask (stagewise.c), the public span and PAZO-S's candidates
+ * (pazo.c). Its callers evaluate the losses: dpzo.torch's user model through the public API,
+ * and `dpzo train`'s own C models (train_step.c), which create it with DPZO__ZO_TRAINER
+ * (zo_internal.h) for what only they need: the first-order baselines' release, the stage's
+ * anchor for DP-ZOSO's proximal pull, the direction cache, and the tests' noise hook. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +17,20 @@
 #include "dpzo/zo_step.h"
 #include "internal.h"
 #include "train_internal.h"
+#include "zo_internal.h"
+#include "zo_math.h" /* kernels/cpu: dpzo__axpy_floats */
 
 typedef enum { ZO_IDLE = 0, ZO_BEGUN = 1, ZO_RELEASED = 2 } zo_phase;
+
+void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q)
+{
+    for (unsigned k = 0; k < Q; k++)
+        if (!isfinite(v[k])) {
+            memset(v, 0, Q * sizeof *v);
+            break;
+        }
+    dpzo_privacy_clip(p, v, Q);
+}
 
 struct dpzo_zo {
     dpzo_train_config cfg;
@@ -50,8 +67,16 @@ struct dpzo_zo {
     double pending_rate;
     dpzo_dir *score_dirs;  /* prune.queries: the score's directions v_p */
     uint64_t noise_draws;
-    double loss_sum;
-    uint64_t loss_count;
+    dpzo__loss_acc loss;
+    /* DPZO__ZO_TRAINER only */
+    unsigned flags;
+    float *anchor;         /* stagewise: theta at the start of stage anchor_stage (dim) */
+    unsigned anchor_stage;
+    float *ucache;         /* Q x dim: the directions' floats the caller's evaluation kept */
+    int ucache_ok;         /* ucache holds the begun step's directions */
+    dpzo__noise_hook noise_hook;
+    void *noise_user;
+    double *last_clean, *last_noisy; /* what each release of the last step took and gave */
 };
 
 dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t dim,
@@ -60,11 +85,22 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     if (cfg == NULL || out == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: NULL configuration or output");
     *out = NULL;
-    dpzo_status st = dpzo__train_config_check(ctx, cfg, 1);
+    return dpzo__zo_create(ctx, cfg, dim, n, 0, out);
+}
+
+dpzo_status dpzo__zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t dim,
+                            uint64_t n, unsigned flags, dpzo_zo **out)
+{
+    const int trainer = (flags & DPZO__ZO_TRAINER) != 0;
+    /* dpzo train validated the whole configuration, and its sampler checks the data */
+    dpzo_status st = trainer ? DPZO_OK : dpzo__train_config_check(ctx, cfg, 1);
     if (st != DPZO_OK)
         return st;
     const dpzo_algorithm a = cfg->algorithm;
-    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD)
+    const int first_order = a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD;
+    if (trainer)
+        goto checked;
+    if (first_order)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "zo step: algorithm %s is not available with an external model "
                           "(the zeroth-order ones are; `dpzo train` runs %s on dpzo's own "
@@ -82,10 +118,12 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
         return dpzo__fail(ctx, DPZO_EINVAL,
                           "zo step: fixed batches of %g rows from a data set of %llu rows",
                           cfg->batch_size, (unsigned long long)n);
+checked:;
     dpzo_zo *zo = calloc(1, sizeof *zo);
     if (zo == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "zo step: out of memory");
     zo->cfg = *cfg;
+    zo->flags = flags;
     zo->dim = dim;
     zo->n = n;
     zo->B = cfg->batch_size;
@@ -99,7 +137,9 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     zo->row = calloc(W, sizeof *zo->row);
     zo->noise = calloc(W, sizeof *zo->noise);
     zo->coef = calloc(W, sizeof *zo->coef);
-    int bad = 0;
+    zo->last_clean = calloc(W, sizeof *zo->last_clean);
+    zo->last_noisy = calloc(W, sizeof *zo->last_noisy);
+    int bad = zo->last_clean == NULL || zo->last_noisy == NULL;
     if (a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S) {
         size_t rows = a == DPZO_ALG_PAZO_P ? Q : 1;
         if (dim > SIZE_MAX / sizeof(float) / rows)
@@ -110,6 +150,14 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
     if (a == DPZO_ALG_DPZOPO && !bad)
         bad = (zo->mask = calloc((size_t)dim, sizeof *zo->mask)) == NULL ||
               (zo->score_dirs = calloc(cfg->prune.queries, sizeof *zo->score_dirs)) == NULL;
+    if (trainer && dpzo_algorithm_is_stagewise(a) && !bad)
+        bad = (zo->anchor = calloc((size_t)dim, sizeof *zo->anchor)) == NULL;
+    /* the direction cache: the floats of the step's directions, generated once by the
+     * evaluation and read by the update (at most DPZO__UCACHE_MAX_BYTES; pazo-s evaluates
+     * candidate steps instead) */
+    if (trainer && !first_order && a != DPZO_ALG_PAZO_S && !bad &&
+        (uint64_t)Q * dim <= DPZO__UCACHE_MAX_BYTES / sizeof(float))
+        bad = (zo->ucache = malloc((size_t)Q * (size_t)dim * sizeof *zo->ucache)) == NULL;
     if (bad || zo->dirs == NULL || zo->g == NULL || zo->alpha == NULL || zo->row == NULL ||
         zo->noise == NULL || zo->coef == NULL) {
         dpzo_zo_free(zo);
@@ -122,6 +170,7 @@ dpzo_status dpzo_zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_t
                                   .steps = cfg->steps,
                                   .queries = R,
                                   .clip = cfg->clip,
+                                  .vector = a == DPZO_ALG_DPSGD,
                                   .adaptive = a == DPZO_ALG_PAZO_S};
         st = dpzo_privacy_open(ctx, cfg->profile, &plan, &zo->privacy);
     }
@@ -162,6 +211,10 @@ void dpzo_zo_free(dpzo_zo *zo)
     free(zo->vbuf);
     free(zo->mask);
     free(zo->score_dirs);
+    free(zo->anchor);
+    free(zo->ucache);
+    free(zo->last_clean);
+    free(zo->last_noisy);
     free(zo);
 }
 
@@ -195,6 +248,11 @@ static dpzo_status need_phase(dpzo_ctx *ctx, const dpzo_zo *zo, zo_phase want,
                               const char *what);
 
 /* pazo-p and pazo-s: the step's directions come from the caller's public gradients. */
+static int is_first_order(const dpzo_zo *zo)
+{
+    return zo->cfg.algorithm == DPZO_ALG_DPSGD || zo->cfg.algorithm == DPZO_ALG_SGD;
+}
+
 static int uses_public_span(const dpzo_zo *zo)
 {
     return zo->cfg.algorithm == DPZO_ALG_PAZO_P || zo->cfg.algorithm == DPZO_ALG_PAZO_S;
@@ -239,6 +297,7 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
                           (unsigned long long)c->steps);
     }
     zo->pending = 0;
+    zo->ucache_ok = 0;
     zo->lr = dpzo_zo_lr_at(zo, t);
     if (dpzo_algorithm_is_stagewise(c->algorithm)) {
         dpzo__stage g;
@@ -267,7 +326,7 @@ dpzo_status dpzo_zo_begin(dpzo_ctx *ctx, dpzo_zo *zo)
     zo->choice = -1;
     for (unsigned k = 0; k < zo->R; k++)
         zo->g[k] = NAN;
-    if (!uses_public_span(zo)) {
+    if (!uses_public_span(zo) && !is_first_order(zo)) {
         dpzo_status st = plain_dirs(ctx, zo);
         if (st != DPZO_OK)
             return st;
@@ -325,20 +384,31 @@ const float *dpzo_zo_mask(const dpzo_zo *zo)
     return zo->mask != NULL && zo->stage > 0 ? zo->mask : NULL;
 }
 
+/* A saved mask's multipliers: finite, >= 0, not all zero; *count the selected ones. */
+static dpzo_status check_mask(dpzo_ctx *ctx, const dpzo_zo *zo, const float *mask,
+                              size_t *count)
+{
+    *count = 0;
+    for (uint64_t j = 0; j < zo->dim; j++) {
+        if (!(mask[j] >= 0.0f && isfinite(mask[j])))
+            return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: multiplier %llu is %g",
+                              (unsigned long long)j, (double)mask[j]);
+        *count += mask[j] != 0.0f;
+    }
+    if (*count == 0)
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: the mask selects nothing");
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_zo_set_mask(dpzo_ctx *ctx, dpzo_zo *zo, const float *mask)
 {
     if (zo->mask == NULL || zo->phase != ZO_IDLE || zo->done == 0 || mask == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: a dpzopo run's saved mask, "
                           "after dpzo_zo_set_steps_done and before its next step");
     size_t count = 0;
-    for (uint64_t j = 0; j < zo->dim; j++) {
-        if (!(mask[j] >= 0.0f && isfinite(mask[j])))
-            return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: multiplier %llu is %g",
-                              (unsigned long long)j, (double)mask[j]);
-        count += mask[j] != 0.0f;
-    }
-    if (count == 0)
-        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_mask: the mask selects nothing");
+    dpzo_status st = check_mask(ctx, zo, mask, &count);
+    if (st != DPZO_OK)
+        return st;
     dpzo__stage g;
     dpzo__stage_of(&zo->cfg, zo->done - 1, &g);
     memcpy(zo->mask, mask, (size_t)zo->dim * sizeof *mask);
@@ -428,7 +498,7 @@ double dpzo_zo_lr(const dpzo_zo *zo) { return zo->lr; }
 
 const dpzo_dir *dpzo_zo_direction(const dpzo_zo *zo, unsigned k)
 {
-    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S ||
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S || is_first_order(zo) ||
         (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL) || zo->pending)
         return NULL;
     return zo->phase != ZO_IDLE && k < zo->cfg.queries ? &zo->dirs[k] : NULL;
@@ -452,6 +522,9 @@ static dpzo_status need_directions(dpzo_ctx *ctx, const dpzo_zo *zo, const char 
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-s releases candidates' losses "
                           "(dpzo_zo_clip_sum_candidates)", what);
+    if (is_first_order(zo))
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: %s releases a gradient", what,
+                          dpzo_algorithm_name(zo->cfg.algorithm));
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_P && zo->G == NULL)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: %s: pazo-p needs the step's public "
                           "gradients first (dpzo_zo_set_public)", what);
@@ -479,9 +552,9 @@ dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const
             dpzo__zo_clip_row(zo->privacy, zo->row, Q);
         for (unsigned k = 0; k < Q; k++)
             qsum[k] += zo->row[k];
-        zo->loss_sum += 0.5 * (lp[i * Q] + lm[i * Q]);
+        zo->loss.sum += 0.5 * (lp[i * Q] + lm[i * Q]);
     }
-    zo->loss_count += b;
+    zo->loss.count += b;
     return DPZO_OK;
 }
 
@@ -502,10 +575,10 @@ dpzo_status dpzo_zo_clip_sum_candidates(dpzo_ctx *ctx, dpzo_zo *zo, const double
         for (unsigned j = 0; j < m; j++)
             qsum[j] += zo->row[j];
         if (zo->part == 1) /* f(theta - lr g_0) ~ f(theta): the loss shown */
-            zo->loss_sum += loss[i * m];
+            zo->loss.sum += loss[i * m];
     }
     if (zo->part == 1)
-        zo->loss_count += b;
+        zo->loss.count += b;
     return DPZO_OK;
 }
 
@@ -568,6 +641,20 @@ static dpzo_status release_count(dpzo_ctx *ctx, const dpzo_zo *zo, const char *w
     return DPZO_OK;
 }
 
+/* n noise draws of the begun step: the privacy object's, or the tests' hook; counted. */
+static dpzo_status draw_noise(dpzo_ctx *ctx, dpzo_zo *zo, double *out, size_t n)
+{
+    if (zo->noise_hook != NULL)
+        zo->noise_hook(zo->noise_user, zo->done, out, n);
+    else {
+        dpzo_status st = dpzo_privacy_noise(ctx, zo->privacy, out, n);
+        if (st != DPZO_OK)
+            return st;
+    }
+    zo->noise_draws += n;
+    return DPZO_OK;
+}
+
 dpzo_status dpzo_zo_release(dpzo_ctx *ctx, dpzo_zo *zo, const double *qsum, double *released)
 {
     unsigned m = 0;
@@ -579,15 +666,15 @@ dpzo_status dpzo_zo_release(dpzo_ctx *ctx, dpzo_zo *zo, const double *qsum, doub
             return dpzo__fail(ctx, DPZO_EINVAL, "zo step: release: sum %u is not finite", k);
     for (unsigned k = 0; k < m; k++)
         zo->noise[k] = 0.0;
-    if (zo->privacy != NULL) {
-        if ((st = dpzo_privacy_noise(ctx, zo->privacy, zo->noise, m)) != DPZO_OK)
-            return st;
-        zo->noise_draws += m;
-    }
+    if (zo->privacy != NULL && (st = draw_noise(ctx, zo, zo->noise, m)) != DPZO_OK)
+        return st;
+    const unsigned off = zo->part == 2 ? zo->cfg.pub.k : 0; /* pazo-s's noisy candidate */
     for (unsigned k = 0; k < m; k++) {
         zo->row[k] = qsum[k] + zo->noise[k];
         if (released != NULL)
             released[k] = zo->row[k];
+        zo->last_clean[off + k] = qsum[k];
+        zo->last_noisy[off + k] = zo->row[k];
     }
     return set_released(ctx, zo, zo->row);
 }
@@ -627,16 +714,37 @@ static dpzo_status check_update(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, s
     return DPZO_OK;
 }
 
+/* DP-ZOSO's proximal pull towards the stage's anchor, before the zeroth-order part:
+ * theta_j -= lr_s prox (theta_j - anchor_j) (docs/algorithms.md 2). */
+static void prox_pull(const dpzo_zo *zo, uint64_t j0, size_t n, float *theta)
+{
+    const double a = zo->lr * zo->cfg.stages.prox;
+    const float *anchor = zo->anchor + j0;
+    for (size_t j = 0; j < n; j++)
+        theta[j] = (float)((double)theta[j] - a * ((double)theta[j] - (double)anchor[j]));
+}
+
 dpzo_status dpzo_zo_update(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, size_t n,
                            dpzo_dtype dt, void *theta)
 {
     dpzo_status st = check_update(ctx, zo, j0, n, dt);
     if (st != DPZO_OK || n == 0)
         return st;
-    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S)
+    if (zo->anchor != NULL && zo->cfg.stages.prox > 0.0) {
+        if (dt != DPZO_F32)
+            return dpzo__fail(ctx, DPZO_EUNSUPPORTED, "zo step: the proximal pull updates "
+                              "float32 parameters only");
+        prox_pull(zo, j0, n, theta);
+    }
+    if (zo->cfg.algorithm == DPZO_ALG_PAZO_S) {
         dpzo_dir_update(&zo->step_dir, zo->alpha, 1, j0, n, dt, theta);
-    else
+    } else if (zo->ucache_ok && dt == DPZO_F32) { /* the floats dpzo_dir_update generates */
+        for (unsigned k = 0; k < zo->cfg.queries; k++)
+            dpzo__axpy_floats(n, zo->alpha[k], zo->ucache + k * (size_t)zo->dim + j0,
+                              (float *)theta);
+    } else {
         dpzo_dir_update(zo->dirs, zo->alpha, zo->cfg.queries, j0, n, dt, theta);
+    }
     return st;
 }
 
@@ -647,7 +755,7 @@ dpzo_status dpzo_zo_update_cuda(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t j0, s
     if (st != DPZO_OK || n == 0)
         return st;
     if (zo->cfg.algorithm == DPZO_ALG_PAZO_S || zo->cfg.algorithm == DPZO_ALG_PAZO_P ||
-        zo->cfg.algorithm == DPZO_ALG_DPZOPO)
+        zo->cfg.algorithm == DPZO_ALG_DPZOPO || zo->anchor != NULL)
         return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
                           "zo step: %s keeps its public gradients or mask in host memory: its "
                           "update runs on CPU tensors",
@@ -748,9 +856,9 @@ uint64_t dpzo_zo_noise_draws(const dpzo_zo *zo) { return zo->noise_draws; }
 
 double dpzo_zo_take_loss(dpzo_zo *zo)
 {
-    double m = zo->loss_count > 0 ? zo->loss_sum / (double)zo->loss_count : NAN;
-    zo->loss_sum = 0.0;
-    zo->loss_count = 0;
+    double m = zo->loss.count > 0 ? zo->loss.sum / (double)zo->loss.count : NAN;
+    zo->loss.sum = 0.0;
+    zo->loss.count = 0;
     return m;
 }
 
@@ -759,4 +867,102 @@ const dpzo_train_config *dpzo_zo_config(const dpzo_zo *zo) { return &zo->cfg; }
 const dpzo_profile *dpzo_zo_profile(const dpzo_zo *zo)
 {
     return zo->privacy != NULL ? dpzo_privacy_profile(zo->privacy) : NULL;
+}
+
+/* ---- dpzo train's side (zo_internal.h) ------------------------------------------------ */
+
+dpzo_status dpzo__zo_begin_host(dpzo_ctx *ctx, dpzo_zo *zo, const float *theta)
+{
+    dpzo_status st = dpzo_zo_begin(ctx, zo);
+    if (st != DPZO_OK || zo->anchor == NULL)
+        return st;
+    dpzo__stage g;
+    dpzo__stage_of(&zo->cfg, zo->done, &g);
+    if (g.s != zo->anchor_stage) { /* the stage's first step: its anchor */
+        memcpy(zo->anchor, theta, (size_t)zo->dim * sizeof *zo->anchor);
+        zo->anchor_stage = g.s;
+    }
+    return DPZO_OK;
+}
+
+float *dpzo__zo_direction_cache(dpzo_zo *zo, unsigned k)
+{
+    if (zo->ucache == NULL || zo->phase != ZO_BEGUN || k >= zo->cfg.queries)
+        return NULL;
+    return zo->ucache + k * (size_t)zo->dim;
+}
+
+void dpzo__zo_cache_filled(dpzo_zo *zo) { zo->ucache_ok = zo->ucache != NULL; }
+
+dpzo_status dpzo__zo_release_vector(dpzo_ctx *ctx, dpzo_zo *zo, const double *sum,
+                                    double *noisy, size_t n)
+{
+    dpzo_status st = need_phase(ctx, zo, ZO_BEGUN, "release_vector");
+    if (st != DPZO_OK)
+        return st;
+    if (!is_first_order(zo))
+        return dpzo__fail(ctx, DPZO_EINVAL, "zo step: release_vector: %s releases per query",
+                          dpzo_algorithm_name(zo->cfg.algorithm));
+    if (zo->privacy != NULL) {
+        if ((st = draw_noise(ctx, zo, noisy, n)) != DPZO_OK)
+            return st;
+        for (size_t j = 0; j < n; j++)
+            noisy[j] = sum[j] + noisy[j];
+    }
+    zo->phase = ZO_RELEASED;
+    return DPZO_OK;
+}
+
+dpzo__loss_acc *dpzo__zo_loss(dpzo_zo *zo) { return &zo->loss; }
+
+void dpzo__zo_set_noise_hook(dpzo_zo *zo, dpzo__noise_hook hook, void *user)
+{
+    zo->noise_hook = hook;
+    zo->noise_user = user;
+}
+
+dpzo_privacy *dpzo__zo_privacy(const dpzo_zo *zo) { return zo->privacy; }
+const dpzo__sampler *dpzo__zo_sampler(const dpzo_zo *zo) { return &zo->sampler; }
+
+void dpzo__zo_state(const dpzo_zo *zo, const float **anchor, const float **mask)
+{
+    *anchor = zo->anchor;
+    *mask = zo->mask;
+}
+
+dpzo_status dpzo__zo_restore(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps, const float *anchor,
+                             const float *mask)
+{
+    size_t count = 0;
+    dpzo_status st = DPZO_OK;
+    if (zo->mask != NULL && mask != NULL && steps > 0 &&
+        (st = check_mask(ctx, zo, mask, &count)) != DPZO_OK)
+        return st;
+    if ((st = dpzo_zo_set_steps_done(ctx, zo, steps)) != DPZO_OK)
+        return st;
+    if (zo->anchor != NULL && anchor != NULL) {
+        memcpy(zo->anchor, anchor, (size_t)zo->dim * sizeof *zo->anchor);
+        zo->anchor_stage = 0;
+        if (zo->done > 0) { /* the stage of the last step done holds this anchor */
+            dpzo__stage g;
+            dpzo__stage_of(&zo->cfg, zo->done - 1, &g);
+            zo->anchor_stage = g.s;
+        }
+    }
+    if (zo->mask != NULL && mask != NULL && zo->done > 0)
+        return dpzo_zo_set_mask(ctx, zo, mask);
+    return DPZO_OK;
+}
+
+const double *dpzo__zo_last_clean(const dpzo_zo *zo) { return zo->last_clean; }
+const double *dpzo__zo_last_noisy(const dpzo_zo *zo) { return zo->last_noisy; }
+size_t dpzo__zo_mask_count(const dpzo_zo *zo) { return zo->mask_count; }
+dpzo_train_config *dpzo__zo_config_mut(dpzo_zo *zo) { return &zo->cfg; }
+int dpzo__zo_has_cache(const dpzo_zo *zo) { return zo->ucache != NULL; }
+
+void dpzo__zo_drop_cache(dpzo_zo *zo)
+{
+    free(zo->ucache);
+    zo->ucache = NULL;
+    zo->ucache_ok = 0;
 }
