@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks dpzo's layering (docs/development.md, "Layers"; issue 29): no circle of includes or
-calls between files, no arrow back up between folders, no circle of Python imports.
+"""Checks dpzo's layering (README.md, "Layout"; issue 29): no circle of includes or calls
+between files, no arrow back up between folders, no circle of Python imports.
 
     check_layers.py [--root DIR] [--build DIR] [--include-tests] [--json]
 
@@ -91,8 +91,8 @@ TEST_DIRS = ("tests",)
 CALL_EXCLUDED = ("tests", "bench", "fuzz")
 C_SUFFIXES = (".c", ".h", ".cu", ".cuh")
 
-# The layering (docs/ARCHITECTURE: data flows one way, accountant -> noisesearch -> profile ->
-# trainer -> kernels, cli on top). unit -> the units it may include or call besides itself and
+# The layering (the architecture notes: data flows one way, accountant -> noisesearch ->
+# profile -> trainer -> kernels, cli on top). unit -> the units it may include or call besides itself and
 # include/. A listed folder covers its subfolders ("accountant" covers "accountant/rdp").
 # "*": anything. A unit not listed here may use anything. To add a room, add a line.
 PUBLIC = "include"  # include/dpzo/: usable by every unit
