@@ -26,7 +26,7 @@ from . import _lib, _structs as _S
 from ._lib import call, fn
 from ._check import c_text as _c_text, path as _cpath
 from .errors import Error
-from .lmo import _CLmo, _c_free, _choice, _count, _real, _text, Lmo
+from ._lmo_noise import _CLmo, _c_free, _choice, _count, _real, _text, Lmo
 from .profiles import Profile
 
 __all__ = ["Claim", "Verdict", "AuditBounds", "PipelineVerdict", "AttackResult", "audit"]

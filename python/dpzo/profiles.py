@@ -23,7 +23,7 @@ from . import _lib
 from ._lib import call, fn
 from ._check import c_text as _c_text, path as _cpath
 from .errors import Error
-from .lmo import _CLmo, _c_free, _choice, _count, _real, _sampling, _text, _uint, Lmo
+from ._lmo_noise import _CLmo, _c_free, _choice, _count, _real, _sampling, _text, _uint, Lmo
 
 if TYPE_CHECKING:
     from .lmo import LmoSearchResult
