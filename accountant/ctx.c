@@ -34,8 +34,8 @@ dpzo_ctx *dpzo_ctx_new(void)
  * needs. */
 void dpzo_ctx_free(dpzo_ctx *ctx)
 {
-    if (ctx != NULL)
-        dpzo__wor_table_free(ctx->wor_table);
+    if (ctx != NULL && ctx->cache_free != NULL)
+        ctx->cache_free(ctx->cache);
     free(ctx);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }

@@ -10,15 +10,17 @@
 
 #define DPZO_ERRMSG_SIZE 512
 
-struct dpzo__wor_table; /* rdp_wor.c: per-sigma enclosures of the WBK19 terms (a few sigmas) */
-
+/* cache: a cache that a module above the context keeps in it (today rdp_wor.c's per-sigma
+ * enclosures of the WBK19 terms, for a few sigmas), freed with the context by the function
+ * that module stored in cache_free. The context knows nothing else of it, so it calls no
+ * accountant code above it (a second module wanting a cache would get a slot of its own). */
 struct dpzo_ctx {
     char errmsg[DPZO_ERRMSG_SIZE];
     long precision; /* MPFR bits for the certified path */
-    struct dpzo__wor_table *wor_table; /* cache, freed with the ctx */
+    void *cache;
+    void (*cache_free)(void *cache);
 };
 
-void dpzo__wor_table_free(struct dpzo__wor_table *t);
 /* The double estimate of dpzo_rdp_wor_gaussian's bound (rdp_wor.c), for ranking orders:
  * the same terms and stopping rules, not certified. */
 dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,

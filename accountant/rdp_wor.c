@@ -174,8 +174,10 @@ static void wor_table_clear(struct dpzo__wor_table *t)
     t->next = 0;
 }
 
-void dpzo__wor_table_free(struct dpzo__wor_table *t)
+/* the context's cache_free (internal.h): the context frees the table without knowing it */
+static void wor_table_free(void *cache)
 {
+    struct dpzo__wor_table *t = cache;
     if (t == NULL)
         return;
     wor_table_clear(t);
@@ -452,12 +454,13 @@ static const struct wor_entry *wor_entry_get(dpzo_ctx *ctx, double sigma, int wa
 {
     *own = NULL;
     long base_prec = dpzo_ctx_precision(ctx);
-    struct dpzo__wor_table *tb = ctx != NULL ? ctx->wor_table : NULL;
+    struct dpzo__wor_table *tb = ctx != NULL ? ctx->cache : NULL;
     if (ctx != NULL && tb == NULL) {
         tb = calloc(1, sizeof *tb);
         if (tb == NULL)
             return NULL;
-        ctx->wor_table = tb;
+        ctx->cache = tb;
+        ctx->cache_free = wor_table_free;
     }
     struct wor_entry *w = tb != NULL ? wor_table_find(tb, sigma, base_prec) : NULL;
     if (w != NULL) {
