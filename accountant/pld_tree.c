@@ -60,7 +60,7 @@
  * reproduce it (the parent places a child by residue mod N, which the spectrum already
  * is; R_v, the index of its position 0 mod N, replaces its window's start). Its rounding
  * then stays in the spectrum, per side and frequency: the product's error bound ea of its
- * last pass (pld_compose.c, dpzo__pld_spectra_step1), which the parent takes where a
+ * last pass (pld_spectra.c, dpzo__pld_spectra_step1), which the parent takes where a
  * child's forward transform error would be, plus the rounding of combining the sides
  * into one complex spectrum and separating them again. The reference for that spectrum
  * is the exact composition of the node's computed children, so their own errors still
