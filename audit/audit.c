@@ -30,6 +30,7 @@
 #include <string.h>
 #include "dpzo/audit.h"
 #include "internal.h"
+#include "audit_internal.h"
 
 void dpzo_claim_init(dpzo_claim *c)
 {

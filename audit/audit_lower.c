@@ -19,6 +19,7 @@
  * arithmetic (ival.h), so the returned number is a proven lower bound. */
 #include <math.h>
 #include "internal.h"
+#include "audit_internal.h"
 #include "ival.h"
 
 #define PREC 96

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <dpzo/audit.h>
 #include "internal.h"
+#include "audit_internal.h"
 #include "ref/audit_lower_values.h"
 #include "testutil.h"
 

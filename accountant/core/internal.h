@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/internal.h: private declarations shared by the accountant's files. */
+/* accountant/core/internal.h: the accountant core's private declarations, which every module
+ * of dpzo includes: the context's layout, error reporting and input checks, rounding helpers,
+ * and the event tree with what both accountants read off it (the sampling bound, the
+ * effective noise of a Gaussian subtree). Nothing here names the RDP or PLD accountants:
+ * rdp/rdp_internal.h and pld/pld_internal.h hold their own. */
 #ifndef DPZO_ACCOUNTANT_INTERNAL_H
 #define DPZO_ACCOUNTANT_INTERNAL_H
 
@@ -20,11 +24,6 @@ struct dpzo_ctx {
     void *cache;
     void (*cache_free)(void *cache);
 };
-
-/* The double estimate of dpzo_rdp_wor_gaussian's bound (rdp_wor.c), for ranking orders:
- * the same terms and stopping rules, not certified. */
-dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
-                               double alpha, double *rdp);
 
 /* Switches GSL's aborting error handler off, once per process (ctx.c); every function that
  * calls GSL routines that may report an error calls it first. */
@@ -54,18 +53,6 @@ static inline double dpzo__down(double x)
 /* log(exp(a) + exp(b)) without overflow; -inf is the additive identity. */
 double dpzo__log_add(double a, double b);
 
-/* audit_lower.c: a proven lower bound (>= 0) on epsilon(delta) of `releases` releases of
- * the pair (1 - q) N(0, s^2) + q N(1, s^2) against N(0, s^2), q = q_num / q_den and
- * s = sigma sqrt(sum) / shift (sum: releases added up into one, as the shuffled audit's
- * epoch; 1 otherwise), all formed in interval arithmetic; from the best threshold test on
- * the largest release. *threshold (may be NULL) gets that threshold, in units of the shift
- * (NaN when no test proves anything, and 0 is returned). */
-typedef struct {
-    double q_num, q_den, sigma, shift, sum;
-    uint64_t releases;
-} dpzo__test_pair;
-double dpzo__sgm_test_lower(const dpzo__test_pair *pair, double delta, double *threshold);
-
 struct dpzo_event {
     dpzo_event_kind kind;
     double param;        /* sigma, b or q */
@@ -84,48 +71,9 @@ double dpzo__event_sampling_bound(const dpzo_event *e);
 /* The same for `count` steps each using the record with probability q. */
 double dpzo__sampling_bound(double q, uint64_t count);
 
-/* One-order conversion from RDP r to epsilon (convert.h formulas): the double
- * estimate, and a proven upper bound (MPFR at prec bits, r taken as an upper bound). */
-double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
-double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
-                           dpzo_conversion conv);
-
 /* The effective noise multiplier of a Gaussian-only subtree (a Gaussian, or
  * compositions of Gaussians: sigma_eff^-2 = sum count_i sigma_i^-2). Fails with
  * DPZO_EUNSUPPORTED when the subtree holds anything else. */
 dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double *sigma);
-
-
-/* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
- * reports the fast estimate in epsilon/delta as well (used inside searches). */
-dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double target,
-                              int want_delta, const dpzo_rdp_options *opts, int certify,
-                              dpzo_dp_result *out);
-
-/* An event flattened to sum_i count_i RDP(term_i) (plan.c). A term is a sampled
- * Gaussian (leaf == NULL: q, sigma) or another leaf event. */
-#define DPZO_PLAN_MAX_DISTINCT 4096
-typedef struct {
-    double q, sigma;
-    const dpzo_event *leaf;
-    double count;
-} dpzo__plan_term;
-typedef struct {
-    dpzo__plan_term *terms;
-    size_t n, cap;
-    double rounding; /* 0, or the relative grid step of a dominating rounding */
-} dpzo__plan;
-
-dpzo_status dpzo__plan_build(dpzo_ctx *ctx, const dpzo_event *event, int allow_rounding,
-                             dpzo__plan *plan);
-void dpzo__plan_free(dpzo__plan *plan);
-dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, int certified,
-                           dpzo_bound *out);
-/* Fast values at many orders at once (shares per-term work across orders). */
-dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *plan, const double *orders,
-                                 size_t n, double *out);
-/* Certified bounds at many orders: dpzo__plan_rdp(certified) at each, terms outside. */
-dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *plan,
-                                           const double *orders, size_t n, dpzo_bound *out);
 
 #endif

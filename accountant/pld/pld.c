@@ -38,6 +38,7 @@
 #include <string.h>
 #include "dpzo/pld.h"
 #include "pld_internal.h"
+#include "rdp_internal.h"
 
 /* the most composed steps a PLD/PRV query certifies (see query_run) */
 #define PLD_MAX_STEPS 1e8

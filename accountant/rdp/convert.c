@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "ival.h"
 
 #define COARSE_MAX 512

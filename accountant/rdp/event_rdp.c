@@ -4,7 +4,7 @@
  * The event is flattened into a plan (plan.c): composition adds RDP at each order
  * (Mironov 2017, Prop. 1), repetition multiplies it, and sampled Gaussian subtrees
  * become one term each. */
-#include "internal.h"
+#include "rdp_internal.h"
 
 /* Both public curve functions flatten the event once (exact: no rounding) and then
  * cost one evaluation per distinct term and order. */

@@ -3,7 +3,7 @@
  * F(x) = 1 + x/10 is folded by the compiler with IEEE rounding, giving the same doubles
  * as Python's `1 + x / 10.0` in Opacus and dp_accounting. */
 #include <string.h>
-#include "internal.h"
+#include "rdp_internal.h"
 
 #define F(x) (1.0 + (x) / 10.0)
 

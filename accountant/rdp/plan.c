@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "rdp_sgm.h"
 
 static int add_term(dpzo__plan *p, dpzo__plan_term t)

@@ -5,7 +5,7 @@
  *   RDP(alpha) = eps + log1p((alpha-1) expm1((1-2 alpha) eps) / (2 alpha - 1)) / (alpha-1),
  * an exact closed form. The certified variant evaluates it in interval arithmetic. */
 #include <math.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "ival.h"
 
 static dpzo_status check_scale(dpzo_ctx *ctx, double b)

@@ -26,7 +26,7 @@
  *    alpha near 1); the certified path has no such limit and is what guarantees use.
  * The certified twin of this file is rdp_sgm_certified.c. */
 #include <math.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "rdp_sgm.h"
 
 /* A sum of positive numbers kept as exp(m) * s, so that terms of any size can be

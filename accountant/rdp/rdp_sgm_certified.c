@@ -8,7 +8,7 @@
  * alternating tail, in rdp_sgm_frac_certified.c. The working precision grows with
  * -log2(log A), so A close to 1 loses nothing. */
 #include <math.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "ival.h"
 #include "rdp_sgm.h"
 

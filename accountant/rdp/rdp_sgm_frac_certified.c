@@ -14,7 +14,7 @@
  * [0, b_k0 2^-(J+1)]). Each erfcx is evaluated only to the precision its term needs:
  * 2^-64 of the term's share of min(A, A log A). */
 #include <math.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "ival.h"
 #include "rdp_sgm.h"
 

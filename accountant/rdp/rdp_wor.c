@@ -26,7 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "rdp_internal.h"
 #include "ival.h"
 
 #define WOR_EXACT_MAX_ALPHA 256
