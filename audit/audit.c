@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/audit.c: checking a published (epsilon, delta) claim (dpzo/audit.h).
+/* audit/audit.c: checking a published (epsilon, delta) claim (dpzo/audit.h).
  *
  * The true epsilon of the claimed mechanism is bracketed:
  *  - upper: the smallest proven upper bound of the RDP (certified), PLD and PRV

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/audit_attack.c: epsilon lower bounds from attack results (dpzo/audit.h).
+/* audit/audit_attack.c: epsilon lower bounds from attack results (dpzo/audit.h).
  *
  * Membership inference. For any test that says "member" or "non-member", an
  * (eps, delta)-DP mechanism satisfies FPR + e^eps FNR >= 1 - delta and

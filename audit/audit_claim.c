@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* noisesearch/audit_claim.c: claim files (docs/audit.md, section 2) and the audit of a
+/* audit/audit_claim.c: claim files (docs/audit.md, section 2) and the audit of a
  * claim spec (dpzo/audit_claim.h). Parsing is strict: unknown or duplicated keys,
  * mistyped values and values out of range are errors that name the file and the key. */
 #include <cjson/cJSON.h>

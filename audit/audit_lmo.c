@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* noisesearch/audit_lmo.c: the LMO noise as a mechanism of the audit (dpzo/audit.h).
+/* audit/audit_lmo.c: the LMO noise as a mechanism of the audit (dpzo/audit.h).
  *
  * One scalar release of C X per step (docs/lmo.md). The upper bound is the LMO RDP
  * accountant's (dpzo_lmo_epsilon): Poisson, fixed batches (without replacement, WBK), or

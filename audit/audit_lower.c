@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/audit_lower.c: a proven lower bound on the epsilon of T Poisson-sampled
+/* audit/audit_lower.c: a proven lower bound on the epsilon of T Poisson-sampled
  * Gaussian releases from one hypothesis test, for the audit's lower end where the tight
  * accountants cannot run (a noise so small, or a composition so long, that the PLD grid
  * would not fit in memory).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/ctx.c: the context handle, status names and shared input checks. */
+/* accountant/core/ctx.c: the context handle, status names and shared input checks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/epochs.c: training length in epochs -> steps, the one rule every front end
+/* accountant/core/epochs.c: training length in epochs -> steps, the one rule every front end
  * (the CLI, claim files, the Python package) uses. */
 #include <math.h>
 #include "internal.h"

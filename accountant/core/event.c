@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/event.c: constructing, inspecting and freeing privacy events. */
+/* accountant/core/event.c: constructing, inspecting and freeing privacy events. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/ival.c: outward-rounded interval arithmetic on MPFR (see ival.h). */
+/* accountant/core/ival.c: outward-rounded interval arithmetic on MPFR (see ival.h). */
 #include "ival.h"
 
 /* A NaN end (inf - inf, 0 * inf, an operand already NaN) says nothing about where the

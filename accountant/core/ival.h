@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/ival.h: closed intervals [lo, hi] of MPFR numbers with outward rounding.
+/* accountant/core/ival.h: closed intervals [lo, hi] of MPFR numbers with outward rounding.
  *
  * Every operation rounds lo down and hi up, so the true result of the exact real
  * operation on any points of the operands lies in the result. MPFR's functions are

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/sampling_bound.c: the sampling bound delta(eps) <= 1 - P(the record is never
+/* accountant/core/sampling_bound.c: the sampling bound delta(eps) <= 1 - P(the record is never
  * used), for every eps >= 0 (issue 28, item 4).
  *
  * Let D, D' be neighbours differing in one record x (add/remove for Poisson sampling,

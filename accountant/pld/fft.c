@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/fft.c: power-of-two complex FFT (see fft.h for the method and the error
+/* accountant/pld/fft.c: power-of-two complex FFT (see fft.h for the method and the error
  * analysis).
  *
  * Layout. Data are n interleaved (re, im) doubles. A radix-4 decimation-in-frequency

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/fft.h: complex FFT of power-of-two length, used to compose privacy-loss
+/* accountant/pld/fft.h: complex FFT of power-of-two length, used to compose privacy-loss
  * distributions. Single-threaded, in place, natural order in and out.
  *
  * Method: depth-first (cache-oblivious) radix-4 decimation in frequency, with one

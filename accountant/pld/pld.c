@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld.c: the PLD and PRV accountants' public functions (dpzo/pld.h).
+/* accountant/pld/pld.c: the PLD and PRV accountants' public functions (dpzo/pld.h).
  *
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
  * Gaussian or Laplace, Gaussian on a batch drawn without replacement) with counts.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_compose.c: composition of discretised privacy loss distributions by
+/* accountant/pld/pld_compose.c: composition of discretised privacy loss distributions by
  * FFT, with every error term bounded, and delta / epsilon queries.
  *
  * Exponential tilting. Double-precision FFT convolution has an absolute error of about

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_direct.c: composition of few steps with componentwise relative error
+/* accountant/pld/pld_direct.c: composition of few steps with componentwise relative error
  * (the "split" composition), for the PLD and PRV accountants.
  *
  * Why. The FFT composition (pld_compose.c) has an absolute error per entry of about

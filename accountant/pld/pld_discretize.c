@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_discretize.c: one step's privacy loss distribution on the grid {i d}.
+/* accountant/pld/pld_discretize.c: one step's privacy loss distribution on the grid {i d}.
  *
  * Both discretisations work bucket by bucket from exact P- and Q-probabilities of
  * loss intervals (pld_source.c), never from differences of hockey-stick values:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_fast.c: cells of a Poisson-sampled Gaussian step's privacy loss, many at
+/* accountant/pld/pld_fast.c: cells of a Poisson-sampled Gaussian step's privacy loss, many at
  * a time.
  *
  * pld_discretize.c discretises a step from the P- and Q-masses of the buckets between

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_fast.h: the cells of a Poisson-sampled Gaussian step's privacy loss in bulk
+/* accountant/pld/pld_fast.h: the cells of a Poisson-sampled Gaussian step's privacy loss in bulk
  * (pld_fast.c). */
 #ifndef DPZO_PLD_FAST_H
 #define DPZO_PLD_FAST_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_internal.h: the privacy-loss-distribution engine shared by the PLD and
+/* accountant/pld/pld_internal.h: the privacy-loss-distribution engine shared by the PLD and
  * PRV accountants (pld_source.c, pld_discretize.c, pld_compose.c, pld.c). */
 #ifndef DPZO_PLD_INTERNAL_H
 #define DPZO_PLD_INTERNAL_H

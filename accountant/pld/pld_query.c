@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_query.c: delta(eps) and eps(delta) from a composed, tilted PLD.
+/* accountant/pld/pld_query.c: delta(eps) and eps(delta) from a composed, tilted PLD.
  *
  * delta(eps) = P(L = inf) + sum_{l_j > eps} (1 - e^{eps - l_j}) m_j with the composed
  * masses m_j = exp(logscale - lambda l_j) y_j. Bounds (pld_compose.c gives the terms):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_source.c: tail probabilities of the privacy loss of one step.
+/* accountant/pld/pld_source.c: tail probabilities of the privacy loss of one step.
  *
  * Every pair is built from P0 = noise and P1 = noise + 1 (sensitivity 1), whose
  * log-likelihood ratio r(x) = log p1(x)/p0(x) is nondecreasing in the output x:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/pld_tree.c: the composition of many distinct steps in a balanced tree of
+/* accountant/pld/pld_tree.c: the composition of many distinct steps in a balanced tree of
  * short transforms.
  *
  * Cost. The flat composition (pld_compose.c) transforms every distinct step at the full

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/vmath.c: elementary functions over arrays (vmath.h). */
+/* accountant/pld/vmath.c: elementary functions over arrays (vmath.h). */
 #include "vmath.h"
 #include <math.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/vmath.h: elementary functions over arrays, for the PLD discretisation.
+/* accountant/pld/vmath.h: elementary functions over arrays, for the PLD discretisation.
  *
  * dpzo__vm_erfc / _log / _expm1 fill y[i] = f(x[i]) for i < n. Where glibc's vector math
  * library (libmvec, glibc 2.35 or later on x86-64) is linked and the CPU has AVX2 and FMA,

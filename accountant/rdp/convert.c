@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/convert.c: RDP -> (epsilon, delta) and the order optimisation.
+/* accountant/rdp/convert.c: RDP -> (epsilon, delta) and the order optimisation.
  *
  * Formulas are in include/dpzo/convert.h. Search: the objective (epsilon, or
  * log delta) is scanned on a coarse order grid from alpha = 8 outwards, pruned by

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/event_rdp.c: the public RDP curves of an event, fast and certified.
+/* accountant/rdp/event_rdp.c: the public RDP curves of an event, fast and certified.
  *
  * The event is flattened into a plan (plan.c): composition adds RDP at each order
  * (Mironov 2017, Prop. 1), repetition multiplies it, and sampled Gaussian subtrees

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/orders.c: the named order grids of other libraries, reproduced exactly.
+/* accountant/rdp/orders.c: the named order grids of other libraries, reproduced exactly.
  * F(x) = 1 + x/10 is folded by the compiler with IEEE rounding, giving the same doubles
  * as Python's `1 + x / 10.0` in Opacus and dp_accounting. */
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/plan.c: an event tree flattened into a weighted list of distinct terms.
+/* accountant/rdp/plan.c: an event tree flattened into a weighted list of distinct terms.
  *
  * Composition adds RDP and repetition multiplies it, so the RDP of any event is
  * sum_i count_i RDP(term_i) over its leaves. Sampled Gaussians (q, sigma_eff) with

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_laplace.c: RDP of the Laplace mechanism (Mironov 2017, Prop. 6).
+/* accountant/rdp/rdp_laplace.c: RDP of the Laplace mechanism (Mironov 2017, Prop. 6).
  *
  * Sensitivity 1, scale b, eps = 1/b:
  *   RDP(alpha) = eps + log1p((alpha-1) expm1((1-2 alpha) eps) / (2 alpha - 1)) / (alpha-1),

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_sgm.c: RDP of the Poisson-sampled Gaussian mechanism, fast path.
+/* accountant/rdp/rdp_sgm.c: RDP of the Poisson-sampled Gaussian mechanism, fast path.
  *
  * Mironov, Talwar, Zhang 2019 (arXiv:1908.10530), section 3.3. With
  * mu0 = N(0, s^2), mu = (1-q) mu0 + q N(1, s^2), RDP(alpha) = log(A_alpha)/(alpha-1),

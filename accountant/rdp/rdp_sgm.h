@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_sgm.h: internals of the sampled-Gaussian RDP shared by its two paths. */
+/* accountant/rdp/rdp_sgm.h: internals of the sampled-Gaussian RDP shared by its two paths. */
 #ifndef DPZO_RDP_SGM_H
 #define DPZO_RDP_SGM_H
 #include <stddef.h>

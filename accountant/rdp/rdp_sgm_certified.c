@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_sgm_certified.c: RDP of the Poisson-sampled Gaussian, certified path.
+/* accountant/rdp/rdp_sgm_certified.c: RDP of the Poisson-sampled Gaussian, certified path.
  *
  * The sums of rdp_sgm.c (Mironov-Talwar-Zhang 2019) evaluated in MPFR interval
  * arithmetic (ival.h): every operation is rounded outward, so the computed interval

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_sgm_frac_certified.c: certified log A_alpha of the Poisson-sampled
+/* accountant/rdp/rdp_sgm_frac_certified.c: certified log A_alpha of the Poisson-sampled
  * Gaussian at fractional orders.
  *
  * Completing the square in the Mironov-Talwar-Zhang terms (rdp_sgm.c) removes every

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* accountant/rdp_wor.c: RDP of the Gaussian mechanism on a batch sampled without
+/* accountant/rdp/rdp_wor.c: RDP of the Gaussian mechanism on a batch sampled without
  * replacement, replace-one adjacency (Wang, Balle, Kasiviswanathan 2019).
  *
  * Integer alpha >= 2, q = batch/n, cgf(x) = x(x+1)/(2 sigma^2) (the Gaussian's
