@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dpzo/pld.h"
 #include "internal.h"
+#include "rdp_internal.h"
 
 #define DEFAULT_RTOL 1e-6
 #define DEFAULT_RTOL_TIGHT 1e-4

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bench/bench_fft.c: times accountant/fft.c, forward + inverse in place, best of 5, for
+/* bench/bench_fft.c: times accountant/pld/fft.c, forward + inverse in place, best of 5, for
  * the sizes the PLD accountant uses; with --gsl also GSL's mixed-radix forward
  * (gsl_fft_complex_forward) for comparison. Prints a table. Usage:
  *   dpzo-bench-fft [--gsl] */

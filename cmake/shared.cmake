@@ -32,7 +32,8 @@ endif()
 
 # The objects of every archive go into the library; their external dependencies are linked
 # as the archives link them.
-set(DPZO_ARCHIVES dpzo_trainer dpzo_cuda dpzo_kernels dpzo_noisesearch dpzo_accountant dpzo_io)
+set(DPZO_ARCHIVES dpzo_trainer dpzo_cuda dpzo_kernels dpzo_audit dpzo_noisesearch dpzo_accountant
+                  dpzo_accountant_pld dpzo_accountant_rdp dpzo_accountant_core dpzo_io)
 set(_objects "")
 foreach(a IN LISTS DPZO_ARCHIVES)
   list(APPEND _objects $<TARGET_OBJECTS:${a}>)

@@ -6,7 +6,7 @@
  * scalar code's IEEE operations in the same order (ISO C mode compiles with
  * -ffp-contract=off, so no FMA is formed, and nothing is reassociated). A build may define
  * it empty (no multiversioning: -DDPZO_EMULATE_AVX2). Used by kernels/cpu/zo_math.h,
- * accountant/pld_compose.c and accountant/pld_fast.c. */
+ * accountant/pld/pld_compose.c, pld_spectra.c and pld_fast.c. */
 #ifndef DPZO_CLONES_H
 #define DPZO_CLONES_H
 

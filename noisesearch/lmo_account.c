@@ -33,6 +33,7 @@
 #include <string.h>
 #include "lmo_rdp.h"
 #include "lmo_account.h"
+#include "rdp_internal.h"
 
 dpzo_lmo_account_options dpzo_lmo_account_options_default(void)
 {

@@ -2,7 +2,7 @@
 /* noisesearch/lmo_internal.h: private declarations shared by the LMO files.
  *
  * The interval versions enclose the exact real value (MPFR, outward rounding; see
- * accountant/ival.h). They return 0 on success and 1 when the value is +inf (the
+ * accountant/core/ival.h). They return 0 on success and 1 when the value is +inf (the
  * argument lies outside the MGF domain); `out` is then left unchanged. */
 #ifndef DPZO_LMO_INTERNAL_H
 #define DPZO_LMO_INTERNAL_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* noisesearch/lmo_pld.c: the privacy loss distribution of the LMO mechanism, for the PLD
- * accountant (dpzo_pld_noise_epsilon in accountant/pld.c).
+ * accountant (dpzo_pld_noise_epsilon in accountant/pld/pld.c).
  *
  * The pair is P0 = X, P1 = X + c (c the sensitivity) with r(x) = log p(x - c) - log p(x).
  * log p(u) = phi(|u|) with phi convex and decreasing on [0, inf) (p is a mixture of

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_audit_lower.c: the audit's threshold-test lower bound (accountant/audit_lower.c,
+/* tests/test_audit_lower.c: the audit's threshold-test lower bound (audit/audit_lower.c,
  * issue 28 item 5): without-replacement claims at tiny noise could only HOLD or be
  * UNDETERMINED, because the PLD's lower end does not fit in memory there.
  *
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <dpzo/audit.h>
 #include "internal.h"
+#include "audit_internal.h"
 #include "ref/audit_lower_values.h"
 #include "testutil.h"
 

@@ -7,7 +7,7 @@
  *    least the smallest double above the truth (2^-1074 = 4.94e-324, never 0), and the
  *    proven lower bound at most the largest double below it (0). Before the fix the PLD
  *    and PRV returned an upper bound of 0: the step's pessimistic mass at +infinity,
- *    exp(log P(L > top)), underflowed to 0 (accountant/pld_discretize.c).
+ *    exp(log P(L > top)), underflowed to 0 (accountant/pld/pld_discretize.c).
  *  - Rows whose truth is a double (3.04e-305, and the subnormal 1.34e-321) check the
  *    rounding near and below DBL_MIN against the exact value.
  *  - epsilon(delta) where the true epsilon is tiny but positive: upper end >= truth,

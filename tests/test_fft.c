@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_fft.c: the power-of-two FFT (accountant/fft.c) against a naive DFT in long
+/* tests/test_fft.c: the power-of-two FFT (accountant/pld/fft.c) against a naive DFT in long
  * double with exactly computed twiddles, its proven error bound (which must hold and
  * must not be absurdly loose), round trips, known transforms and Parseval. */
 #include <complex.h>

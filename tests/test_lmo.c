@@ -20,6 +20,7 @@
 #include "ref/lmo_pld_values.h"
 #include "lmo_internal.h"
 #include "pld_internal.h"
+#include "rdp_internal.h"
 #include "dpzo/event.h"
 
 static dpzo_lmo mk(double wg, double k, double th, double we, double lam, double wu, double a,

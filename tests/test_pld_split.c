@@ -2,7 +2,7 @@
 /* tests/test_pld_split.c: issue 20 item 1, the PLD's upper end at small sampling rates,
  * few steps and small delta, where the FFT composition's absolute error terms exceeded
  * delta (upper end 0.163 at grid 1e-4 and 0.240 at 1e-5 for a truth of 0.0516). The split
- * composition (accountant/pld_direct.c) has componentwise relative error there.
+ * composition (accountant/pld/pld_direct.c) has componentwise relative error there.
  * References: tests/ref/pld_split_values.h (nested Gauss-Legendre at 30-50 digits,
  * make_pld_split_reference.py), the one-step closed form tests/ref/pld_delta1.h (any
  * composition has at least its delta) and the PLD's own proven lower ends. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test_pld_tree.c (issue 20, item 4): many distinct steps composed in a tree of
- * short transforms (accountant/pld_tree.c) against the flat composition (one full-length
+ * short transforms (accountant/pld/pld_tree.c) against the flat composition (one full-length
  * transform per distinct step, pld_compose.c), which is proven on its own:
  *  - the same discretised steps composed both ways, at two tilts: the estimates (the
  *    pessimistic composition, no error terms) agree to 1e-9 in epsilon and 1e-7

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_vmath.c (issue 20, item 4): the array functions of accountant/vmath.c, which
+/* tests/test_vmath.c (issue 20, item 4): the array functions of accountant/pld/vmath.c, which
  * the PLD discretisation's error bounds assume within DPZO__VM_ULPS ulp (vmath.h):
  *  - erfc, log and expm1 against 40-digit references (tests/ref/vmath_values.h, mpmath,
  *    as double-double pairs) at the arguments pld_fast.c gives them: every error below

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""Reference values for the audit's threshold-test lower bound (accountant/audit_lower.c,
+"""Reference values for the audit's threshold-test lower bound (audit/audit_lower.c,
 issue 28 item 5), computed independently with mpmath at 60 digits.
 
 The pair: T releases of P1 = (1 - q) N(0, s^2) + q N(1, s^2) against Q1 = N(0, s^2), with

@@ -4,7 +4,7 @@
 
 For T steps that each use the record the neighbours differ in with probability q (Poisson
 sampling at rate q; a batch of B of n drawn without replacement, q = B/n), every
-delta(eps) at eps >= 0 is at most 1 - (1 - q)^T (accountant/sampling_bound.c), and with
+delta(eps) at eps >= 0 is at most 1 - (1 - q)^T (accountant/core/sampling_bound.c), and with
 no noise (sigma 0) that is delta(eps) exactly: every step that uses the record reveals it,
 and one that does not reveals nothing. The rows give 1 - (1 - q)^T for the double q
 (B/n as an exact rational) at 60 digits, as -expm1(T log1p(-q)) (two precisions agreeing

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """Reference values for tests/test_vmath.c (issue 20 item 4): erfc, log and expm1 at the
-arguments accountant/pld_fast.c gives them, to 40 digits, as double-double pairs.
+arguments accountant/pld/pld_fast.c gives them, to 40 digits, as double-double pairs.
 
 Usage (from the repository root):
     python3 tests/ref/make_vmath_reference.py > tests/ref/vmath_values.h

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* accountant/core/event.c: constructing, inspecting and freeing privacy events. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+static dpzo_event *new_event(dpzo_ctx *ctx, dpzo_event_kind kind)
+{
+    dpzo_event *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        dpzo__fail(ctx, DPZO_ENOMEM, "out of memory allocating an event");
+    else
+        e->kind = kind;
+    return e;
+}
+
+void dpzo_event_free(dpzo_event *event)
+{
+    if (event == NULL)
+        return;
+    dpzo_event_free(event->inner);
+    for (size_t i = 0; i < event->n_children; i++)
+        dpzo_event_free(event->children[i]);
+    free(event->children);
+    free(event);
+}
+
+dpzo_event *dpzo_event_gaussian(dpzo_ctx *ctx, double noise_multiplier)
+{
+    if (dpzo__check_sigma(ctx, noise_multiplier))
+        return NULL;
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_GAUSSIAN);
+    if (e != NULL)
+        e->param = noise_multiplier;
+    return e;
+}
+
+dpzo_event *dpzo_event_laplace(dpzo_ctx *ctx, double scale)
+{
+    if (!(scale >= 0.0) || !isfinite(scale)) {
+        dpzo__fail(ctx, DPZO_EINVAL, "Laplace scale must be finite and >= 0, got %g", scale);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_LAPLACE);
+    if (e != NULL)
+        e->param = scale;
+    return e;
+}
+
+/* A NULL inner means its constructor failed and left its message in ctx. */
+dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner)
+{
+    if (inner == NULL)
+        return NULL;
+    if (dpzo__check_rate(ctx, q)) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_POISSON_SAMPLED);
+    if (e == NULL) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    e->param = q;
+    e->inner = inner;
+    return e;
+}
+
+dpzo_event *dpzo_event_wor_sampled(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dpzo_event *inner)
+{
+    if (inner == NULL)
+        return NULL;
+    if (n == 0 || batch > n) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "sampling without replacement needs 0 <= batch <= n and n > 0, got batch=%llu, "
+                   "n=%llu", (unsigned long long)batch, (unsigned long long)n);
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_WOR_SAMPLED);
+    if (e == NULL) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    e->batch = batch;
+    e->n = n;
+    e->inner = inner;
+    return e;
+}
+
+dpzo_event *dpzo_event_self_composed(dpzo_ctx *ctx, dpzo_event *inner, uint64_t count)
+{
+    if (inner == NULL)
+        return NULL;
+    if (count > (1ull << 53)) {
+        dpzo__fail(ctx, DPZO_EINVAL, "composition count %llu exceeds 2^53",
+                   (unsigned long long)count);
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_SELF_COMPOSED);
+    if (e == NULL) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    e->count = count;
+    e->inner = inner;
+    return e;
+}
+
+dpzo_event *dpzo_event_composed(dpzo_ctx *ctx, dpzo_event **events, size_t n)
+{
+    int failed = 0;
+    for (size_t i = 0; i < n; i++)
+        failed |= events[i] == NULL;
+    dpzo_event *e = failed ? NULL : new_event(ctx, DPZO_EVENT_COMPOSED);
+    if (e != NULL && n > 0) {
+        e->children = malloc(n * sizeof *e->children);
+        if (e->children == NULL) {
+            dpzo__fail(ctx, DPZO_ENOMEM, "out of memory composing %zu events", n);
+            free(e);
+            e = NULL;
+        }
+    }
+    if (e == NULL) {
+        for (size_t i = 0; i < n; i++)
+            dpzo_event_free(events[i]);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        e->children[i] = events[i];
+    e->n_children = n;
+    return e;
+}
+
+dpzo_event_kind dpzo_event_get_kind(const dpzo_event *event) { return event->kind; }
+
+/* Writes what fits into buf[0..size) (buf may be NULL when size is 0) and returns the
+ * length the whole description needs, like snprintf. */
+static size_t describe(const dpzo_event *e, char *buf, size_t size)
+{
+    size_t used = 0;
+#define AT (used < size ? buf + used : NULL)
+#define LEFT (used < size ? size - used : 0)
+#define PUT(...)                                                                          \
+    do {                                                                                  \
+        int w_ = snprintf(AT, LEFT, __VA_ARGS__);                                         \
+        used += w_ > 0 ? (size_t)w_ : 0;                                                  \
+    } while (0)
+#define SUB(child) used += describe(child, AT, LEFT)
+    switch (e->kind) {
+    case DPZO_EVENT_GAUSSIAN: PUT("gaussian(sigma=%.17g)", e->param); break;
+    case DPZO_EVENT_LAPLACE: PUT("laplace(b=%.17g)", e->param); break;
+    case DPZO_EVENT_POISSON_SAMPLED:
+        PUT("poisson(q=%.17g, ", e->param);
+        SUB(e->inner);
+        PUT(")");
+        break;
+    case DPZO_EVENT_WOR_SAMPLED:
+        PUT("without_replacement(batch=%llu, n=%llu, ", (unsigned long long)e->batch,
+            (unsigned long long)e->n);
+        SUB(e->inner);
+        PUT(")");
+        break;
+    case DPZO_EVENT_SELF_COMPOSED:
+        PUT("repeat(%llu, ", (unsigned long long)e->count);
+        SUB(e->inner);
+        PUT(")");
+        break;
+    case DPZO_EVENT_COMPOSED:
+        PUT("compose[");
+        for (size_t i = 0; i < e->n_children; i++) {
+            if (i > 0)
+                PUT(", ");
+            SUB(e->children[i]);
+        }
+        PUT("]");
+        break;
+    }
+#undef PUT
+#undef SUB
+#undef AT
+#undef LEFT
+    return used;
+}
+
+void dpzo_event_describe(const dpzo_event *event, char *buf, size_t size)
+{
+    if (buf == NULL || size == 0)
+        return;
+    buf[0] = '\0';
+    describe(event, buf, size);
+}
+
+/* An upper bound on the Gaussian "precision" sum count_i / sigma_i^2 of a Gaussian-only
+ * subtree: every operation is nudged one ulp up (round-to-nearest errs by half an ulp),
+ * and a sigma^-2 that underflows becomes the smallest positive double, so a finite
+ * sigma never counts as "spends nothing". */
+static dpzo_status precision_upper(dpzo_ctx *ctx, const dpzo_event *e, double *prec)
+{
+    dpzo_status st;
+    double p = 0.0, inner;
+    switch (e->kind) {
+    case DPZO_EVENT_GAUSSIAN:
+        if (e->param == 0.0) {
+            p = INFINITY;
+        } else {
+            double inv = dpzo__up(1.0 / e->param);
+            p = dpzo__up(inv * inv);
+            if (p == 0.0)
+                p = DBL_TRUE_MIN;
+        }
+        break;
+    case DPZO_EVENT_SELF_COMPOSED:
+        if ((st = precision_upper(ctx, e->inner, &inner)))
+            return st;
+        p = e->count == 0 || inner == 0.0 ? 0.0 : dpzo__up((double)e->count * inner);
+        break;
+    case DPZO_EVENT_COMPOSED:
+        for (size_t i = 0; i < e->n_children; i++) {
+            if ((st = precision_upper(ctx, e->children[i], &inner)))
+                return st;
+            p = dpzo__up(p + inner);
+        }
+        break;
+    default: {
+        char d[160];
+        dpzo_event_describe(e, d, sizeof d);
+        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                          "a sampled event must wrap Gaussian mechanisms only (RDP accountant), "
+                          "got %s", d);
+    }
+    }
+    *prec = p;
+    return DPZO_OK;
+}
+
+dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *e, double *sigma)
+{
+    if (e->kind == DPZO_EVENT_GAUSSIAN) { /* exact: no rounding to risk */
+        *sigma = e->param;
+        return DPZO_OK;
+    }
+    double prec = 0.0;
+    dpzo_status st = precision_upper(ctx, e, &prec);
+    if (st)
+        return st;
+    if (prec == 0.0)
+        *sigma = INFINITY; /* only zero-count repetitions: nothing is released */
+    else if (prec == INFINITY)
+        *sigma = 0.0;
+    else /* rounded down: a smaller sigma can only raise the RDP */
+        *sigma = nextafter(1.0 / dpzo__up(sqrt(prec)), 0.0);
+    return DPZO_OK;
+}
+
+dpzo_event *dpzo_event_from_schedule(dpzo_ctx *ctx, const dpzo_phase *phases, size_t n)
+{
+    if (n == 0) {
+        dpzo__fail(ctx, DPZO_EINVAL, "a schedule needs at least one phase");
+        return NULL;
+    }
+    dpzo_event **list = malloc(n * sizeof *list);
+    if (list == NULL) {
+        dpzo__fail(ctx, DPZO_ENOMEM, "out of memory for a schedule of %zu phases", n);
+        return NULL;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        list[i] = failed ? NULL
+                         : dpzo_event_self_composed(
+                               ctx,
+                               dpzo_event_poisson_sampled(
+                                   ctx, phases[i].sampling_rate,
+                                   dpzo_event_gaussian(ctx, phases[i].noise_multiplier)),
+                               phases[i].steps);
+        if (list[i] == NULL && !failed) {
+            failed = 1;
+            char msg[DPZO_ERRMSG_SIZE];
+            snprintf(msg, sizeof msg, "schedule phase %zu: %s", i + 1, dpzo_ctx_errmsg(ctx));
+            dpzo__fail(ctx, DPZO_EINVAL, "%s", msg);
+        }
+    }
+    dpzo_event *e = dpzo_event_composed(ctx, list, n);
+    free(list);
+    return e;
+}

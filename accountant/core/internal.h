@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* accountant/core/internal.h: the accountant core's private declarations, which every module
+ * of dpzo includes: the context's layout, error reporting and input checks, rounding helpers,
+ * and the event tree with what both accountants read off it (the sampling bound, the
+ * effective noise of a Gaussian subtree). Nothing here names the RDP or PLD accountants:
+ * rdp/rdp_internal.h and pld/pld_internal.h hold their own. */
+#ifndef DPZO_ACCOUNTANT_INTERNAL_H
+#define DPZO_ACCOUNTANT_INTERNAL_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include "dpzo/dpzo.h"
+
+#define DPZO_ERRMSG_SIZE 512
+
+/* cache: a cache that a module above the context keeps in it (today rdp_wor.c's per-sigma
+ * enclosures of the WBK19 terms, for a few sigmas), freed with the context by the function
+ * that module stored in cache_free. The context knows nothing else of it, so it calls no
+ * accountant code above it (a second module wanting a cache would get a slot of its own). */
+struct dpzo_ctx {
+    char errmsg[DPZO_ERRMSG_SIZE];
+    long precision; /* MPFR bits for the certified path */
+    void *cache;
+    void (*cache_free)(void *cache);
+};
+
+/* Switches GSL's aborting error handler off, once per process (ctx.c); every function that
+ * calls GSL routines that may report an error calls it first. */
+void dpzo__gsl_quiet(void);
+
+/* Records a formatted message in ctx (if not NULL) and returns status. */
+dpzo_status dpzo__fail(dpzo_ctx *ctx, dpzo_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Input checks shared by the public functions: each returns DPZO_OK or fails with a
+ * message naming the parameter. */
+dpzo_status dpzo__check_order(dpzo_ctx *ctx, double alpha);
+dpzo_status dpzo__check_sigma(dpzo_ctx *ctx, double sigma);
+dpzo_status dpzo__check_rate(dpzo_ctx *ctx, double q);
+dpzo_status dpzo__check_delta(dpzo_ctx *ctx, double delta);
+dpzo_status dpzo__check_epsilon(dpzo_ctx *ctx, double epsilon);
+
+/* One ulp of slack towards +inf / -inf (clamped at 0): a round-to-nearest result errs
+ * by at most half an ulp, so this turns it into a proven upper / lower bound. */
+static inline double dpzo__up(double x) { return isfinite(x) ? nextafter(x, INFINITY) : x; }
+static inline double dpzo__down(double x)
+{
+    double d = isfinite(x) ? nextafter(x, -INFINITY) : x;
+    return d < 0.0 ? 0.0 : d;
+}
+
+/* log(exp(a) + exp(b)) without overflow; -inf is the additive identity. */
+double dpzo__log_add(double a, double b);
+
+struct dpzo_event {
+    dpzo_event_kind kind;
+    double param;        /* sigma, b or q */
+    uint64_t batch, n;   /* WOR sampling */
+    uint64_t count;      /* self-composition */
+    dpzo_event *inner;   /* sampled / self-composed child */
+    dpzo_event **children;
+    size_t n_children;
+};
+
+/* sampling_bound.c: an upper bound, rounded up, on delta(eps) at every eps >= 0: 1 - P(no
+ * step uses the record the neighbours differ in), prod over the steps of (1 - q) for Poisson
+ * sampling and (1 - B/n) for batches drawn without replacement (1 where an unsampled step
+ * uses it). epsilon(delta) = 0 is proven wherever delta is at least this. */
+double dpzo__event_sampling_bound(const dpzo_event *e);
+/* The same for `count` steps each using the record with probability q. */
+double dpzo__sampling_bound(double q, uint64_t count);
+
+/* The effective noise multiplier of a Gaussian-only subtree (a Gaussian, or
+ * compositions of Gaussians: sigma_eff^-2 = sum count_i sigma_i^-2). Fails with
+ * DPZO_EUNSUPPORTED when the subtree holds anything else. */
+dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double *sigma);
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* accountant/rdp/rdp_internal.h: the RDP accountant's private declarations, shared by its
+ * files and used by the rooms above it (pld.c's tilt and fallback, calibrate.c, the noise
+ * search's LMO accounting). Moved here from the accountant's one internal.h. */
+#ifndef DPZO_RDP_INTERNAL_H
+#define DPZO_RDP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "internal.h"
+
+/* The double estimate of dpzo_rdp_wor_gaussian's bound (rdp_wor.c), for ranking orders:
+ * the same terms and stopping rules, not certified. */
+dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double sigma,
+                               double alpha, double *rdp);
+
+/* One-order conversion from RDP r to epsilon (convert.h formulas): the double
+ * estimate, and a proven upper bound (MPFR at prec bits, r taken as an upper bound). */
+double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
+double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
+                           dpzo_conversion conv);
+
+/* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
+ * reports the fast estimate in epsilon/delta as well (used inside searches). */
+dpzo_status dpzo__event_query(dpzo_ctx *ctx, const dpzo_event *event, double target,
+                              int want_delta, const dpzo_rdp_options *opts, int certify,
+                              dpzo_dp_result *out);
+
+/* An event flattened to sum_i count_i RDP(term_i) (plan.c). A term is a sampled
+ * Gaussian (leaf == NULL: q, sigma) or another leaf event. */
+#define DPZO_PLAN_MAX_DISTINCT 4096
+typedef struct {
+    double q, sigma;
+    const dpzo_event *leaf;
+    double count;
+} dpzo__plan_term;
+typedef struct {
+    dpzo__plan_term *terms;
+    size_t n, cap;
+    double rounding; /* 0, or the relative grid step of a dominating rounding */
+} dpzo__plan;
+
+dpzo_status dpzo__plan_build(dpzo_ctx *ctx, const dpzo_event *event, int allow_rounding,
+                             dpzo__plan *plan);
+void dpzo__plan_free(dpzo__plan *plan);
+dpzo_status dpzo__plan_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double alpha, int certified,
+                           dpzo_bound *out);
+/* Fast values at many orders at once (shares per-term work across orders). */
+dpzo_status dpzo__plan_rdp_curve(dpzo_ctx *ctx, const dpzo__plan *plan, const double *orders,
+                                 size_t n, double *out);
+/* Certified bounds at many orders: dpzo__plan_rdp(certified) at each, terms outside. */
+dpzo_status dpzo__plan_rdp_curve_certified(dpzo_ctx *ctx, const dpzo__plan *plan,
+                                           const double *orders, size_t n, dpzo_bound *out);
+
+#endif

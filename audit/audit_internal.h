@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* audit/audit_internal.h: the audits' private declarations (audit_lower.c, used by audit.c
+ * and its tests). */
+#ifndef DPZO_AUDIT_INTERNAL_H
+#define DPZO_AUDIT_INTERNAL_H
+
+#include <stdint.h>
+
+/* audit_lower.c: a proven lower bound (>= 0) on epsilon(delta) of `releases` releases of
+ * the pair (1 - q) N(0, s^2) + q N(1, s^2) against N(0, s^2), q = q_num / q_den and
+ * s = sigma sqrt(sum) / shift (sum: releases added up into one, as the shuffled audit's
+ * epoch; 1 otherwise), all formed in interval arithmetic; from the best threshold test on
+ * the largest release. *threshold (may be NULL) gets that threshold, in units of the shift
+ * (NaN when no test proves anything, and 0 is returned). */
+typedef struct {
+    double q_num, q_den, sigma, shift, sum;
+    uint64_t releases;
+} dpzo__test_pair;
+double dpzo__sgm_test_lower(const dpzo__test_pair *pair, double delta, double *threshold);
+
+#endif
