@@ -59,8 +59,7 @@ test-python: build pyenv
 
 # `make check-layers` (README.md, "Layout"): no include or call circle between files, no arrow
 # back up between folders, no Python import circle (scripts/check_layers.py; the call check
-# reads the build's objects with nm). Not part of `make test` yet: the tree still has circles
-# (issue 29); .ci/run runs it after `make test`.
+# reads the build's objects with nm). `make test` runs it too (ctest `layers`).
 check-layers: build
 	$(PYTHON) scripts/check_layers.py --build $(BUILD)
 
