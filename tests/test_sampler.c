@@ -267,27 +267,23 @@ static void test_poisson_init(void **state)
  * 64-bit FNV-1a hash of its row numbers (as 8-byte little-endian integers), so that every
  * batch of a run before the change is drawn again after it. */
 
-static uint64_t fnv_rows(const size_t *x, size_t n)
+/* FNV-1a of the first `width` little-endian bytes of each of n values */
+static uint64_t fnv_le(uint64_t (*at)(const void *, size_t), const void *x, size_t n,
+                       int width)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++)
-        for (int b = 0; b < 8; b++) {
-            h ^= (uint64_t)((x[i] >> (8 * b)) & 0xff);
+        for (int b = 0; b < width; b++) {
+            h ^= (at(x, i) >> (8 * b)) & 0xff;
             h *= 0x100000001b3ull;
         }
     return h;
 }
 
-static uint64_t fnv_words(const uint32_t *x, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        for (int b = 0; b < 4; b++) {
-            h ^= (uint64_t)((x[i] >> (8 * b)) & 0xff);
-            h *= 0x100000001b3ull;
-        }
-    return h;
-}
+static uint64_t row_at(const void *x, size_t i) { return ((const size_t *)x)[i]; }
+static uint64_t word_at(const void *x, size_t i) { return ((const uint32_t *)x)[i]; }
+static uint64_t fnv_rows(const size_t *x, size_t n) { return fnv_le(row_at, x, n, 8); }
+static uint64_t fnv_words(const uint32_t *x, size_t n) { return fnv_le(word_at, x, n, 4); }
 
 /* Poisson: (seed, n, batch_size, step) -> rows */
 static const struct {
