@@ -26,6 +26,11 @@ private temporary folder:
              characters): the run must finish, and its "blas" object must say that a
              non-empty OPENBLAS_CORETYPE was respected (nothing switched) and that only
              DPZO_BLAS_SELECT=0 kept OpenBLAS's choice (issue 27);
+  rehashed   training checkpoints edited and given a correct checksum again (a DP-ZOPO run's
+             mask that selects nothing, a negative, NaN or infinite multiplier, theta NaN,
+             a step past the plan): `dpzo train --resume` must refuse each with exit 2 and
+             leave the metrics file as it was (issue 29: the mask is the step object's,
+             restored with its checks);
   unwritable every output that cannot be written (a directory, a missing folder,
              /dev/full, a read-only folder, a FIFO with no reader) refused with exit 2
              before the work (issue 28, item 6);
@@ -87,6 +92,7 @@ handled, 1 otherwise, 2 on a usage error.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import math
 import os
@@ -97,6 +103,7 @@ import shlex
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -780,6 +787,60 @@ def phase_files(c, pool, quick):
             # copy so that a writer (the search checkpoint) cannot change the shared variant
             futs.append(pool.submit(c.run, name, a, kind="file:" + label, timeout=to,
                                     allow1=name in ("profile-verify",)))
+    return futs
+
+
+# ---- issue 29: training checkpoints edited with their checksum redone ----------------------
+
+CKPT_HEADER = 208  # trainer/train_internal.h DPZO_CKPT_HEADER: bytes before theta
+
+
+def phase_rehashed(c, pool):
+    """A DP-ZOPO run's checkpoint (theta, the stage's anchor, the mask: P floats each) edited,
+    its SHA-256 (the last 32 bytes, over everything before) recomputed: every variant must be
+    refused by `train --resume` with exit 2, the metrics file untouched."""
+    if not c.files.get("profile"):
+        return []
+    cfg = json.loads(open(c.files["train"]).read())
+    cfg.update({"algorithm": "dpzopo", "metrics": "rehashed.jsonl"})
+    conf = c.write("rehashed.train.json", json.dumps(cfg))
+    ck = c.path("rehashed.ckpt")
+    subprocess.run([c.bin, "train", "--config", conf, "--until", "3", "--checkpoint", ck],
+                   env=c.env, capture_output=True, timeout=600, cwd=c.tmp)
+    if not os.path.exists(ck):
+        c.record("train-resume-rehashed", "rehashed", ["train"], "wrong", None, 0.0,
+                 "no DP-ZOPO checkpoint to edit", "")
+        return []
+    good = open(ck, "rb").read()
+    P = (len(good) - CKPT_HEADER - 32) // 4 // 3
+    mask = CKPT_HEADER + 8 * P
+    f32 = lambda x: struct.pack("<f", x)
+    edits = {
+        "mask-zero": [(mask, b"\0" * 4 * P)],
+        "mask-negative": [(mask + 4 * (P - 1), f32(-1.0))],
+        "mask-nan": [(mask, f32(float("nan")))],
+        "mask-inf": [(mask, f32(float("inf")))],
+        "theta-nan": [(CKPT_HEADER, f32(float("nan")))],
+        "step-past-plan": [(56, struct.pack("<Q", 10 ** 6))],  # magic, version, algorithm,
+        # fingerprint, n_params, then the step (trainer/checkpoint.c's header_codec)
+    }
+    metrics = c.path("rehashed.jsonl")
+    futs = []
+    for label, changes in edits.items():
+        b = bytearray(good)
+        for off, data in changes:
+            b[off:off + len(data)] = data
+        body = bytes(b[:-32])
+        path = c.write("rehashed.%s.ckpt" % label, body + hashlib.sha256(body).digest())
+        mlen = os.path.getsize(metrics) if os.path.exists(metrics) else -1
+
+        def kept(rc, out, err, mlen=mlen):
+            now = os.path.getsize(metrics) if os.path.exists(metrics) else -1
+            return None if now == mlen else "the metrics file went from %d to %d bytes" % (
+                mlen, now)
+        futs.append(pool.submit(c.run, "train-resume-rehashed",
+                                ["train", "--config", conf, "--until", "5", "--resume", path],
+                                kind="rehashed:" + label, refuse=True, check=kept))
     return futs
 
 
@@ -2112,7 +2173,8 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "tight", "monotone", "nul",
-                           "bigint", "pyoverflow", "work", "files", "outputs", "unwritable",
+                           "bigint", "pyoverflow", "work", "rehashed", "files", "outputs",
+                           "unwritable",
                            "exitcodes", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
           (c.bin, "quick" if args.quick else "full", ",".join(phases), c.tmp), flush=True)
@@ -2149,6 +2211,8 @@ def main():
                 futs += phase_work(c, pool, args.quick)
             elif ph == "pyoverflow":
                 futs += phase_pyoverflow(c, pool, args.quick)
+            elif ph == "rehashed":
+                futs += phase_rehashed(c, pool)
             else:
                 print("campaign: unknown phase %s" % ph, file=sys.stderr)
                 return 2

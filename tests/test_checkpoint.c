@@ -184,6 +184,63 @@ static void test_rehashed_fields_refused(void **state)
     cluster_sets_free(&sets);
 }
 
+/* A DP-ZOPO checkpoint holds theta, the stage's anchor and the stage's mask (P floats each).
+ * A mask whose checksum was redone but that selects nothing, or has a negative multiplier,
+ * is refused by name before the metrics file is cut (issue 29: the mask is the step
+ * object's, restored with its checks; before, any finite mask was taken as it was). */
+static void test_rehashed_mask_refused(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    cluster_sets sets = cluster_pair(100, 20, 4, 2, 0.3, 1, 1);
+    write_profile(ctx, at("m.json"), 0.1, 10, 1.0);
+    dpzo_train_config c = base_config(DPZO_ALG_DPZOPO, "mlp:", 10, 10.0, 0.01);
+    set_private(&c, at("m.json"), 1.0);
+    snprintf(c.metrics, sizeof c.metrics, "%s", at("m.jsonl"));
+    dpzo_trainer *tr;
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
+    assert_ok(ctx, dpzo_trainer_run(ctx, tr, 4, NULL, NULL));
+    assert_ok(ctx, dpzo_trainer_save(ctx, tr, at("m.ckpt")));
+    const size_t P = dpzo_trainer_n_params(tr);
+    dpzo_trainer_free(tr);
+    size_t n, mlen0, mlen1;
+    unsigned char *good = slurp(at("m.ckpt"), &n);
+    assert_int_equal(P, 10);
+    assert_int_equal(n, DPZO_CKPT_HEADER + 4 * 3 * P + 32);
+    free(slurp(at("m.jsonl"), &mlen0));
+    const size_t mask_at = DPZO_CKPT_HEADER + 4 * 2 * P;
+    size_t selected = 0;
+    for (size_t j = 0; j < P; j++) {
+        float m;
+        memcpy(&m, good + mask_at + 4 * j, sizeof m);
+        selected += m != 0.0f;
+    }
+    assert_true(selected > 0 && selected < P); /* the control: a real mask */
+    for (int k = 0; k < 2; k++) {
+        unsigned char *copy = malloc(n);
+        memcpy(copy, good, n);
+        if (k == 0)
+            memset(copy + mask_at, 0, 4 * P);
+        else
+            put_le(copy + mask_at + 4 * (P - 1), 0xbf800000u, 4); /* -1.0f */
+        rehash(copy, n);
+        spill(at("badmask.ckpt"), copy, n);
+        free(copy);
+        assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
+        dpzo_status st = dpzo_trainer_resume(ctx, tr, at("badmask.ckpt"));
+        const char *want = k == 0 ? "the mask selects nothing" : "multiplier 9 is -1";
+        if (st == DPZO_OK || strstr(dpzo_ctx_errmsg(ctx), want) == NULL)
+            fail_msg("mask case %d: status %d, message '%s' lacks '%s'", k, (int)st,
+                     dpzo_ctx_errmsg(ctx), want);
+        /* refused before anything changed: the trainer resumes the good file */
+        assert_ok(ctx, dpzo_trainer_resume(ctx, tr, at("m.ckpt")));
+        dpzo_trainer_free(tr);
+        free(slurp(at("m.jsonl"), &mlen1));
+        assert_int_equal(mlen1, mlen0);
+    }
+    free(good);
+    cluster_sets_free(&sets);
+}
+
 /* ---- destinations ---------------------------------------------------------------------- */
 
 static void test_checkpoint_destinations(void **state)
@@ -523,6 +580,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rehashed_fields_refused),
+        cmocka_unit_test(test_rehashed_mask_refused),
         cmocka_unit_test(test_checkpoint_destinations),
         cmocka_unit_test(test_search_checkpoint_refusals),
         cmocka_unit_test(test_kill_training),

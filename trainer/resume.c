@@ -218,16 +218,19 @@ dpzo_status dpzo_trainer_resume(dpzo_ctx *ctx, dpzo_trainer *tr, const char *pat
     dpzo_status st = dpzo__ckpt_read(ctx, path, n_state, &s, state);
     if (st == DPZO_OK)
         st = dpzo_zo_set_sampling_seed(ctx, zo, s.sampling_seed);
+    /* the vectors in vectors_of's order: theta, anchor, mask */
+    const float *anchor, *mask;
+    dpzo__zo_state(zo, &anchor, &mask);
+    const float *a = anchor != NULL ? state + P : NULL;
+    const float *m = mask != NULL ? state + (sv.n - 1) * P : NULL;
     if (st == DPZO_OK)
         st = check_state(ctx, tr, path, &s);
+    if (st == DPZO_OK) /* every check before the metrics file is cut */
+        st = dpzo__zo_restore(ctx, zo, s.step, a, m, 1);
     if (st == DPZO_OK)
         st = metrics_rewind(ctx, tr, s.metrics_offset);
-    if (st == DPZO_OK) { /* the vectors in vectors_of's order: theta, anchor, mask */
-        const float *anchor, *mask;
-        dpzo__zo_state(zo, &anchor, &mask);
-        st = dpzo__zo_restore(ctx, zo, s.step, anchor != NULL ? state + P : NULL,
-                              mask != NULL ? state + (sv.n - 1) * P : NULL);
-    }
+    if (st == DPZO_OK)
+        st = dpzo__zo_restore(ctx, zo, s.step, a, m, 0);
     if (st != DPZO_OK && dpzo_zo_sampling_seed(zo) != own_seed) /* leave the trainer as it was */
         dpzo_zo_set_sampling_seed(NULL, zo, own_seed); /* NULL: keep ctx's message */
     if (st == DPZO_OK) {

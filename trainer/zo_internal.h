@@ -57,10 +57,11 @@ dpzo_privacy *dpzo__zo_privacy(const dpzo_zo *zo);
 const dpzo__sampler *dpzo__zo_sampler(const dpzo_zo *zo);
 /* The state a checkpoint keeps besides theta: the anchor (stagewise, DPZO__ZO_TRAINER) and
  * the mask (dpzopo), dim floats each, NULL when not kept; and the restoration on resume of
- * the steps done with them (either may be NULL when not kept; nothing changes on error). */
+ * the steps done with them (either may be NULL when not kept; nothing changes on error;
+ * check_only: only the checks, nothing changes). */
 void dpzo__zo_state(const dpzo_zo *zo, const float **anchor, const float **mask);
 dpzo_status dpzo__zo_restore(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps, const float *anchor,
-                             const float *mask);
+                             const float *mask, int check_only);
 /* The last step's releases: the clipped sums each took and the values it gave (R values:
  * Q, or PAZO-S's k candidates then the noisy one), and the noise draws so far. */
 const double *dpzo__zo_last_clean(const dpzo_zo *zo);

@@ -820,7 +820,8 @@ void dpzo_zo_abort(dpzo_zo *zo)
 
 uint64_t dpzo_zo_steps_done(const dpzo_zo *zo) { return zo->done; }
 
-dpzo_status dpzo_zo_set_steps_done(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps)
+/* The checks of dpzo_zo_set_steps_done. */
+static dpzo_status check_steps(dpzo_ctx *ctx, const dpzo_zo *zo, uint64_t steps)
 {
     if (zo->phase != ZO_IDLE)
         return dpzo__fail(ctx, DPZO_EINVAL, "zo step: set_steps_done during a step");
@@ -833,8 +834,15 @@ dpzo_status dpzo_zo_set_steps_done(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps)
                           "zo step: this run has done %llu steps; it cannot go back to %llu "
                           "(the epsilon they spent is not returned)",
                           (unsigned long long)zo->done, (unsigned long long)steps);
-    zo->done = steps;
     return DPZO_OK;
+}
+
+dpzo_status dpzo_zo_set_steps_done(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps)
+{
+    dpzo_status st = check_steps(ctx, zo, steps);
+    if (st == DPZO_OK)
+        zo->done = steps;
+    return st;
 }
 
 double dpzo_zo_epsilon(const dpzo_zo *zo)
@@ -931,15 +939,16 @@ void dpzo__zo_state(const dpzo_zo *zo, const float **anchor, const float **mask)
 }
 
 dpzo_status dpzo__zo_restore(dpzo_ctx *ctx, dpzo_zo *zo, uint64_t steps, const float *anchor,
-                             const float *mask)
+                             const float *mask, int check_only)
 {
     size_t count = 0;
     dpzo_status st = DPZO_OK;
     if (zo->mask != NULL && mask != NULL && steps > 0 &&
         (st = check_mask(ctx, zo, mask, &count)) != DPZO_OK)
         return st;
-    if ((st = dpzo_zo_set_steps_done(ctx, zo, steps)) != DPZO_OK)
+    if ((st = check_steps(ctx, zo, steps)) != DPZO_OK || check_only)
         return st;
+    zo->done = steps;
     if (zo->anchor != NULL && anchor != NULL) {
         memcpy(zo->anchor, anchor, (size_t)zo->dim * sizeof *zo->anchor);
         zo->anchor_stage = 0;
