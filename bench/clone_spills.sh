@@ -24,7 +24,7 @@
 # DPZO_SPILL_LOOPS=1 adds a line per innermost loop (its address range, instructions and
 # stack-touching instructions; disassemble the range to see them); DPZO_SPILL_FILTER=REGEX
 # keeps only the matching lines. Extra objects (e.g.
-# build/trainer/CMakeFiles/dpzo_trainer.dir/step.c.o) may be named after the build
+# build/kernels/CMakeFiles/dpzo_kernels.dir/cpu/chacha.c.o) may be named after the build
 # directory; then only those are read. Needs objdump (binutils) and a POSIX awk.
 set -euo pipefail
 bdir=${1:-build}

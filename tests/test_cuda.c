@@ -6,8 +6,8 @@
  *     dpzo_dir_fill / dpzo_dir_axpy (NaN compared as NaN);
  *   the SPHERE scale (dpzo_cuda_dir_init, dpzo_cuda_dir_set_mult): bit-exact against
  *     dpzo_dir_init / dpzo_dir_set_mult, across block boundaries;
- *   clip-and-sum: bit-exact (tolerance 0) against the CPU release of trainer/step.c
- *     (zero_if_not_finite, dpzo_privacy_clip, the sum over rows in order), re-stated below;
+ *   clip-and-sum: bit-exact (tolerance 0) against the CPU release of the step object
+ *     (trainer/zo_step.c: zero_if_not_finite, dpzo_privacy_clip, the sum over rows in order), re-stated below;
  *   the typed kernels (dpzo_cuda_dir_perturb / _update, f32, bf16, f16, k = 1, 3 and 11
  *     directions, on a stream made with cudaStreamCreate): bit-exact against
  *     dpzo_dir_perturb / dpzo_dir_update (a NaN compared as a NaN: the device's NaN
@@ -534,8 +534,8 @@ static void test_typed(void **state)
 
 /* ---- clip and sum -------------------------------------------------------------------------- */
 
-/* trainer/step.c's release, restated: per row, a non-finite entry zeroes the row; then
- * dpzo_privacy_clip (L2 or L1 to C; a non-finite sum zeroes the row; f = C / norm when
+/* The step object's release (trainer/zo_step.c), restated: per row, a non-finite entry
+ * zeroes the row; then dpzo_privacy_clip (L2 or L1 to C; a non-finite sum zeroes the row; f = C / norm when
  * norm > C, then f (1 - 1e-12)); qsum[k] = sum over rows in order. */
 static void cpu_clip_sum(double *v, size_t b, unsigned Q, dpzo_cuda_clip_mode mode, double C,
                          double *qsum)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/test_train.c: the training loop (trainer/config.c, sampler.c, step.c, train.c,
+/* tests/test_train.c: the training loop (trainer/config.c, sampler.c, train_step.c, train.c,
  * checkpoint.c) and `dpzo train`.
  *
  * Oracles, none of them the code under test:

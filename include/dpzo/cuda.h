@@ -9,7 +9,7 @@
  *   dpzo_cuda_dir_fill / _axpy / _axpy_multi    = dpzo_dir_fill / dpzo_dir_axpy (one or
  *                                                 several in sequence, in one pass)
  *   dpzo_cuda_dir_init / _set_mult (SPHERE norm) = dpzo_dir_init / dpzo_dir_set_mult
- *   dpzo_cuda_clip_sum                          = trainer/step.c's per-example clip
+ *   dpzo_cuda_clip_sum                          = trainer/zo_step.c's per-example clip
  *                                                 (dpzo_privacy_clip) and sum per query
  *
  * Memory: the float / double arrays passed to these functions are DEVICE pointers (from
@@ -101,14 +101,14 @@ dpzo_status dpzo_cuda_dir_update(dpzo_ctx *ctx, const dpzo_dir *dirs, const doub
                                  unsigned k, uint64_t j0, size_t n, dpzo_dtype dt,
                                  void *theta_dev, void *stream);
 
-/* The clipping of trainer/step.c's release, on the device. */
+/* The clipping of the step object's release (trainer/zo_step.c), on the device. */
 typedef enum {
     DPZO_CUDA_CLIP_NONE = 0, /* no clipping, no zeroing (mezo) */
     DPZO_CUDA_CLIP_L2 = 1,   /* gaussian profiles */
     DPZO_CUDA_CLIP_L1 = 2    /* lmo profiles */
 } dpzo_cuda_clip_mode;
 /* diff_dev: b rows of Q doubles (row i = example i's differences), clipped IN PLACE as
- * trainer/step.c does: a row with a non-finite entry becomes zero; s = sum over the row,
+ * the step object does: a row with a non-finite entry becomes zero; s = sum over the row,
  * left to right from +0.0, of v^2 (L2) or |v| (L1); a non-finite s zeroes the row; with
  * norm = sqrt(s) (L2) or s (L1), f = norm > clip ? clip / norm : 1, and when f < 1 the row
  * is multiplied by f (1 - 1e-12). Then qsum_dev[k] = sum over rows i = 0, 1, ..., b - 1 of
