@@ -7,7 +7,8 @@
  *   the SPHERE scale (dpzo_cuda_dir_init, dpzo_cuda_dir_set_mult): bit-exact against
  *     dpzo_dir_init / dpzo_dir_set_mult, across block boundaries;
  *   clip-and-sum: bit-exact (tolerance 0) against the CPU release of the step object
- *     (trainer/zo_step.c: zero_if_not_finite, dpzo_privacy_clip, the sum over rows in order), re-stated below;
+ *     (trainer/zo_step.c: zero_if_not_finite, dpzo_privacy_clip, the sum over rows in
+ *     order), re-stated below;
  *   the typed kernels (dpzo_cuda_dir_perturb / _update, f32, bf16, f16, k = 1, 3 and 11
  *     directions, on a stream made with cudaStreamCreate): bit-exact against
  *     dpzo_dir_perturb / dpzo_dir_update (a NaN compared as a NaN: the device's NaN
