@@ -657,8 +657,9 @@ static void test_pazo_s_clip_shares(void **state)
     SET_CFG(tr, lr, 1e39);
     assert_ok(ctx, dpzo_trainer_run(ctx, tr, 1, NULL, NULL));
     assert_int_equal(dpzo_zo_choice(zo_of(tr)), 1);
-    assert_true(dpzo__zo_last_clean(zo_of(tr))[1] < dpzo__zo_last_clean(zo_of(tr))[0] && dpzo__zo_last_clean(zo_of(tr))[1] < dpzo__zo_last_clean(zo_of(tr))[2]);
-    assert_true(dpzo__zo_last_clean(zo_of(tr))[0] > 10.0 && dpzo__zo_last_clean(zo_of(tr))[2] > 1.0);
+    const double *clean = dpzo__zo_last_clean(zo_of(tr));
+    assert_true(clean[1] < clean[0] && clean[1] < clean[2]);
+    assert_true(clean[0] > 10.0 && clean[2] > 1.0);
     pub = 0.0;
     for (unsigned j = 0; j < 3; j++)
         pub += dpzo__zo_last_clean(zo_of(tr))[j] * dpzo__zo_last_clean(zo_of(tr))[j];

@@ -350,7 +350,8 @@ static void test_nonfinite_differences_contribute_zero(void **state)
     assert_true(b > 0);
     assert_ok(ctx, dpzo__trainer_step(ctx, tr));
     assert_false(isfinite(tr->lp[0] - tr->lm[0])); /* the path under test was taken */
-    assert_true(dpzo__zo_last_clean(zo_of(tr))[0] == 0.0 && dpzo__zo_last_noisy(zo_of(tr))[0] == 0.0);
+    const dpzo_zo *zo = zo_of(tr);
+    assert_true(dpzo__zo_last_clean(zo)[0] == 0.0 && dpzo__zo_last_noisy(zo)[0] == 0.0);
     dpzo_trainer_free(tr);
     cluster_sets_free(&sets);
 }
@@ -824,9 +825,9 @@ static void test_mezo_learns(void **state)
     cluster_sets_free(&sets);
 }
 
-/* The update reads the directions the evaluation kept (the step object's cache) instead of generating
- * them again: the same theta, bit for bit, as a trainer without the cache, for mezo with 3
- * queries on an MLP (several layers, several directions) and threads 1 and 2. */
+/* The update reads the directions the evaluation kept (the step object's cache) instead of
+ * generating them again: the same theta, bit for bit, as a trainer without the cache, for
+ * mezo with 3 queries on an MLP (several layers, several directions) and threads 1 and 2. */
 static void test_direction_cache(void **state)
 {
     dpzo_ctx *ctx = *state;
