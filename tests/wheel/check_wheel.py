@@ -41,7 +41,7 @@ assert MODE in ("hidden", "visible"), MODE
 EXACT = 2.59664191485651526676  # mpmath, 30 digits (tests/ref/reference_values.h)
 # the system libraries the wheel must bring itself (run.sh hides the system's copies)
 BUNDLED = re.compile(r"^lib(gsl|gslcblas|mpfr|gmp|cjson|openblas[a-z0-9_.-]*|blas|lapack|gfortran|"
-                     r"quadmath)[-.]")
+                     r"quadmath|sodium)[-.]")
 CUDART = re.compile(r"^libcudart[-.]")
 failures: list[str] = []
 
