@@ -4,7 +4,8 @@
  * times; its work grows with 1/grid (dpzo/pld.h), so they get grid 1e-3 and a 64 MiB
  * memory limit (the RDP variants get nothing but the fuzzer's values).
  * Checks: status OK or an error with a message; when OK, the calibrated value is finite
- * and in its range, the certified epsilon is not NaN, >= 0 and meets the target; for the
+ * and in its range (sigma 0 only where the sampling bound 1 - (1 - q)^steps <= delta makes
+ * noise unnecessary), the certified epsilon is not NaN, >= 0 and meets the target; for the
  * RDP noise calibration, the RDP accountant recomputes a proven epsilon at that sigma that
  * meets the target; the calibrated setting is not below what one step alone spends. */
 #include "../fuzz_util.h"
@@ -41,10 +42,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st = tight ? dpzo_calibrate_noise_pld(ctx, eps, delta, q, steps, tol, &po, &c)
                    : dpzo_calibrate_noise(ctx, eps, delta, q, steps, tol, NULL, &c);
         if (fz_ok(ctx, st, what)) {
-            /* sigma 0 exactly when no privacy is spent (q = 0 or no steps) */
-            if (!((c.value > 0.0 || (c.value == 0.0 && (q == 0.0 || steps == 0)))
+            /* sigma 0 only when no noise is needed: no step uses a record at all except with
+             * probability 1 - (1 - q)^steps <= delta (the sampling bound, issue 28; q = 0
+             * or no steps among them); the library decides that rounded upward, so the
+             * double estimate here gets a relative slack of 1e-9 */
+            double p_used = -expm1((double)steps * log1p(-fmin(q, 1.0)));
+            if (!((c.value > 0.0 || (c.value == 0.0 && p_used <= delta * (1.0 + 1e-9)))
                   && isfinite(c.value)))
-                fz_fail("%s: sigma %.17g", what, c.value);
+                fz_fail("%s: sigma %.17g (a record is used with probability %.17g, delta "
+                        "%.17g)", what, c.value, p_used, delta);
             sigma = c.value;
         }
         break;
