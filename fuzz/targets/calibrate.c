@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              * probability 1 - (1 - q)^steps <= delta (the sampling bound, issue 28; q = 0
              * or no steps among them); the library decides that rounded upward, so the
              * double estimate here gets a relative slack of 1e-9 */
-            double p_used = -expm1((double)steps * log1p(-fmin(q, 1.0)));
+            double p_used = steps == 0 || q == 0.0 ? 0.0 : q >= 1.0 ? 1.0
+                            : -expm1((double)steps * log1p(-q));
             if (!((c.value > 0.0 || (c.value == 0.0 && p_used <= delta * (1.0 + 1e-9)))
                   && isfinite(c.value)))
                 fz_fail("%s: sigma %.17g (a record is used with probability %.17g, delta "
