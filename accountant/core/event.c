@@ -50,6 +50,59 @@ dpzo_event *dpzo_event_laplace(dpzo_ctx *ctx, double scale)
     return e;
 }
 
+dpzo_event *dpzo_event_non_private(dpzo_ctx *ctx)
+{
+    return new_event(ctx, DPZO_EVENT_NON_PRIVATE);
+}
+
+dpzo_event *dpzo_event_zcdp(dpzo_ctx *ctx, double rho, double xi)
+{
+    if (!(rho >= 0.0) || !isfinite(rho) || !(xi >= 0.0) || !isfinite(xi)) {
+        dpzo__fail(ctx, DPZO_EINVAL, "zCDP needs finite rho >= 0 and xi >= 0, got rho=%g, xi=%g",
+                   rho, xi);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_ZCDP);
+    if (e != NULL) {
+        e->param = rho;
+        e->param2 = xi;
+    }
+    return e;
+}
+
+dpzo_event *dpzo_event_randomized_response(dpzo_ctx *ctx, double p, uint64_t k)
+{
+    if (!(p >= 0.0 && p <= 1.0) || k < 1 || k > (UINT64_C(1) << 53)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "randomized response needs a noise parameter p in [0, 1] and 1 <= k <= 2^53 "
+                   "buckets, got p=%g, k=%llu", p, (unsigned long long)k);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_RANDOMIZED_RESPONSE);
+    if (e != NULL) {
+        e->param = p;
+        e->n = k;
+    }
+    return e;
+}
+
+dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensitivity)
+{
+    if (!(t >= 0.0) || !isfinite(t) || sensitivity > (UINT64_C(1) << 53)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "discrete Laplace needs a finite noise parameter >= 0 and a sensitivity <= "
+                   "2^53, got parameter=%g, sensitivity=%llu", t,
+                   (unsigned long long)sensitivity);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_DISCRETE_LAPLACE);
+    if (e != NULL) {
+        e->param = t;
+        e->n = sensitivity;
+    }
+    return e;
+}
+
 /* A NULL inner means its constructor failed and left its message in ctx. */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner)
 {
@@ -154,6 +207,14 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
     switch (e->kind) {
     case DPZO_EVENT_GAUSSIAN: PUT("gaussian(sigma=%.17g)", e->param); break;
     case DPZO_EVENT_LAPLACE: PUT("laplace(b=%.17g)", e->param); break;
+    case DPZO_EVENT_NON_PRIVATE: PUT("non_private()"); break;
+    case DPZO_EVENT_ZCDP: PUT("zcdp(rho=%.17g, xi=%.17g)", e->param, e->param2); break;
+    case DPZO_EVENT_RANDOMIZED_RESPONSE:
+        PUT("randomized_response(p=%.17g, k=%llu)", e->param, (unsigned long long)e->n);
+        break;
+    case DPZO_EVENT_DISCRETE_LAPLACE:
+        PUT("discrete_laplace(t=%.17g, sensitivity=%llu)", e->param, (unsigned long long)e->n);
+        break;
     case DPZO_EVENT_POISSON_SAMPLED:
         PUT("poisson(q=%.17g, ", e->param);
         SUB(e->inner);

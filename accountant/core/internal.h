@@ -55,8 +55,10 @@ double dpzo__log_add(double a, double b);
 
 struct dpzo_event {
     dpzo_event_kind kind;
-    double param;        /* sigma, b or q */
-    uint64_t batch, n;   /* WOR sampling */
+    double param;        /* sigma, b, q, rho (zCDP), p (randomized response) or t
+                            (discrete Laplace) */
+    double param2;       /* xi (zCDP) */
+    uint64_t batch, n;   /* WOR sampling; n: k (randomized response), s (discrete Laplace) */
     uint64_t count;      /* self-composition */
     dpzo_event *inner;   /* sampled / self-composed child */
     dpzo_event **children;

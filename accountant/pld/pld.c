@@ -72,6 +72,8 @@ typedef struct {
     int infinite;      /* a step without noise: epsilon is +inf at every delta < 1 ... */
     int infinite_lower; /* ... and provably so (an unsampled one; a sampled one at rate q
                            has delta(eps) >= q only, so the lower end stays 0) */
+    const char *rdp_only; /* a leaf without a PLD source here (zCDP, randomized response,
+                             discrete Laplace): its name; the RDP accountant answers */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -120,6 +122,29 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
         t.src.base = DPZO__PLD_LAPLACE;
         t.src.scale = e->param;
         break;
+    case DPZO_EVENT_NON_PRIVATE:
+        l->infinite = l->infinite_lower = 1;
+        return DPZO_OK;
+    case DPZO_EVENT_ZCDP:
+        if (e->param > 0.0 || e->param2 > 0.0)
+            l->rdp_only = "a zCDP event has no privacy loss distribution";
+        return DPZO_OK;
+    case DPZO_EVENT_RANDOMIZED_RESPONSE:
+        if (e->n == 1 || e->param == 1.0)
+            return DPZO_OK; /* nothing released */
+        if (e->param == 0.0)
+            l->infinite = l->infinite_lower = 1;
+        else
+            l->rdp_only = "randomized response has no PLD source yet";
+        return DPZO_OK;
+    case DPZO_EVENT_DISCRETE_LAPLACE:
+        if (e->n == 0)
+            return DPZO_OK;
+        if (e->param == 0.0)
+            l->infinite = l->infinite_lower = 1;
+        else
+            l->rdp_only = "the discrete Laplace mechanism has no PLD source yet";
+        return DPZO_OK;
     case DPZO_EVENT_POISSON_SAMPLED:
     case DPZO_EVENT_WOR_SAMPLED: {
         double q = e->kind == DPZO_EVENT_POISSON_SAMPLED ? e->param
@@ -1013,6 +1038,19 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
         if (q.terms.t[i].two_sided)
             q.n_dirs = 2;
     }
+    /* a leaf the PLD does not model: the RDP accountant's certified answer, with the reason */
+    if (q.terms.rdp_only != NULL && !q.terms.infinite) {
+        st = early_fallback(&q, out);
+        if (st == DPZO_OK) {
+            snprintf(out->reason, sizeof out->reason,
+                     "%s: the RDP accountant's certified bound", q.terms.rdp_only);
+            if (plan_only)
+                *plan_bytes = *plan_fft = 0;
+        }
+        query_free(&q);
+        return st;
+    }
+
     if (q.terms.infinite || q.terms.n == 0) {
         /* a Laplace of scale 0 spends infinity; an empty event spends nothing */
         double e = q.terms.infinite ? INFINITY : 0.0, dl = q.terms.infinite ? 1.0 : 0.0;

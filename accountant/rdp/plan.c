@@ -59,6 +59,10 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, double m, dpzo__p
         t.count = m;
         break;
     case DPZO_EVENT_LAPLACE:
+    case DPZO_EVENT_NON_PRIVATE:
+    case DPZO_EVENT_ZCDP:
+    case DPZO_EVENT_RANDOMIZED_RESPONSE:
+    case DPZO_EVENT_DISCRETE_LAPLACE:
     case DPZO_EVENT_WOR_SAMPLED:
         if (e->kind == DPZO_EVENT_WOR_SAMPLED
             && (st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
@@ -212,6 +216,8 @@ static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_l
         b->lower = b->upper = b->value;
         return st;
     }
+    if (e->kind != DPZO_EVENT_WOR_SAMPLED) /* the closed-form leaves (rdp_leaves.c) */
+        return dpzo__rdp_leaf(ctx, e, alpha, certified, b);
     double sigma; /* DPZO_EVENT_WOR_SAMPLED: flatten() checked the inner subtree */
     if ((st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
         return st;

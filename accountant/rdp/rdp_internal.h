@@ -16,6 +16,10 @@ dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double
 
 /* One-order conversion from RDP r to epsilon (convert.h formulas): the double
  * estimate, and a proven upper bound (MPFR at prec bits, r taken as an upper bound). */
+/* rdp_leaves.c: RDP of a non-private, zCDP, randomized response or discrete Laplace leaf
+ * at order alpha (fast: value = lower = upper; certified: a proven enclosure). */
+dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
+                           dpzo_bound *out);
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);

@@ -35,13 +35,34 @@ typedef enum {
     DPZO_EVENT_POISSON_SAMPLED,
     DPZO_EVENT_WOR_SAMPLED,
     DPZO_EVENT_SELF_COMPOSED,
-    DPZO_EVENT_COMPOSED
+    DPZO_EVENT_COMPOSED,
+    DPZO_EVENT_NON_PRIVATE,
+    DPZO_EVENT_ZCDP,
+    DPZO_EVENT_RANDOMIZED_RESPONSE,
+    DPZO_EVENT_DISCRETE_LAPLACE
 } dpzo_event_kind;
 
 typedef struct dpzo_event dpzo_event;
 
 dpzo_event *dpzo_event_gaussian(dpzo_ctx *ctx, double noise_multiplier);
 dpzo_event *dpzo_event_laplace(dpzo_ctx *ctx, double scale);
+/* A release without any privacy guarantee: epsilon is +inf at every delta < 1 in every
+ * accountant (dp_accounting's NonPrivateDpEvent). */
+dpzo_event *dpzo_event_non_private(dpzo_ctx *ctx);
+/* A mechanism satisfying (xi, rho)-zCDP: RDP(alpha) <= xi + rho alpha at every alpha > 1
+ * (Bun-Steinke 2016; rho, xi finite and >= 0). The PLD/PRV accountants answer with the RDP
+ * accountant's bound for events holding one (no privacy loss distribution is known). */
+dpzo_event *dpzo_event_zcdp(dpzo_ctx *ctx, double rho, double xi);
+/* Randomized response over k >= 1 buckets with noise parameter p in [0, 1]: with
+ * probability p a uniformly random bucket, else the true one (dp_accounting's
+ * RandomizedResponseDpEvent), replace-one adjacency (the true bucket changes). p = 0 has no
+ * noise (epsilon +inf), p = 1 or k = 1 releases nothing. */
+dpzo_event *dpzo_event_randomized_response(dpzo_ctx *ctx, double p, uint64_t k);
+/* The discrete Laplace mechanism: integer noise with P(x) proportional to
+ * exp(-t |x|) (t = noise parameter, finite and >= 0; t = 0 is treated as no noise, as
+ * dp_accounting does) on an integer query of L1 sensitivity s (s = 0 releases nothing).
+ * Pure DP with epsilon t s. */
+dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensitivity);
 /* Each record is included independently with probability q (0 <= q <= 1). */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner);
 /* A batch of `batch` records drawn without replacement from `n` (1 <= batch <= n). */
