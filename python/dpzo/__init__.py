@@ -20,8 +20,10 @@ from . import _lib
 from ._data import data_file, data_files
 from .accountants import PldAccountant, PrvAccountant, RdpAccountant
 from .errors import Error
-from .events import (ComposedEvent, Event, GaussianEvent, LaplaceEvent, LmoEvent, NoOpEvent,
-                     PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)
+from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, LaplaceEvent,
+                     LmoEvent, NonPrivateEvent, NoOpEvent, PoissonSampledEvent,
+                     RandomizedResponseEvent, SampledWithoutReplacementEvent,
+                     SelfComposedEvent, ZcdpEvent)
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -46,6 +48,7 @@ __version__ = _version()
 
 __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "LmoEvent",
            "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
-           "ComposedEvent", "NoOpEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
+           "ComposedEvent", "NoOpEvent", "NonPrivateEvent", "ZcdpEvent",
+           "RandomizedResponseEvent", "DiscreteLaplaceEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
            "data_files"] + _extra_all

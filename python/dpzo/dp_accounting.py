@@ -26,9 +26,15 @@ dp_accounting's accountants do. The events dpzo can analyse are converted to dpz
   relation dpzo's Poisson analysis proves;
 * ``SampledWithoutReplacementDpEvent`` wrapping Gaussians: only with ``REPLACE_ONE``, the
   relation dpzo's without-replacement analysis proves;
-* ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent``.
+* ``SelfComposedDpEvent``, ``ComposedDpEvent`` and ``NoOpDpEvent``;
+* ``NonPrivateDpEvent`` (epsilon +inf), ``ZCDpEvent`` (RDP xi + rho alpha; PLD/PRV answer
+  with the RDP bound) and ``DiscreteLaplaceDpEvent`` under either relation (its sensitivity
+  is stated for the accountant's relation);
+* ``RandomizedResponseDpEvent``: only with ``REPLACE_ONE`` (the true bucket changes), as in
+  dp_accounting.
 
-Anything else (randomized response, non-private, tree aggregation, zCDP, mixtures, ...) and
+``UnsupportedDpEvent`` is refused by name, as dp_accounting's accountants refuse it.
+Anything else (tree aggregation, mixtures, repeat-and-select, ...) and
 any event under a relation dpzo cannot prove it for is refused: ``supports`` answers
 ``False`` and ``compose`` raises :class:`UnsupportedDpEventError` (a :class:`dpzo.Error`
 and a dp_accounting ``UnsupportedEventError``) naming the event and why.
@@ -57,6 +63,8 @@ from . import (
     Error,
     GaussianEvent,
     LaplaceEvent,
+    DiscreteLaplaceEvent,
+    NonPrivateEvent,
     NoOpEvent,
     PldAccountant,
     PoissonSampledEvent,
@@ -64,6 +72,8 @@ from . import (
     RdpAccountant,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+    RandomizedResponseEvent,
+    ZcdpEvent,
 )
 
 __all__ = ["DpzoAccountant", "UnsupportedDpEventError", "to_dpzo_event", "NeighboringRelation"]
@@ -114,6 +124,20 @@ def _convert(event: Any, relation: NeighboringRelation, kind: str) -> Any:
         return GaussianEvent(event.noise_multiplier)
     if isinstance(event, _dpe.LaplaceDpEvent):
         return LaplaceEvent(event.noise_multiplier)
+    if isinstance(event, _dpe.NonPrivateDpEvent):
+        return NonPrivateEvent()
+    if isinstance(event, _dpe.ZCDpEvent):
+        return ZcdpEvent(event.rho, event.xi)
+    if isinstance(event, _dpe.DiscreteLaplaceDpEvent):
+        return DiscreteLaplaceEvent(event.noise_parameter, event.sensitivity)
+    if isinstance(event, _dpe.RandomizedResponseDpEvent):
+        if relation is not _REPLACE:
+            raise _Refused(event, "randomized response changes the true bucket: dpzo proves "
+                                  "it for the REPLACE_ONE relation only; this accountant's "
+                                  f"is {_relation_name(relation)}")
+        return RandomizedResponseEvent(event.noise_parameter, event.num_buckets)
+    if isinstance(event, _dpe.UnsupportedDpEvent):
+        raise _Refused(event, "UnsupportedDpEvent has no privacy analysis by definition")
     if isinstance(event, _dpe.SelfComposedDpEvent):
         return SelfComposedEvent(_convert(event.event, relation, kind), event.count)
     if isinstance(event, _dpe.ComposedDpEvent):

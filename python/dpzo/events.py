@@ -15,6 +15,13 @@ Conventions (those of the C library and of dp_accounting):
   sensitivity C. Accounted only alone, as ``SelfComposedEvent(X, T)`` with X the bare
   event, or it inside ``PoissonSampledEvent`` or ``SampledWithoutReplacementEvent``
   (dpzo.lmo); any other composition with an LMO event raises ``dpzo.Error``.
+* ``NonPrivateEvent()``: a release without a guarantee (epsilon +inf everywhere).
+* ``ZcdpEvent(rho, xi=0)``: (xi, rho)-zCDP, RDP(alpha) = xi + rho alpha (dp_accounting's
+  ``ZCDpEvent``; the PLD/PRV accountants answer with the RDP bound and say so).
+* ``RandomizedResponseEvent(noise_parameter, num_buckets)``: with probability p a uniform
+  bucket of k, else the true one; replace-one adjacency (the true bucket changes).
+* ``DiscreteLaplaceEvent(noise_parameter, sensitivity)``: integer noise with
+  P(x) proportional to exp(-t|x|) on an integer query of L1 sensitivity s (pure DP, t s).
 * ``PoissonSampledEvent(q, e)``: each record included independently with probability q,
   add/remove-one adjacency.
 * ``SampledWithoutReplacementEvent(n, b, e)``: a batch of exactly b of the n records,
@@ -42,11 +49,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampledEvent",
            "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
-           "NoOpEvent"]
+           "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
+           "DiscreteLaplaceEvent"]
 
 _vp = ctypes.c_void_p
 _gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
 _laplace = _lib.fn("dpzo_event_laplace", _vp, [_vp, ctypes.c_double])
+_non_private = _lib.fn("dpzo_event_non_private", _vp, [_vp])
+_zcdp = _lib.fn("dpzo_event_zcdp", _vp, [_vp, ctypes.c_double, ctypes.c_double])
+_rr = _lib.fn("dpzo_event_randomized_response", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
+_dlap = _lib.fn("dpzo_event_discrete_laplace", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
 _poisson = _lib.fn("dpzo_event_poisson_sampled", _vp, [_vp, ctypes.c_double, _vp])
 _wor = _lib.fn("dpzo_event_wor_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
 _self_composed = _lib.fn("dpzo_event_self_composed", _vp, [_vp, _vp, ctypes.c_uint64])
@@ -179,6 +191,50 @@ class NoOpEvent(Event):
     """Nothing released (epsilon 0 at every delta)."""
 
 
+@dataclass(frozen=True)
+class NonPrivateEvent(Event):
+    """A release without any privacy guarantee: epsilon is +inf in every accountant."""
+
+
+@dataclass(frozen=True)
+class ZcdpEvent(Event):
+    """A mechanism satisfying (xi, rho)-zCDP: RDP(alpha) <= xi + rho alpha for every
+    alpha > 1 (Bun-Steinke 2016; dp_accounting's ``ZCDpEvent``)."""
+
+    rho: float
+    xi: float = 0.0
+
+    def __post_init__(self) -> None:
+        _set(self, "rho", _real("rho", self.rho))
+        _set(self, "xi", _real("xi", self.xi))
+
+
+@dataclass(frozen=True)
+class RandomizedResponseEvent(Event):
+    """Randomized response over ``num_buckets`` buckets: with probability
+    ``noise_parameter`` a uniformly random bucket, else the true one (replace-one)."""
+
+    noise_parameter: float
+    num_buckets: int
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_parameter", _real("noise_parameter", self.noise_parameter))
+        _set(self, "num_buckets", _count("num_buckets", self.num_buckets))
+
+
+@dataclass(frozen=True)
+class DiscreteLaplaceEvent(Event):
+    """The discrete Laplace mechanism: P(x) proportional to exp(-noise_parameter |x|) on
+    the integers, added to an integer query of L1 sensitivity ``sensitivity``."""
+
+    noise_parameter: float
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_parameter", _real("noise_parameter", self.noise_parameter))
+        _set(self, "sensitivity", _count("sensitivity", self.sensitivity))
+
+
 # ---- building the C tree ---------------------------------------------------------
 
 def contains_lmo(event: Event) -> bool:
@@ -216,6 +272,14 @@ def _build(ctx: int, e: Event) -> Any:
         return _composed(ctx, arr, n)
     if isinstance(e, NoOpEvent):
         return _composed(ctx, None, 0)
+    if isinstance(e, NonPrivateEvent):
+        return _non_private(ctx)
+    if isinstance(e, ZcdpEvent):
+        return _zcdp(ctx, e.rho, e.xi)
+    if isinstance(e, RandomizedResponseEvent):
+        return _rr(ctx, e.noise_parameter, e.num_buckets)
+    if isinstance(e, DiscreteLaplaceEvent):
+        return _dlap(ctx, e.noise_parameter, e.sensitivity)
     raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 
