@@ -148,6 +148,23 @@ def test_randomized_response_random_sample_is_sound() -> None:
         assert d >= float(truth) * (1 - 1e-9)
 
 
+def test_randomized_response_composition_where_dp_accounting_pld_is_below_the_truth() -> None:
+    """Ten randomized responses with p = 0.5 over 2 buckets, delta 1e-5. All ten land on the
+    true bucket with probability 0.75^10 = 0.056, far above delta, so epsilon is near ten
+    times log 3: the exact value is 10.98594529. dp_accounting 0.6.0's PLD accountant
+    answers log 3 = 1.0987 (one release's epsilon: below the truth, an unsound claim), its
+    RDP accountant 10.9868; dpzo's proven epsilon is above the truth and below that RDP."""
+    ev = E.SelfComposedDpEvent(E.RandomizedResponseDpEvent(0.5, 2), 10)
+    exact = 10.98594529364605  # bisection on rr_exact_delta below
+    assert rr_exact_delta(0.5, 2, 10, exact * (1 + 1e-12)) <= 1e-5 < rr_exact_delta(
+        0.5, 2, 10, exact * (1 - 1e-9))
+    theirs_pld = PLDAccountant(REPLACE_ONE).compose(ev).get_epsilon(1e-5)
+    assert theirs_pld < 1.1 < exact  # the anchor's answer, recorded (dp-accounting==0.6.0)
+    ours = DpzoAccountant(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
+    theirs_rdp = RdpAccountant(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
+    assert exact <= ours <= theirs_rdp
+
+
 def test_randomized_response_edges_and_relation() -> None:
     acc = DpzoAccountant(neighboring_relation=REPLACE_ONE)
     assert math.isinf(acc.compose(E.RandomizedResponseDpEvent(0.0, 3)).get_epsilon(1e-5))
