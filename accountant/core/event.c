@@ -103,6 +103,48 @@ dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensit
     return e;
 }
 
+dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
+                                        const uint64_t *step_counts, size_t n)
+{
+    if (n == 0 || step_counts == NULL) {
+        dpzo__fail(ctx, DPZO_EINVAL, "tree aggregation needs at least one step count");
+        return NULL;
+    }
+    if (dpzo__check_sigma(ctx, noise_multiplier))
+        return NULL;
+    uint64_t max = 0;
+    for (size_t i = 0; i < n; i++)
+        max = step_counts[i] > max ? step_counts[i] : max;
+    /* ceil(log2(T + 1)) = floor(log2 T) + 1 = the bit length of T (0 for T = 0), exactly */
+    uint64_t depth = 0;
+    for (uint64_t t = max; t != 0; t >>= 1)
+        depth++;
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_TREE_AGGREGATION);
+    if (e != NULL) {
+        e->param = noise_multiplier;
+        e->n = depth;
+        e->count = max;
+        e->batch = (uint64_t)n;
+    }
+    return e;
+}
+
+double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
+{
+    double sigma = tree->param, d = (double)tree->n; /* d <= 64: exact */
+    if (tree->n == 1)
+        return sigma;
+    double r = sqrt(d); /* correctly rounded */
+    int r_exact = r * r == d;
+    double s = sigma / r;
+    if (r_exact && fma(s, r, -sigma) == 0.0)
+        return s; /* sigma / sqrt(d) exactly */
+    /* sqrt rounded up at most an ulp, the quotient down by at most one more ulp each */
+    s = sigma / (r_exact ? r : nextafter(r, INFINITY));
+    s = nextafter(s, 0.0);
+    return s < 0.0 ? 0.0 : s;
+}
+
 /* A NULL inner means its constructor failed and left its message in ctx. */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner)
 {
@@ -214,6 +256,11 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
         break;
     case DPZO_EVENT_DISCRETE_LAPLACE:
         PUT("discrete_laplace(t=%.17g, sensitivity=%llu)", e->param, (unsigned long long)e->n);
+        break;
+    case DPZO_EVENT_TREE_AGGREGATION:
+        PUT("tree_aggregation(sigma=%.17g, trees=%llu, max_steps=%llu, depth=%llu)", e->param,
+            (unsigned long long)e->batch, (unsigned long long)e->count,
+            (unsigned long long)e->n);
         break;
     case DPZO_EVENT_POISSON_SAMPLED:
         PUT("poisson(q=%.17g, ", e->param);

@@ -58,8 +58,9 @@ struct dpzo_event {
     double param;        /* sigma, b, q, rho (zCDP), p (randomized response) or t
                             (discrete Laplace) */
     double param2;       /* xi (zCDP) */
-    uint64_t batch, n;   /* WOR sampling; n: k (randomized response), s (discrete Laplace) */
-    uint64_t count;      /* self-composition */
+    uint64_t batch, n;   /* WOR sampling; n: k (randomized response), s (discrete Laplace),
+                            the depth (tree aggregation); batch: the number of trees */
+    uint64_t count;      /* self-composition; the largest step count (tree aggregation) */
     dpzo_event *inner;   /* sampled / self-composed child */
     dpzo_event **children;
     size_t n_children;
@@ -77,5 +78,10 @@ double dpzo__sampling_bound(double q, uint64_t count);
  * compositions of Gaussians: sigma_eff^-2 = sum count_i sigma_i^-2). Fails with
  * DPZO_EUNSUPPORTED when the subtree holds anything else. */
 dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double *sigma);
+
+/* Tree aggregation of noise multiplier sigma > 0 and depth d >= 1 is the Gaussian mechanism
+ * of noise multiplier sigma / sqrt(d): that ratio, rounded down (exact where it can be), so
+ * a PLD of the returned multiplier dominates the true one. 0 only where it underflows. */
+double dpzo__tree_gaussian_sigma(const dpzo_event *tree);
 
 #endif

@@ -145,6 +145,16 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
         else
             l->rdp_only = "the discrete Laplace mechanism has no PLD source yet";
         return DPZO_OK;
+    case DPZO_EVENT_TREE_AGGREGATION: /* the Gaussian of noise sigma / sqrt(depth) */
+        if (e->n == 0)
+            return DPZO_OK; /* trees of 0 steps release nothing */
+        t.src.scale = e->param > 0.0 ? dpzo__tree_gaussian_sigma(e) : 0.0;
+        if (!(t.src.scale > 0.0)) { /* no noise (provably +inf), or an underflowed one */
+            l->infinite = 1;
+            l->infinite_lower |= e->param == 0.0;
+            return DPZO_OK;
+        }
+        break;
     case DPZO_EVENT_POISSON_SAMPLED:
     case DPZO_EVENT_WOR_SAMPLED: {
         double q = e->kind == DPZO_EVENT_POISSON_SAMPLED ? e->param

@@ -63,6 +63,7 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, double m, dpzo__p
     case DPZO_EVENT_ZCDP:
     case DPZO_EVENT_RANDOMIZED_RESPONSE:
     case DPZO_EVENT_DISCRETE_LAPLACE:
+    case DPZO_EVENT_TREE_AGGREGATION:
     case DPZO_EVENT_WOR_SAMPLED:
         if (e->kind == DPZO_EVENT_WOR_SAMPLED
             && (st = dpzo__effective_sigma(ctx, e->inner, &sigma)))

@@ -18,6 +18,8 @@
  *                           B = (1 + r^s) / (1 + e^{-t}) + tanh(t/2) r (1 - r^{s-1}) / (1 - r),
  *                         exact (the three ranges x <= 0, 0 < x < s, x >= s of the sum
  *                         sum_x P(x)^alpha P(x - s)^(1 - alpha) are geometric series).
+ *   tree aggregation:     a Gaussian of squared sensitivity d (the depth) and noise sigma:
+ *                         alpha d / (2 sigma^2), exact; 0 for d = 0, +inf for sigma = 0.
  *
  * The certified variants evaluate the same expressions in MPFR interval arithmetic
  * (ival.h: every operation rounded outward), so the upper end is a proven upper bound. */
@@ -97,6 +99,24 @@ static void rr_ival(mpfr_prec_t prec, double p, uint64_t k, double alpha, ival *
     ival_add(out, x, L);
     ival_min(out, out, L); /* D_alpha <= D_inf = L: both proven, keep the tighter */
     for (int i = 0; i < NV; i++)
+        ival_clear(&v[i]);
+}
+
+/* alpha d / (2 sigma^2) */
+static void tree_ival(mpfr_prec_t prec, double sigma, uint64_t d, double alpha, ival *out)
+{
+    ival v[3];
+    for (int i = 0; i < 3; i++)
+        ival_init(&v[i], prec);
+    ival_set_d(&v[0], sigma);
+    ival_mul(&v[0], &v[0], &v[0]);
+    ival_set_ui(&v[1], 2);
+    ival_mul(&v[0], &v[0], &v[1]);      /* 2 sigma^2 */
+    ival_set_d(&v[1], alpha);
+    ival_set_ui(&v[2], (unsigned long)d); /* d <= 64 */
+    ival_mul(&v[1], &v[1], &v[2]);
+    ival_div(out, &v[1], &v[0]);
+    for (int i = 0; i < 3; i++)
         ival_clear(&v[i]);
 }
 
@@ -182,6 +202,11 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
         fast = dlap_fast(e->param, e->n, alpha);
         exact = e->n == 0 || e->param == 0.0;
         break;
+    case DPZO_EVENT_TREE_AGGREGATION:
+        exact = e->n == 0 || e->param == 0.0;
+        fast = e->n == 0 ? 0.0 : e->param == 0.0 ? INFINITY
+             : alpha * (double)e->n / (2.0 * e->param * e->param);
+        break;
     default:
         return dpzo__fail(ctx, DPZO_EINVAL, "corrupt event (kind %d)", (int)e->kind);
     }
@@ -194,6 +219,8 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
     ival_init(&r, prec);
     if (e->kind == DPZO_EVENT_RANDOMIZED_RESPONSE)
         rr_ival(prec, e->param, e->n, alpha, &r);
+    else if (e->kind == DPZO_EVENT_TREE_AGGREGATION)
+        tree_ival(prec, e->param, e->n, alpha, &r);
     else
         dlap_ival(prec, e->param, e->n, alpha, &r);
     double lo = ival_lo_d(&r), hi = ival_hi_d(&r);

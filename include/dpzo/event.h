@@ -39,7 +39,8 @@ typedef enum {
     DPZO_EVENT_NON_PRIVATE,
     DPZO_EVENT_ZCDP,
     DPZO_EVENT_RANDOMIZED_RESPONSE,
-    DPZO_EVENT_DISCRETE_LAPLACE
+    DPZO_EVENT_DISCRETE_LAPLACE,
+    DPZO_EVENT_TREE_AGGREGATION
 } dpzo_event_kind;
 
 typedef struct dpzo_event dpzo_event;
@@ -63,6 +64,19 @@ dpzo_event *dpzo_event_randomized_response(dpzo_ctx *ctx, double p, uint64_t k);
  * dp_accounting does) on an integer query of L1 sensitivity s (s = 0 releases nothing).
  * Pure DP with epsilon t s. */
 dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensitivity);
+/* One epoch of DP-FTRL's tree aggregation (Kairouz et al. 2021, appendix D;
+ * dp_accounting's SingleEpochTreeAggregationDpEvent): n >= 1 trees, restarted between,
+ * tree i over step_counts[i] steps, every node of every tree released with Gaussian noise
+ * of `noise_multiplier` times the per-node sensitivity, and every record in at most one
+ * step of all the trees. A record then changes at most one node per level of its tree, so
+ * the release is a Gaussian mechanism of squared L2 sensitivity
+ * depth = max_i ceil(log2(step_counts[i] + 1)) (0 for trees of 0 steps: nothing released):
+ * RDP(alpha) = alpha depth / (2 sigma^2), and the PLD/PRV accountants use the Gaussian of
+ * noise multiplier sigma / sqrt(depth) (rounded down). Not allowed under a sampler.
+ * Fails (DPZO_EINVAL) for n = 0 or sigma < 0 or not finite; sigma = 0 with depth > 0 is
+ * epsilon +inf. The step counts are the caller's (copied from). */
+dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
+                                        const uint64_t *step_counts, size_t n);
 /* Each record is included independently with probability q (0 <= q <= 1). */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner);
 /* A batch of `batch` records drawn without replacement from `n` (1 <= batch <= n). */
