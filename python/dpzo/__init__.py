@@ -23,7 +23,7 @@ from .errors import Error
 from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, LaplaceEvent,
                      LmoEvent, NonPrivateEvent, NoOpEvent, PoissonSampledEvent,
                      RandomizedResponseEvent, SampledWithoutReplacementEvent,
-                     SelfComposedEvent, ZcdpEvent)
+                     SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -49,6 +49,7 @@ __version__ = _version()
 __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "LmoEvent",
            "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
            "ComposedEvent", "NoOpEvent", "NonPrivateEvent", "ZcdpEvent",
-           "RandomizedResponseEvent", "DiscreteLaplaceEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
+           "RandomizedResponseEvent", "DiscreteLaplaceEvent",
+           "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
            "data_files"] + _extra_all

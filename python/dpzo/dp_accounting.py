@@ -31,10 +31,18 @@ dp_accounting's accountants do. The events dpzo can analyse are converted to dpz
   with the RDP bound) and ``DiscreteLaplaceDpEvent`` under either relation (its sensitivity
   is stated for the accountant's relation);
 * ``RandomizedResponseDpEvent``: only with ``REPLACE_ONE`` (the true bucket changes), as in
-  dp_accounting.
+  dp_accounting;
+* ``SingleEpochTreeAggregationDpEvent`` (DP-FTRL): only with ``REPLACE_SPECIAL`` (a record
+  replaced by the special record in its own position), as in dp_accounting: the Gaussian
+  mechanism of squared sensitivity ceil(log2(max(step_counts) + 1)).
+
+Under ``REPLACE_SPECIAL`` the unsampled mechanisms (Gaussian, Laplace, non-private, zCDP,
+discrete Laplace, their compositions) are accepted too (their noise is stated relative to
+the sensitivity for that relation); the samplers and randomized response are refused, as
+dp_accounting's RDP accountant refuses them.
 
 ``UnsupportedDpEvent`` is refused by name, as dp_accounting's accountants refuse it.
-Anything else (tree aggregation, mixtures, repeat-and-select, ...) and
+Anything else (mixtures, repeat-and-select, ...) and
 any event under a relation dpzo cannot prove it for is refused: ``supports`` answers
 ``False`` and ``compose`` raises :class:`UnsupportedDpEventError` (a :class:`dpzo.Error`
 and a dp_accounting ``UnsupportedEventError``) naming the event and why.
@@ -72,6 +80,7 @@ from . import (
     RdpAccountant,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
+    SingleEpochTreeAggregationEvent,
     RandomizedResponseEvent,
     ZcdpEvent,
 )
@@ -81,6 +90,7 @@ __all__ = ["DpzoAccountant", "UnsupportedDpEventError", "to_dpzo_event", "Neighb
 _KINDS = {"rdp": RdpAccountant, "pld": PldAccountant, "prv": PrvAccountant}
 _ADD_REMOVE = NeighboringRelation.ADD_OR_REMOVE_ONE
 _REPLACE = NeighboringRelation.REPLACE_ONE
+_SPECIAL = NeighboringRelation.REPLACE_SPECIAL
 
 
 class UnsupportedDpEventError(Error, UnsupportedEventError):
@@ -136,6 +146,15 @@ def _convert(event: Any, relation: NeighboringRelation, kind: str) -> Any:
                                   "it for the REPLACE_ONE relation only; this accountant's "
                                   f"is {_relation_name(relation)}")
         return RandomizedResponseEvent(event.noise_parameter, event.num_buckets)
+    if isinstance(event, _dpe.SingleEpochTreeAggregationDpEvent):
+        if relation is not _SPECIAL:
+            raise _Refused(event, "tree aggregation keeps each record in its position of the "
+                                  "stream: dpzo (as dp_accounting) proves it for the "
+                                  "REPLACE_SPECIAL relation only; this accountant's is "
+                                  f"{_relation_name(relation)}")
+        counts = event.step_counts
+        return SingleEpochTreeAggregationEvent(
+            event.noise_multiplier, counts if hasattr(counts, "__iter__") else [counts])
     if isinstance(event, _dpe.UnsupportedDpEvent):
         raise _Refused(event, "UnsupportedDpEvent has no privacy analysis by definition")
     if isinstance(event, _dpe.SelfComposedDpEvent):
@@ -184,8 +203,8 @@ class DpzoAccountant(PrivacyAccountant):
     """A dp_accounting ``PrivacyAccountant`` answered by dpzo's certified accountants.
 
     ``accountant``: ``"rdp"`` (default), ``"pld"`` or ``"prv"``. ``neighboring_relation``:
-    ``ADD_OR_REMOVE_ONE`` (default; Poisson sampling) or ``REPLACE_ONE`` (sampling without
-    replacement); ``REPLACE_SPECIAL`` is refused (dpzo proves nothing for it). ``options``
+    ``ADD_OR_REMOVE_ONE`` (default; Poisson sampling), ``REPLACE_ONE`` (sampling without
+    replacement) or ``REPLACE_SPECIAL`` (tree aggregation; unsampled mechanisms). ``options``
     go to the dpzo accountant: ``orders``/``conversion`` (RDP; ``orders="dp_accounting"``
     is dp_accounting's RdpAccountant grid), ``grid`` (alias
     ``value_discretization_interval``, PLDAccountant's name) and ``memory_limit`` (PLD),
@@ -200,10 +219,10 @@ class DpzoAccountant(PrivacyAccountant):
                  **options: Any) -> None:
         if not isinstance(accountant, str) or accountant.lower() not in _KINDS:
             raise Error(f"accountant must be 'rdp', 'pld' or 'prv', got {accountant!r}")
-        if neighboring_relation not in (_ADD_REMOVE, _REPLACE):
+        if neighboring_relation not in (_ADD_REMOVE, _REPLACE, _SPECIAL):
             raise Error(f"neighboring_relation {neighboring_relation!r}: dpzo proves "
-                        "ADD_OR_REMOVE_ONE (Poisson sampling) and REPLACE_ONE (sampling "
-                        "without replacement) only")
+                        "ADD_OR_REMOVE_ONE (Poisson sampling), REPLACE_ONE (sampling "
+                        "without replacement) and REPLACE_SPECIAL (tree aggregation) only")
         super().__init__(neighboring_relation)
         self.kind: str = accountant.lower()
         if "value_discretization_interval" in options:  # dp_accounting PLDAccountant's name

@@ -22,6 +22,11 @@ Conventions (those of the C library and of dp_accounting):
   bucket of k, else the true one; replace-one adjacency (the true bucket changes).
 * ``DiscreteLaplaceEvent(noise_parameter, sensitivity)``: integer noise with
   P(x) proportional to exp(-t|x|) on an integer query of L1 sensitivity s (pure DP, t s).
+* ``SingleEpochTreeAggregationEvent(noise_multiplier, step_counts)``: one epoch of DP-FTRL's
+  tree aggregation (Kairouz et al. 2021, appendix D; dp_accounting's
+  ``SingleEpochTreeAggregationDpEvent``), trees of ``step_counts`` steps (an int or a list),
+  every record in at most one step of all of them: the Gaussian mechanism of squared
+  sensitivity ceil(log2(max(step_counts) + 1)). Not allowed under a sampler.
 * ``PoissonSampledEvent(q, e)``: each record included independently with probability q,
   add/remove-one adjacency.
 * ``SampledWithoutReplacementEvent(n, b, e)``: a batch of exactly b of the n records,
@@ -50,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampledEvent",
            "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
            "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
-           "DiscreteLaplaceEvent"]
+           "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent"]
 
 _vp = ctypes.c_void_p
 _gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
@@ -59,6 +64,8 @@ _non_private = _lib.fn("dpzo_event_non_private", _vp, [_vp])
 _zcdp = _lib.fn("dpzo_event_zcdp", _vp, [_vp, ctypes.c_double, ctypes.c_double])
 _rr = _lib.fn("dpzo_event_randomized_response", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
 _dlap = _lib.fn("dpzo_event_discrete_laplace", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
+_tree = _lib.fn("dpzo_event_tree_aggregation", _vp,
+                [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t])
 _poisson = _lib.fn("dpzo_event_poisson_sampled", _vp, [_vp, ctypes.c_double, _vp])
 _wor = _lib.fn("dpzo_event_wor_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
 _self_composed = _lib.fn("dpzo_event_self_composed", _vp, [_vp, _vp, ctypes.c_uint64])
@@ -235,6 +242,35 @@ class DiscreteLaplaceEvent(Event):
         _set(self, "sensitivity", _count("sensitivity", self.sensitivity))
 
 
+@dataclass(frozen=True)
+class SingleEpochTreeAggregationEvent(Event):
+    """One epoch of DP-FTRL's tree aggregation: trees (restarted between) of ``step_counts``
+    steps each (an int for one tree; stored as a tuple), every node released with Gaussian
+    noise ``noise_multiplier`` times the per-node sensitivity, every record in at most one
+    step of all the trees. The release is the Gaussian mechanism of squared L2 sensitivity
+    depth = ceil(log2(max(step_counts) + 1)) (docs/accountant.md 3.6); trees of 0 steps
+    release nothing. An empty list is refused."""
+
+    noise_multiplier: float
+    step_counts: Tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
+        counts = self.step_counts
+        if isinstance(counts, (str, bytes)) or not hasattr(counts, "__iter__"):
+            counts = (_count("step_counts", counts),)
+        else:
+            counts = tuple(_count(f"step_counts[{i}]", c) for i, c in enumerate(counts))
+        if not counts:
+            raise Error("step_counts must be a non-empty list of step counts (or one count)")
+        _set(self, "step_counts", counts)
+
+    @property
+    def depth(self) -> int:
+        """The tree depth: max over the trees of ceil(log2(T + 1)) = T.bit_length()."""
+        return max(c.bit_length() for c in self.step_counts)
+
+
 # ---- building the C tree ---------------------------------------------------------
 
 def contains_lmo(event: Event) -> bool:
@@ -280,6 +316,9 @@ def _build(ctx: int, e: Event) -> Any:
         return _rr(ctx, e.noise_parameter, e.num_buckets)
     if isinstance(e, DiscreteLaplaceEvent):
         return _dlap(ctx, e.noise_parameter, e.sensitivity)
+    if isinstance(e, SingleEpochTreeAggregationEvent):
+        n = len(e.step_counts)
+        return _tree(ctx, e.noise_multiplier, (ctypes.c_uint64 * n)(*e.step_counts), n)
     raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 

@@ -186,8 +186,10 @@ def test_refused_events_and_relations() -> None:
     e = DpzoAccountant("pld").compose(lap).epsilon(1e-5)
     a = PLDAccountant().compose(lap).get_epsilon(1e-5)
     assert e.lower <= a * (1 + 1e-12) and e.epsilon <= a * (1 + 1e-3)
-    with pytest.raises(dpzo.Error, match="REPLACE_SPECIAL"):
-        DpzoAccountant(neighboring_relation=NeighboringRelation.REPLACE_SPECIAL)
+    special = DpzoAccountant(neighboring_relation=NeighboringRelation.REPLACE_SPECIAL)
+    assert special.supports(E.GaussianDpEvent(1.0))  # unsampled mechanisms: any relation
+    assert not special.supports(E.PoissonSampledDpEvent(0.1, E.GaussianDpEvent(1.0)))
+    assert not special.supports(E.SampledWithoutReplacementDpEvent(10, 2, E.GaussianDpEvent(1.0)))
     with pytest.raises(dpzo.Error, match="gdp"):
         DpzoAccountant("gdp")
 
