@@ -19,13 +19,6 @@
 #include "train_internal.h"
 #include "zo_internal.h"
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---- set-up -------------------------------------------------------------------------- */
 
 /* The private training rows: the caller's or Fashion-MNIST's, the first train_subset of
@@ -441,7 +434,7 @@ dpzo_status dpzo_trainer_run(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t until,
         st = metrics_open(ctx, tr, &rs.metrics);
     if (st != DPZO_OK)
         return st;
-    tr->session_start = now_seconds();
+    tr->session_start = dpzo__now_seconds();
     st = run_loop(ctx, tr, until, &rs);
     return finish_run(ctx, tr, &rs, st);
 }

@@ -82,25 +82,23 @@ struct dpzo_trainer {
     int resumed;
 };
 
+/* The monotonic clock in seconds. */
+static inline double dpzo__now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Training seconds so far: finished sessions plus the running one. */
 static inline double dpzo__trainer_seconds(const dpzo_trainer *tr)
 {
-    double running = 0.0;
-    if (tr->session_start >= 0.0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        running = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - tr->session_start;
-    }
-    return tr->seconds + running;
+    return tr->seconds + (tr->session_start >= 0.0 ? dpzo__now_seconds() - tr->session_start : 0.0);
 }
 
 /* dpzo_train_config_validate; step_only: the step's configuration (dpzo/zo_step.h), which
  * has no model. */
 dpzo_status dpzo__train_config_check(dpzo_ctx *ctx, const dpzo_train_config *c, int step_only);
-/* One example's Q differences as the release takes them: a row with a non-finite entry
- * becomes zero (a fixed value: one example still moves the sum by at most C, and a NaN
- * never reaches the release), then clipped by the privacy object. */
-void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q);
 
 
 /* The test hooks: the sampling seed in place of the one drawn from getrandom (so two runs

@@ -22,7 +22,10 @@
 
 typedef enum { ZO_IDLE = 0, ZO_BEGUN = 1, ZO_RELEASED = 2 } zo_phase;
 
-void dpzo__zo_clip_row(const dpzo_privacy *p, double *v, unsigned Q)
+/* One example's Q differences as the release takes them: a row with a non-finite entry
+ * becomes zero (a fixed value: one example still moves the sum by at most C, and a NaN
+ * never reaches the release), then clipped by the privacy object. */
+static void clip_row(const dpzo_privacy *p, double *v, unsigned Q)
 {
     for (unsigned k = 0; k < Q; k++)
         if (!isfinite(v[k])) {
@@ -549,7 +552,7 @@ dpzo_status dpzo_zo_clip_sum(dpzo_ctx *ctx, dpzo_zo *zo, const double *lp, const
         for (unsigned k = 0; k < Q; k++)
             zo->row[k] = (lp[i * Q + k] - lm[i * Q + k]) / (2.0 * zo->lambda);
         if (zo->privacy != NULL)
-            dpzo__zo_clip_row(zo->privacy, zo->row, Q);
+            clip_row(zo->privacy, zo->row, Q);
         for (unsigned k = 0; k < Q; k++)
             qsum[k] += zo->row[k];
         zo->loss.sum += 0.5 * (lp[i * Q] + lm[i * Q]);
