@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include <mpfr.h>
+#include "internal.h"
 #include "ref/tree_aggregation_values.h"
 
 #define N_ORD 6
@@ -174,6 +176,35 @@ static void test_compose(void **state)
     dpzo_event_free(c);
 }
 
+/* the PLD's Gaussian sigma / sqrt(depth) is never above the true quotient: at depths whose
+ * rounded sqrt r squares to the depth exactly in doubles without being its root (11: r is
+ * below sqrt(11)), sigma = r once gave back exactly 1, above r / sqrt(11) */
+static void test_gaussian_sigma_rounding(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    for (uint64_t depth = 1; depth <= 64; depth++) {
+        double sigmas[3] = {sqrt((double)depth), 1.0, 0.7};
+        for (int j = 0; j < 3; j++) {
+            uint64_t t = UINT64_C(1) << (depth - 1); /* bit length = depth */
+            dpzo_event *e = dpzo_event_tree_aggregation(ctx, sigmas[j], &t, 1);
+            assert_non_null(e);
+            double s = dpzo__tree_gaussian_sigma(e);
+            /* s <= sigma / sqrt(d) <=> s^2 d <= sigma^2, both exact at 256 bits */
+            mpfr_t l, r;
+            mpfr_inits2(256, l, r, (mpfr_ptr)0);
+            mpfr_set_d(l, s, MPFR_RNDN);
+            mpfr_sqr(l, l, MPFR_RNDN);
+            mpfr_mul_ui(l, l, (unsigned long)depth, MPFR_RNDN);
+            mpfr_set_d(r, sigmas[j], MPFR_RNDN);
+            mpfr_sqr(r, r, MPFR_RNDN);
+            assert_true(mpfr_cmp(l, r) <= 0);
+            mpfr_clears(l, r, (mpfr_ptr)0);
+            assert_true(s > 0.0);
+            dpzo_event_free(e);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +213,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_monotone, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_pld, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_compose, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_gaussian_sigma_rounding, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,7 +135,9 @@ double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
     if (tree->n == 1)
         return sigma;
     double r = sqrt(d); /* correctly rounded */
-    int r_exact = r * r == d;
+    /* exact only for a perfect square: r * r == d also holds, after rounding, for r = the
+     * rounded sqrt(11) (below the root), whose exact quotient would then be too large */
+    int r_exact = r == floor(r) && r * r == d;
     double s = sigma / r;
     if (r_exact && fma(s, r, -sigma) == 0.0)
         return s; /* sigma / sqrt(d) exactly */
