@@ -2140,6 +2140,9 @@ def write_json_atomic(path, obj):
     fd, tmp = tempfile.mkstemp(prefix=".campaign-", suffix=".json",
                                dir=os.path.dirname(os.path.abspath(path)))
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would make the report private
         with os.fdopen(fd, "w") as f:
             json.dump(obj, f, indent=1)
             f.flush()
