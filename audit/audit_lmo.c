@@ -20,14 +20,13 @@ static dpzo_status lmo_bounds(dpzo_ctx *ctx, void *data, const dpzo_claim *c,
                               double grid, const dpzo_audit_options *opts, dpzo_audit_bounds *b)
 {
     (void)opts;
+    (void)grid;
     const dpzo_lmo *lmo = data;
     double sens = dpzo_claim_sensitivity(c);
-    double shift = dpzo_claim_adjacency(c) == DPZO_ADJACENCY_REPLACE_ONE ? sens / 2.0 : sens;
     dpzo_lmo_account_options o = dpzo_lmo_account_options_default();
     o.sensitivity = sens;
     o.delta = delta;
     o.steps = steps;
-    int same = 1;
     switch (scheme) {
     case DPZO_SAMPLING_POISSON:
         o.sampling = DPZO_LMO_SAMPLING_POISSON;
@@ -37,12 +36,10 @@ static dpzo_status lmo_bounds(dpzo_ctx *ctx, void *data, const dpzo_claim *c,
         o.sampling = DPZO_LMO_SAMPLING_WOR;
         o.batch = c->batch_size;
         o.n = c->dataset_size;
-        same = 0;
         break;
     case DPZO_SAMPLING_SHUFFLED: {
         uint64_t k = c->dataset_size / c->batch_size;
         o.steps = (steps + k - 1) / k;
-        same = -1;
         break;
     }
     default:
@@ -58,9 +55,6 @@ static dpzo_status lmo_bounds(dpzo_ctx *ctx, void *data, const dpzo_claim *c,
     b->upper_from = "rdp";
     /* no lower bound and no PLD yet (the audit has not been switched back to the fixed LMO
      * PLD, docs/audit.md 10); the pld fields stay NaN (not computed) */
-    (void)shift;
-    (void)same;
-    (void)grid;
     return DPZO_OK;
 }
 

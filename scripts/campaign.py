@@ -2124,12 +2124,33 @@ def report(c):
             for r in (x for x in bad if x["category"] == cat):
                 print("  [%s] %s  (%s)" % (cat, r["line"], r["reason"][:240]))
     if c.args.json:
-        with open(c.args.json, "w") as f:
-            json.dump({"bin": c.bin, "asan": c.asan, "seconds": round(time.time() - c.t0, 1),
-                       "totals": total, "per_command": per, "not_run": c.skipped,
-                       "runs": res}, f, indent=1)
+        write_json_atomic(c.args.json,
+                          {"bin": c.bin, "asan": c.asan, "seconds": round(time.time() - c.t0, 1),
+                           "totals": total, "per_command": per, "not_run": c.skipped,
+                           "runs": res})
         print("\nJSON: %s" % c.args.json)
     return 0 if not bad else 1
+
+
+def write_json_atomic(path, obj):
+    """Write OBJ as JSON to PATH through a temporary file in the same folder and a rename, so
+    that a reader never sees half a report; refuse to replace anything but a regular file."""
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        sys.exit("campaign: --json %s exists and is not a regular file" % path)
+    fd, tmp = tempfile.mkstemp(prefix=".campaign-", suffix=".json",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp's 0600 would make the report private
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main():

@@ -412,6 +412,18 @@ def posix_norm(folder: str, name: str) -> str:
 Violation = Dict[str, object]
 
 
+def cycle_violations(check: str, edges: Dict[str, Set[str]],
+                     where: Dict[Tuple[str, str], List[str]]) -> List[Violation]:
+    """One violation per cycle of EDGES: its members, a shortest cycle through them and the
+    source lines (WHERE) of every edge inside it."""
+    out: List[Violation] = []
+    for comp in cycles(edges):
+        inside = [w for a in comp for b in comp if b in edges.get(a, ()) for w in where[(a, b)]]
+        out.append({"check": check, "files": comp,
+                    "chain": shortest_cycle(comp, edges), "edges": inside})
+    return out
+
+
 def check_includes(tree: Tree) -> Tuple[List[Violation], Dict[Tuple[str, str], List[str]]]:
     edges: Dict[str, Set[str]] = collections.defaultdict(set)
     where: Dict[Tuple[str, str], List[str]] = collections.defaultdict(list)
@@ -422,12 +434,7 @@ def check_includes(tree: Tree) -> Tuple[List[Violation], Dict[Tuple[str, str], L
                 continue
             edges[rel].add(dst)
             where[(rel, dst)].append(f'{rel}:{line}: #include "{name}"')
-    out: List[Violation] = []
-    for comp in cycles(edges):
-        inside = [w for a in comp for b in comp if b in edges.get(a, ()) for w in where[(a, b)]]
-        out.append({"check": "include-cycle", "files": comp,
-                    "chain": shortest_cycle(comp, edges), "edges": inside})
-    return out, where
+    return cycle_violations("include-cycle", edges, where), where
 
 
 def parse_object_path(rel: str) -> Optional[str]:
@@ -650,12 +657,7 @@ def check_python(root: pathlib.Path, notes: List[str]) -> List[Violation]:
                     continue
                 edges[mod].add(t)
                 where[(mod, t)].append(f"{what}  [{mode}]")
-    out: List[Violation] = []
-    for comp in cycles(edges):
-        inside = [w for a in comp for b in comp if b in edges.get(a, ()) for w in where[(a, b)]]
-        out.append({"check": "python-cycle", "files": comp,
-                    "chain": shortest_cycle(comp, edges), "edges": inside})
-    return out
+    return cycle_violations("python-cycle", edges, where)
 
 
 # ---- report ------------------------------------------------------------------------------
