@@ -12,14 +12,6 @@
 #include "testutil.h"
 #include "dpzo_sha256.h"
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void to_hex(const unsigned char d[32], char hex[65])
 {
     for (int i = 0; i < 32; i++)
@@ -100,7 +92,7 @@ static void test_recorded_digests(void **state)
     unsigned char buf[4097];
     uint64_t rng = 7;
     for (size_t i = 0; i < sizeof buf; i++)
-        buf[i] = (unsigned char)splitmix(&rng);
+        buf[i] = (unsigned char)test_splitmix(&rng);
     char hex[65];
     for (size_t i = 0; i < sizeof RECORDED / sizeof *RECORDED; i++) {
         dpzo__sha256_hex(buf, RECORDED[i].n, hex);

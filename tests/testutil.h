@@ -59,15 +59,20 @@ static inline dpzo_event *sgm_event(dpzo_ctx *ctx, double q, double sigma, uint6
         ctx, dpzo_event_poisson_sampled(ctx, q, dpzo_event_gaussian(ctx, sigma)), steps);
 }
 
-/* A uniform double in [0, 1) from splitmix64 with the caller's state (seeded random cases
- * that do not depend on other tests' draws). */
-static inline double test_urand(uint64_t *state)
+/* splitmix64: the next 64-bit value of the stream `state`. */
+static inline uint64_t test_splitmix(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1p-53;
+    return z ^ (z >> 31);
+}
+
+/* A uniform double in [0, 1) from splitmix64 with the caller's state (seeded random cases
+ * that do not depend on other tests' draws). */
+static inline double test_urand(uint64_t *state)
+{
+    return (double)(test_splitmix(state) >> 11) * 0x1p-53;
 }
 
 #endif
