@@ -88,6 +88,7 @@ int accountant_choice_parse(const parsed_args *a, const order_choice *oc, accoun
             return 2;
         if (!(ac->opts.grid > 0.0 && ac->opts.grid <= 1.0))
             return cli_usage_error("--grid must be in (0, 1], got %s", v);
+        ac->opts.ladder = 1; /* no finer grid gives a looser end (docs/accountant.md 6.5) */
     }
     if ((v = args_get(a, "eps-error")) != NULL) {
         if (parse_real("eps-error", v, &ac->opts.eps_error))

@@ -287,7 +287,9 @@ static void test_refusal_predicted(void **state)
     t0 = now_s();
     assert_ok(ctx, dpzo_pld_plan(ctx, e, 4.5e-206, 0, &o, &bytes, &fft));
     t1 = now_s();
-    assert_true(bytes > o.memory_limit && fft >= ((size_t)1 << 25));
+    /* the 9 unsampled Gaussian steps are one step of noise 0.0081 since issue 30 (pld.c,
+     * merge_gaussians): 2^24 points, 5823 MiB predicted */
+    assert_true(bytes > o.memory_limit && fft >= ((size_t)1 << 24));
     if (!(t1 - t0 < 5.0))
         fail_msg("the plan took %.1f s", t1 - t0);
     dpzo_event_free(e);

@@ -186,14 +186,15 @@ static void test_gdp_exact(void **state)
 
 /* Beyond 1e8 steps the PLD and PRV claim nothing (the buckets' mass rounding is not in
  * their error term) and return the RDP accountant's certified bound, saying so; 1e8 steps
- * themselves are still composed. */
+ * themselves are still composed. Sampled steps (q 0.5): unsampled Gaussian steps are one
+ * Gaussian step since issue 30 (pld.c, merge_gaussians), answered by the PLD at any count. */
 static void test_step_limit(void **state)
 {
     dpzo_ctx *ctx = *state;
     for (int m = 0; m < 2; m++) {
         dpzo_pld_options o = opts(m ? DPZO_PLD_PRV : DPZO_PLD_CONNECT_DOTS, 0.05);
         dpzo_pld_result r;
-        dpzo_event *e = poisson(ctx, 1.0, 1e6, 100000001);
+        dpzo_event *e = poisson(ctx, 0.5, 1e6, 100000001);
         assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
         dpzo_dp_result rd;
         assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, NULL, &rd));
@@ -203,10 +204,14 @@ static void test_step_limit(void **state)
     }
     dpzo_pld_options o = opts(DPZO_PLD_PRV, 0.05);
     dpzo_pld_result r;
-    dpzo_event *e = poisson(ctx, 1.0, 1e6, 100000000);
+    dpzo_event *e = poisson(ctx, 0.5, 1e6, 100000000);
     assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
     dpzo_event_free(e);
     assert_true(strstr(r.reason, "1e+08") == NULL);
+    e = poisson(ctx, 1.0, 1e6, 100000001);
+    assert_ok(ctx, dpzo_pld_epsilon(ctx, e, 1e-5, &o, &r));
+    dpzo_event_free(e);
+    assert_true(r.fallback == 0 && r.epsilon_lower <= r.epsilon_upper);
 }
 
 /* Huge noise: the losses vanish; epsilon 0 is right (delta(0) = TV distance ~ 1e-311);

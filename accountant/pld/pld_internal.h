@@ -106,6 +106,7 @@ typedef struct {
     double inf_mass;     /* pessimistic mass at +infinity */
     size_t bytes;        /* bytes the composition needed */
     int top_covered;     /* the window reaches the top of the composition's support */
+    int folded;          /* a step was longer than the window: its ends were folded in */
 } dpzo__pld_composed;
 
 typedef struct {

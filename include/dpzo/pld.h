@@ -60,6 +60,11 @@ typedef struct {
                              eps_error (reported in the result's eps_error) */
     size_t memory_limit;  /* bytes the query may hold at once (default 2 GiB) */
     const dpzo_rdp_options *rdp; /* RDP options for the tilt and the fallback (NULL: default) */
+    int ladder;           /* PLD at a grid given: 1 answers with the tightest ends over the
+                             ladder {1, 2, 5} x 10^k from the grid rounded down to it up to 1,
+                             so that no finer grid gives a looser end (about twice the work;
+                             the result's `grid` is the rung); 0 (default): that grid alone.
+                             The CLI's --grid and Python's grid= set it */
 } dpzo_pld_options;
 
 void dpzo_pld_options_default(dpzo_pld_options *opts);

@@ -46,7 +46,7 @@ class PldOptions(ctypes.Structure):
 
     _fields_ = [("method", ctypes.c_int), ("grid", c_double), ("eps_error", c_double),
                 ("delta_error", c_double), ("memory_limit", ctypes.c_size_t),
-                ("rdp", ctypes.POINTER(RdpOptions))]
+                ("rdp", ctypes.POINTER(RdpOptions)), ("ladder", ctypes.c_int)]
 
 
 class PldResult(ctypes.Structure):

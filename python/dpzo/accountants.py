@@ -302,6 +302,7 @@ class PldAccountant(_Tight):
             if g == 0.0:  # the library reads 0 as "default": refuse it rather than substitute
                 raise Error("grid must be in (0, 1], got 0")
             self._opts.grid = g
+            self._opts.ladder = 1  # no finer grid gives a looser end (docs/accountant.md 6.5)
         if eps_error is not None:
             self._opts.eps_error = _real("eps_error", eps_error)
 
