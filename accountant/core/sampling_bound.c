@@ -58,6 +58,18 @@ static void unused_prob(const dpzo_event *e, mpfr_t p)
         mpfr_div(p, p, t, MPFR_RNDD); /* 1 - B/n, down */
         mpfr_clear(t);
         return;
+    case DPZO_EVENT_WR_SAMPLED: /* m independent draws, each misses the record w.p. 1 - 1/n */
+        if (e->n == 1 && e->batch > 0) {
+            mpfr_set_ui(p, 0, MPFR_RNDN);
+            return;
+        }
+        mpfr_init2(t, BOUND_PREC);
+        mpfr_set_ui(p, (unsigned long)(e->n - 1), MPFR_RNDN); /* exact */
+        mpfr_set_ui(t, (unsigned long)e->n, MPFR_RNDN);
+        mpfr_div(p, p, t, MPFR_RNDD);                          /* 1 - 1/n, down */
+        mpfr_pow_ui(p, p, (unsigned long)e->batch, MPFR_RNDD);
+        mpfr_clear(t);
+        return;
     case DPZO_EVENT_SELF_COMPOSED:
         unused_prob(e->inner, p);
         mpfr_pow_ui(p, p, (unsigned long)e->count, MPFR_RNDD); /* x^0 = 1: nothing used */

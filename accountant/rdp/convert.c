@@ -565,3 +565,14 @@ double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
 {
     return eps_upper(prec, alpha, r, delta, conv);
 }
+
+double dpzo__rdp_log_delta_estimate(double alpha, double r, double eps, dpzo_conversion conv)
+{
+    return log_delta_formula(alpha, r, eps, conv);
+}
+
+double dpzo__rdp_delta_upper(long prec, double alpha, double r, double eps,
+                             dpzo_conversion conv)
+{
+    return delta_upper(prec, alpha, r, eps, conv);
+}

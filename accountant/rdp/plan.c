@@ -64,8 +64,10 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, double m, dpzo__p
     case DPZO_EVENT_RANDOMIZED_RESPONSE:
     case DPZO_EVENT_DISCRETE_LAPLACE:
     case DPZO_EVENT_TREE_AGGREGATION:
+    case DPZO_EVENT_REPEAT_AND_SELECT:
+    case DPZO_EVENT_WR_SAMPLED:
     case DPZO_EVENT_WOR_SAMPLED:
-        if (e->kind == DPZO_EVENT_WOR_SAMPLED
+        if ((e->kind == DPZO_EVENT_WOR_SAMPLED || e->kind == DPZO_EVENT_WR_SAMPLED)
             && (st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
             return st;
         t.leaf = e;
@@ -217,6 +219,8 @@ static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_l
         b->lower = b->upper = b->value;
         return st;
     }
+    if (e->kind == DPZO_EVENT_REPEAT_AND_SELECT || e->kind == DPZO_EVENT_WR_SAMPLED)
+        return dpzo__rdp_select(ctx, e, alpha, certified, b); /* rdp_select.c */
     if (e->kind != DPZO_EVENT_WOR_SAMPLED) /* the closed-form leaves (rdp_leaves.c) */
         return dpzo__rdp_leaf(ctx, e, alpha, certified, b);
     double sigma; /* DPZO_EVENT_WOR_SAMPLED: flatten() checked the inner subtree */

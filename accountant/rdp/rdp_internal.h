@@ -23,6 +23,16 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);
+/* The same for delta at eps: log delta (estimate), and delta (proven upper bound). */
+double dpzo__rdp_log_delta_estimate(double alpha, double r, double eps, dpzo_conversion conv);
+double dpzo__rdp_delta_upper(long prec, double alpha, double r, double eps,
+                             dpzo_conversion conv);
+
+/* rdp_select.c: RDP of a repeat-and-select event (Papernot-Steinke 2022) or of a Gaussian
+ * on a sample drawn with replacement, at order alpha (fast: value = lower = upper, an
+ * estimate of the bound; certified: the bound's enclosure, its upper end proven). */
+dpzo_status dpzo__rdp_select(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
+                             dpzo_bound *out);
 
 /* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
  * reports the fast estimate in epsilon/delta as well (used inside searches). */
