@@ -5,7 +5,7 @@
  * Let D, D' be neighbours differing in one record x (add/remove for Poisson sampling,
  * replace-one for batches drawn without replacement). Step t uses x with probability q_t
  * (Poisson: x is included with probability q; without replacement: x's slot lies in a batch
- * of B of n with probability B/n), independently of the steps before it; an unsampled
+ * of B of n with probability B/n; with replacement, m draws: 1 - (1 - 1/n)^m), independently of the steps before it; an unsampled
  * mechanism uses x always (q_t = 1) unless it adds no information (sigma = +inf). On the
  * event U that no step uses x, which has probability p = prod_t (1 - q_t)^(count_t) under
  * both D and D' (the draws do not depend on the data), the outputs have one and the same
