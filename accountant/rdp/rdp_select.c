@@ -4,7 +4,8 @@
  *
  * Repeat-and-select (Papernot-Steinke, ICLR 2022, arXiv 2110.03620). The inner event Q is
  * run K times and the best run released; eps(.) is Q's RDP curve (the RDP accountant's,
- * at any order: the inner event is flattened into its own plan).
+ * at any order: plan.c flattens the inner event into its own plan and hands it here with
+ * the function evaluating it, dpzo__rdp_oracle).
  *   Truncated negative binomial (shape eta > -1, gamma in (0, 1) with E[K] = mean), their
  *   Theorem 2: for every lambda_hat >= 1,
  *     RDP(lambda) <= eps(lambda) + (1 + eta) [(1 - 1/lambda_hat) eps(lambda_hat)
@@ -39,11 +40,17 @@
 
 /* ---- the inner event's RDP at any order ------------------------------------------ */
 
+/* the inner event: its RDP through plan.c's callback */
+typedef struct {
+    dpzo__rdp_oracle rdp_of;
+    const void *inner;
+} inner_t;
+
 /* the certified enclosure of the inner RDP, into an interval */
-static dpzo_status inner_ival(dpzo_ctx *ctx, const dpzo__plan *plan, double a, ival *out)
+static dpzo_status inner_ival(dpzo_ctx *ctx, const inner_t *plan, double a, ival *out)
 {
     dpzo_bound b;
-    dpzo_status st = dpzo__plan_rdp(ctx, plan, a, 1, &b);
+    dpzo_status st = plan->rdp_of(ctx, plan->inner, a, 1, &b);
     if (st)
         return st;
     mpfr_set_d(out->lo, b.lower > 0.0 ? b.lower : 0.0, MPFR_RNDD);
@@ -52,11 +59,11 @@ static dpzo_status inner_ival(dpzo_ctx *ctx, const dpzo__plan *plan, double a, i
 }
 
 /* fast: the estimate; certified: the proven upper bound */
-static dpzo_status inner_rdp(dpzo_ctx *ctx, const dpzo__plan *plan, double a, int certified,
+static dpzo_status inner_rdp(dpzo_ctx *ctx, const inner_t *plan, double a, int certified,
                              double *r)
 {
     dpzo_bound b;
-    dpzo_status st = dpzo__plan_rdp(ctx, plan, a, certified, &b);
+    dpzo_status st = plan->rdp_of(ctx, plan->inner, a, certified, &b);
     if (st)
         return st;
     *r = certified ? b.upper : b.value;
@@ -84,7 +91,7 @@ static size_t hat_grid(double *out, size_t cap)
  * certified step evaluates the bound there. */
 typedef struct {
     dpzo_ctx *ctx;
-    const dpzo__plan *plan;
+    const inner_t *plan;
     double L;   /* log(1/gamma) (TNB) */
     double eps; /* eps_hat (Poisson) */
     int poisson;
@@ -262,12 +269,10 @@ static dpzo_status tnb_log_inv_gamma(dpzo_ctx *ctx, double mean, double eta, int
 /* ---- repeat-and-select --------------------------------------------------------------- */
 
 static dpzo_status select_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
-                              dpzo_bound *out)
+                              dpzo_bound *out, const inner_t *in)
 {
-    dpzo__plan plan;
-    dpzo_status st = dpzo__plan_build(ctx, e->inner, 0, &plan);
-    if (st)
-        return st;
+    const inner_t plan = *in;
+    dpzo_status st = DPZO_OK;
     double mean = e->param, eta = e->param2, r_fast, r_up = 0.0;
     mpfr_prec_t prec = (mpfr_prec_t)dpzo_ctx_precision(ctx) + 64;
     if ((st = inner_rdp(ctx, &plan, alpha, 0, &r_fast))
@@ -280,7 +285,7 @@ static dpzo_status select_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, 
     /* P = Q (RDP 0 at one order > 1 is 0 at all) or K = 1: the inner RDP itself */
     if ((certified ? r_up : r_fast) == 0.0 || (mean == 1.0 && !isinf(eta))) {
         dpzo_bound b;
-        st = dpzo__plan_rdp(ctx, &plan, alpha, certified, &b);
+        st = plan.rdp_of(ctx, plan.inner, alpha, certified, &b);
         *out = b;
         goto done;
     }
@@ -372,7 +377,6 @@ cert_done:
     for (int i = 0; i < 8; i++)
         ival_clear(&v[i]);
 done:
-    dpzo__plan_free(&plan);
     return st;
 }
 
@@ -539,13 +543,17 @@ static dpzo_status wr_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int 
 }
 
 dpzo_status dpzo__rdp_select(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
-                             dpzo_bound *out)
+                             dpzo_bound *out, dpzo__rdp_oracle rdp_of, const void *inner)
 {
     dpzo_status st = dpzo__check_order(ctx, alpha);
     if (st)
         return st;
-    if (e->kind == DPZO_EVENT_REPEAT_AND_SELECT)
-        return select_rdp(ctx, e, alpha, certified, out);
+    if (e->kind == DPZO_EVENT_REPEAT_AND_SELECT) {
+        inner_t in = {rdp_of, inner};
+        if (rdp_of == NULL)
+            return dpzo__fail(ctx, DPZO_EINVAL, "repeat-and-select needs its inner event's RDP");
+        return select_rdp(ctx, e, alpha, certified, out, &in);
+    }
     if (e->kind == DPZO_EVENT_WR_SAMPLED)
         return wr_rdp(ctx, e, alpha, certified, out);
     return dpzo__fail(ctx, DPZO_EINVAL, "corrupt event (kind %d)", (int)e->kind);
