@@ -36,7 +36,7 @@
 #include "ival.h"
 
 #define HAT_MAX 1e5          /* the largest lambda_hat / delta order tried */
-#define WR_MAX_TERMS 100000  /* the largest sample size summed by (a) */
+#define WR_MAX_TERMS 20000   /* the largest sample size summed by (a) and (c) */
 
 /* ---- the inner event's RDP at any order ------------------------------------------ */
 
@@ -471,6 +471,98 @@ static void wr_joint_ival(mpfr_prec_t prec, uint64_t m, uint64_t n, double sigma
         ival_clear(&v[i]);
 }
 
+/* (c) in double: alpha/(alpha-1) log sum_k w_k W_k^((1-alpha)/alpha) e^{(alpha-1) k^2/(2s^2)},
+ * w_k = Binom(k; m, 1/n), W_k = max_{l <= k} w_l (n >= 2) */
+static double wr_pair_fast(uint64_t m, uint64_t n, double sigma, double alpha)
+{
+    double h = (alpha - 1.0) / (2.0 * sigma * sigma), ex = (1.0 - alpha) / alpha;
+    double md = (double)m, lp = -log((double)(n - 1)), lw0 = md * log1p(-1.0 / (double)n);
+    double mx = -INFINITY, lw = lw0, best = -INFINITY;
+    for (uint64_t k = 0; k <= m; k++) {
+        double kd = (double)k;
+        best = lw > best ? lw : best;
+        double t = lw + ex * best + h * kd * kd;
+        mx = t > mx ? t : mx;
+        lw += log((md - kd) / (kd + 1.0)) + lp;
+    }
+    if (!isfinite(mx))
+        return INFINITY;
+    double s = 0.0;
+    lw = lw0;
+    best = -INFINITY;
+    for (uint64_t k = 0; k <= m; k++) {
+        double kd = (double)k;
+        best = lw > best ? lw : best;
+        s += exp(lw + ex * best + h * kd * kd - mx);
+        lw += log((md - kd) / (kd + 1.0)) + lp;
+    }
+    return alpha / (alpha - 1.0) * (mx + log(s));
+}
+
+/* (c) enclosed: the same l (the one of largest estimated w_l so far) for each k */
+static void wr_pair_ival(mpfr_prec_t prec, uint64_t m, uint64_t n, double sigma, double alpha,
+                         double mx, ival *out)
+{
+    ival v[11];
+    for (int i = 0; i < 11; i++)
+        ival_init(&v[i], prec);
+    ival *A = &v[0], *H = &v[1], *LW = &v[2], *LP = &v[3], *S = &v[4], *T = &v[5],
+         *K = &v[6], *one = &v[7], *MX = &v[8], *EX = &v[9], *BEST = &v[10];
+    ival_set_ui(one, 1);
+    ival_set_d(A, alpha);
+    ival_sub(T, A, one);       /* alpha - 1 */
+    ival_set_d(S, sigma);
+    ival_mul(S, S, S);
+    ival_add(S, S, S);
+    ival_div(H, T, S);         /* (alpha - 1)/(2 sigma^2) */
+    ival_neg(EX, T);
+    ival_div(EX, EX, A);       /* (1 - alpha)/alpha */
+    mpfr_set_ui(LP->lo, (unsigned long)(n - 1), MPFR_RNDD); /* exact: prec >= 64 */
+    mpfr_set_ui(LP->hi, (unsigned long)(n - 1), MPFR_RNDU);
+    ival_set(S, LP);
+    ival_add(S, S, one);
+    ival_div(LW, LP, S);
+    ival_log(LW, LW);
+    ival_set_d(K, (double)m);
+    ival_mul(LW, LW, K);       /* log w_0 */
+    ival_log(LP, LP);
+    ival_neg(LP, LP);          /* log(1/(n - 1)) */
+    ival_set_d(MX, mx);
+    ival_set_ui(S, 0);
+    double best = -INFINITY;
+    for (uint64_t k = 0;; k++) {
+        double mid = ival_mid_d(LW);
+        if (mid > best) { /* any l <= k is valid: take the largest w_l estimated so far */
+            best = mid;
+            ival_set(BEST, LW);
+        }
+        ival_set_d(K, (double)k); /* k <= m <= WR_MAX_TERMS: exact */
+        ival_mul(T, K, K);
+        ival_mul(T, T, H);
+        ival_add(T, T, LW);
+        ival_mul(K, BEST, EX);
+        ival_add(T, T, K);
+        ival_sub(T, T, MX);
+        ival_exp(T, T);
+        ival_add(S, S, T);
+        if (k == m)
+            break;
+        ival_set_d(T, (double)(m - k));
+        ival_set_d(K, (double)(k + 1));
+        ival_div(T, T, K);
+        ival_log(T, T);
+        ival_add(LW, LW, T);
+        ival_add(LW, LW, LP);
+    }
+    ival_log(S, S);
+    ival_add(S, S, MX);
+    ival_sub(T, A, one);
+    ival_div(T, A, T);
+    ival_mul(out, S, T);
+    for (int i = 0; i < 11; i++)
+        ival_clear(&v[i]);
+}
+
 /* sigma / sqrt(m), rounded down (a smaller noise multiplier only raises the RDP) */
 static double split_sigma(double sigma, uint64_t m)
 {
@@ -531,13 +623,32 @@ static dpzo_status wr_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int 
             ba = (dpzo_bound){ra < lo ? lo : ra > hi ? hi : ra, lo, hi};
         }
     }
+    /* (c): each k's part paired with a share of the whole of D''s output */
+    double rc = INFINITY;
+    dpzo_bound bc = {INFINITY, INFINITY, INFINITY};
+    if (m <= WR_MAX_TERMS && n > 1) {
+        rc = wr_pair_fast(m, n, sigma, alpha);
+        if (certified && isfinite(rc)) {
+            mpfr_prec_t prec = (mpfr_prec_t)dpzo_ctx_precision(ctx) + 64;
+            ival r;
+            ival_init(&r, prec);
+            wr_pair_ival(prec, m, n, sigma, alpha, rc * (alpha - 1.0) / alpha, &r);
+            double lo = ival_lo_d(&r), hi = ival_hi_d(&r);
+            ival_clear(&r);
+            lo = lo < 0.0 ? 0.0 : lo;
+            hi = hi < lo ? lo : hi;
+            bc = (dpzo_bound){rc < lo ? lo : rc > hi ? hi : rc, lo, hi};
+        }
+    }
     if (!certified) {
         double r = ra < rb ? ra : rb;
+        r = rc < r ? rc : r;
         *out = (dpzo_bound){r, r, r};
         return DPZO_OK;
     }
     *out = ba.upper <= bb.upper ? ba : bb;
-    if (isinf(out->upper) && isinf(ra) && isinf(rb)) /* both overflowed: +inf is proven */
+    *out = bc.upper < out->upper ? bc : *out;
+    if (isinf(out->upper) && isinf(ra) && isinf(rb) && isinf(rc)) /* all overflowed */
         *out = (dpzo_bound){INFINITY, INFINITY, INFINITY};
     return DPZO_OK;
 }

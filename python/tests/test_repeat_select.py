@@ -159,6 +159,32 @@ def test_with_replacement_above_the_exact_divergence() -> None:
                 assert bound >= true, (sigma, alpha, v, w, rest, bound, true)
 
 
+def test_with_replacement_above_a_dataset_exact_divergence() -> None:
+    """The dataset with the changed record at 1 (against 0) and every other record at 0:
+    D = sum_k w_k N(k, s^2), D' = N(0, s^2), w_k = Binom(k; m, 1/n); at alpha = 2 the Renyi
+    divergence is exactly log sum_{k,l} w_k w_l e^{k l / s^2}, at 3 the triple sum. A lower
+    bound on the worst case, so dpzo's bound must be above it. At large m it is huge, and
+    dpzo's bound is within 1e-5 of it (RDP itself, not the bound, is what is large there)."""
+    mp.mp.dps = 30
+    for n, m, s, a, tight in [(60000, 16, 1.0, 2, False), (60000, 16, 1.0, 3, True),
+                              (1000, 4, 2.0, 2, False), (100, 2, 4.0, 3, False),
+                              (60000, 256, 1.1, 2, True)]:
+        p = mp.mpf(1) / n
+        w = [mp.binomial(m, k) * p ** k * (1 - p) ** (m - k) for k in range(m + 1)]
+        s2 = mp.mpf(s) ** 2
+        r = range(m + 1)
+        if a == 2:
+            tot = mp.fsum(w[k] * w[l] * mp.e ** (k * l / s2) for k in r for l in r)
+        else:
+            tot = mp.fsum(w[k] * w[l] * w[j] * mp.e ** ((k * l + k * j + l * j) / s2)
+                          for k in r for l in r for j in r)
+        exact = mp.log(tot) / (a - 1)
+        bound = rdp_upper(dpzo.SampledWithReplacementEvent(n, m, dpzo.GaussianEvent(s)), a)
+        assert bound >= exact, (n, m, s, a, bound, exact)
+        if tight:
+            assert bound <= exact * (1 + 1e-5), (n, m, s, a, bound, exact)
+
+
 def test_with_replacement_monotone_and_one_draw() -> None:
     g = dpzo.GaussianEvent(1.5)
     prev = 0.0

@@ -16,8 +16,10 @@ papers' statements (not from dpzo's code):
   dhat = min over orders a in [1.01, 1e5] of min(exp((a-1)(eps(a) - ehat + log(1 - 1/a)))/a,
   sqrt(1 - e^{-eps(a)})) at ehat = log(1 + 1/(l - 1)) (the conversion of Canonne-Kamath-
   Steinke 2020, Prop. 12, and the total variation bound dpzo uses).
-* sampling with replacement (m of n, Gaussian sigma): the joint-convexity sum
-  log sum_k Binom(k; m, 1/n) exp(a (a-1) k^2 / (2 sigma^2)) / (a - 1), exact.
+* sampling with replacement (m of n, Gaussian sigma), w_k = Binom(k; m, 1/n): the
+  joint-convexity sum (a) log sum_k w_k exp(a (a-1) k^2 / (2 sigma^2)) / (a - 1), and the
+  paired sum (c) a/(a-1) log sum_k w_k W_k^((1-a)/a) exp((a-1) k^2 / (2 sigma^2)),
+  W_k = max_{l <= k} w_l (n >= 2), exact.
 
 Run: /work/main/build/venv/bin/python tests/ref/make_repeat_select_reference.py
   > tests/ref/repeat_select_values.h"""
@@ -141,6 +143,16 @@ def wr_joint(n, m, s, a):
     return mp.log(tot) / (a - 1)
 
 
+def wr_pair(n, m, s, a):
+    if n == 1:
+        return mp.inf
+    p, a, s = mp.mpf(1) / n, mp.mpf(a), mp.mpf(s)
+    w = [mp.binomial(m, k) * p ** k * (1 - p) ** (m - k) for k in range(m + 1)]
+    tot = mp.fsum(w[k] * max(w[:k + 1]) ** ((1 - a) / a) * mp.e ** ((a - 1) * k * k / (2 * s * s))
+                  for k in range(m + 1))
+    return a / (a - 1) * mp.log(tot)
+
+
 def num(x):
     return mp.nstr(x, 20, min_fixed=-mp.inf, max_fixed=mp.inf) if x != INF else "INFINITY"
 
@@ -159,7 +171,8 @@ RS = [
     (2, (0.01, 1.0, 100), 10.0, 1.0, 8.0), (2, (0.01, 1.0, 100), 10.0, INF, 8.0),
 ]
 WR = [(1000, 4, 2.0, 2.0), (100, 10, 5.0, 8.0), (3, 2, 1.0, 3.0), (60000, 2, 1.0, 2.0),
-      (10, 1, 1.0, 5.5), (50, 30, 10.0, 1.5), (1, 7, 3.0, 2.0)]
+      (10, 1, 1.0, 5.5), (50, 30, 10.0, 1.5), (1, 7, 3.0, 2.0), (60000, 16, 1.0, 3.0),
+      (60000, 256, 1.1, 2.0), (20, 40, 3.0, 4.0)]
 
 
 def main():
@@ -184,11 +197,13 @@ def main():
         print(f"    {{{kind}, {row[0]!r}, {row[1]!r}, {row[2]}, {mean!r}, {shape_c(eta)}, "
               f"{lam!r}, {num(v)}}},")
     print("};")
-    print("/* with replacement: the joint-convexity sum (docs/accountant.md 3.7, bound (a)) */")
-    print("static const struct { unsigned long long n, m; double sigma, alpha, rdp; } "
+    print("/* with replacement: the joint-convexity sum (a) and the paired sum (c)")
+    print(" * (docs/accountant.md 3.7) */")
+    print("static const struct { unsigned long long n, m; double sigma, alpha, joint, pair; } "
           "WR_JOINT[] = {")
     for n, m, s, a in WR:
-        print(f"    {{{n}, {m}, {s!r}, {a!r}, {num(wr_joint(n, m, s, a))}}},")
+        print(f"    {{{n}, {m}, {s!r}, {a!r}, {num(wr_joint(n, m, s, a))}, "
+              f"{num(wr_pair(n, m, s, a))}}},")
     print("};")
 
 
