@@ -187,7 +187,8 @@ static void test_wr(void **state)
      * bound */
     for (size_t i = 0; i < sizeof WR_JOINT / sizeof *WR_JOINT; i++) {
         uint64_t n = WR_JOINT[i].n, m = WR_JOINT[i].m;
-        dpzo_event *e = dpzo_event_wr_sampled(ctx, n, m, dpzo_event_gaussian(ctx, WR_JOINT[i].sigma));
+        dpzo_event *e =
+            dpzo_event_wr_sampled(ctx, n, m, dpzo_event_gaussian(ctx, WR_JOINT[i].sigma));
         double f;
         dpzo_bound b;
         rdp1(ctx, e, WR_JOINT[i].alpha, &f, &b);
@@ -296,12 +297,51 @@ static void test_wr(void **state)
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "sample_size="));
 }
 
+/* repetition multiplies the RDP of both leaves, fast and certified */
+static void test_counts_compose(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    const double orders[] = {1.5, 4.0, 20.0};
+    for (int kind = 0; kind < 3; kind++) {
+        dpzo_event *one = NULL, *five = NULL;
+        for (int rep = 0; rep < 2; rep++) {
+            dpzo_event *e;
+            if (kind == 0)
+                e = dpzo_event_repeat_and_select(ctx, sgm_event(ctx, 0.05, 1.0, 20), 8.0, 1.0);
+            else if (kind == 1)
+                e = dpzo_event_repeat_and_select(ctx, dpzo_event_gaussian(ctx, 3.0), 8.0,
+                                                 INFINITY);
+            else
+                e = dpzo_event_wr_sampled(ctx, 500, 6, dpzo_event_gaussian(ctx, 2.0));
+            if (rep == 0)
+                one = e;
+            else
+                five = dpzo_event_self_composed(ctx, e, 5);
+        }
+        double r1[3], r5[3];
+        dpzo_bound b1[3], b5[3];
+        assert_ok(ctx, dpzo_event_rdp(ctx, one, orders, 3, r1));
+        assert_ok(ctx, dpzo_event_rdp(ctx, five, orders, 3, r5));
+        assert_ok(ctx, dpzo_event_rdp_certified(ctx, one, orders, 3, b1));
+        assert_ok(ctx, dpzo_event_rdp_certified(ctx, five, orders, 3, b5));
+        for (int i = 0; i < 3; i++) {
+            assert_true(r1[i] > 0.0);
+            assert_rel(r5[i], 5 * r1[i], 1e-15);
+            assert_true(b5[i].upper >= 5 * b1[i].upper * (1 - 1e-15));
+            assert_rel(b5[i].upper, 5 * b1[i].upper, 1e-14);
+        }
+        dpzo_event_free(one);
+        dpzo_event_free(five);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rs_reference, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_rs_properties, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_wr, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_counts_compose, ctx_setup, ctx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
