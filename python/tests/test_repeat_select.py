@@ -223,3 +223,16 @@ def test_with_replacement_drop_in_relations() -> None:
             E.SampledWithReplacementDpEvent(100, 2, E.LaplaceDpEvent(1.0)))
     pe = DpzoAccountant("prv", neighboring_relation=REPLACE_ONE).compose(ev).epsilon(1e-5)
     assert pe.fallback and "with replacement" in pe.reason and pe.epsilon == eps
+
+
+def test_selection_of_sampling_without_replacement_under_replace_one() -> None:
+    """An inner event of batches drawn without replacement (REPLACE_ONE): dpzo's selection
+    is at least the inner event's epsilon and at most dp_accounting's RDP answer."""
+    inner = E.SelfComposedDpEvent(
+        E.SampledWithoutReplacementDpEvent(60000, 256, E.GaussianDpEvent(1.1)), 500)
+    base = DpzoAccountant(neighboring_relation=REPLACE_ONE).compose(inner).get_epsilon(1e-5)
+    for mean, shape in [(10.0, 1.0), (10.0, math.inf), (100.0, 0.0)]:
+        ev = E.RepeatAndSelectDpEvent(inner, mean, shape)
+        ours = DpzoAccountant(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
+        theirs = DpaRdp(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
+        assert base < ours <= theirs * (1 + 1e-9), (mean, shape, base, ours, theirs)
