@@ -111,6 +111,18 @@ static void test_rs_properties(void **state)
             fail_msg("mean %g: RDP at 1e5 %.17g, cap %.17g", mean, b.upper, cap);
         dpzo_event_free(e);
     }
+    /* shapes near -1 put log gamma near -2300 (mean 10) or -2e7 (mean 1e9): solved in logs */
+    for (double mean = 10.0; mean < 2e9; mean *= 1e4) {
+        dpzo_event *inner = sgm_event(ctx, 0.01, 1.0, 100);
+        double e0 = rdp_eps(ctx, inner, 1e-6);
+        dpzo_event_free(inner);
+        dpzo_event *e = dpzo_event_repeat_and_select(ctx, sgm_event(ctx, 0.01, 1.0, 100), mean,
+                                                     -0.999);
+        double eps = rdp_eps(ctx, e, 1e-6);
+        if (!(isfinite(eps) && eps > e0))
+            fail_msg("shape -0.999 mean %g: epsilon %.17g (inner %.17g)", mean, eps, e0);
+        dpzo_event_free(e);
+    }
     /* mean 1 (K = 1): the inner event itself, exactly */
     {
         double a = 6.5, f0, f1;

@@ -11,10 +11,11 @@
  *     RDP(lambda) <= eps(lambda) + (1 + eta) [(1 - 1/lambda_hat) eps(lambda_hat)
  *                    + log(1/gamma) / lambda_hat] + log(mean) / (lambda - 1).
  *   lambda_hat = 1 needs no eps (the bracket is log(1/gamma)); otherwise it is picked on a
- *   grid (fast path) and the bracket evaluated there, certified. gamma is solved from the
- *   mean in double and then checked in MPFR: a gamma_lo whose mean is proven >= the mean
- *   is below the true gamma (the mean decreases in gamma), so log(1/gamma_lo) bounds the
- *   true log(1/gamma) from above. mean = 1 is K = 1: eps itself.
+ *   grid (fast path) and the bracket evaluated there, certified. t = log gamma is solved
+ *   from the mean in double (in logs: t may be -1e4 for shapes near -1) and then checked in
+ *   MPFR: a t_lo whose mean is proven >= the mean is below the true log gamma (the mean
+ *   decreases in gamma), so -t_lo bounds the true log(1/gamma) from above. mean = 1 is
+ *   K = 1: eps itself.
  *   Poisson (shape +inf), their Theorem 6: if Q is (eps_hat, delta_hat)-DP with
  *   e^eps_hat <= 1 + 1/(lambda - 1),
  *     RDP(lambda) <= eps(lambda) + mean delta_hat + log(mean) / (lambda - 1);
@@ -175,94 +176,99 @@ static double hat_search(hat_obj *o, double *best_a)
 
 /* ---- the truncated negative binomial's gamma --------------------------------------- */
 
-/* E[K] at gamma = e^t (t < 0), in double */
-static double tnb_mean(double t, double eta)
+/* log E[K] at gamma = e^t (t < 0), in double, free of underflow (t may be -1e4) */
+static double tnb_log_mean(double t, double eta)
 {
+    double lnum = log(-expm1(t)) - t; /* log(1/gamma - 1) */
     if (eta == 0.0)
-        return expm1(-t) / -t;                              /* (1/gamma - 1) / log(1/gamma) */
-    return eta * -expm1(t) / (exp(t) * -expm1(eta * t)); /* eta (1-g) / (g (1 - g^eta)) */
+        return lnum - log(-t);       /* (1/gamma - 1) / log(1/gamma) */
+    double x = eta * t;              /* eta (1-g) / (g (1 - g^eta)) = |eta| (1/g - 1)/|1 - g^eta| */
+    double lden = eta > 0.0 ? log(-expm1(x)) : x > 30.0 ? x + log1p(-exp(-x)) : log(expm1(x));
+    return log(fabs(eta)) + lnum - lden;
 }
 
-/* E[K] at gamma (a double in (0, 1)), enclosed */
-static void tnb_mean_ival(mpfr_prec_t prec, double gamma, double eta, ival *out)
+/* log E[K] at gamma = e^t (t a double < 0), enclosed */
+static void tnb_log_mean_ival(mpfr_prec_t prec, double t, double eta, ival *out)
 {
-    ival g, lg, x, y, e;
-    ival *all[] = {&g, &lg, &x, &y, &e};
-    for (size_t i = 0; i < 5; i++)
-        ival_init(all[i], prec);
-    ival_set_d(&g, gamma);
-    ival_log(&lg, &g);
+    ival T, x, y;
+    ival_init(&T, prec);
+    ival_init(&x, prec);
+    ival_init(&y, prec);
+    ival_set_d(&T, t);
+    ival_expm1(&x, &T);
+    ival_neg(&x, &x);
+    ival_log(&x, &x);
+    ival_sub(&x, &x, &T);            /* log(1/gamma - 1) */
     if (eta == 0.0) {
-        ival_neg(&x, &lg);
-        ival_expm1(&x, &x);  /* 1/gamma - 1 */
-        ival_neg(&y, &lg);   /* log(1/gamma) */
-        ival_div(out, &x, &y);
+        ival_neg(&y, &T);
+        ival_log(&y, &y);
+        ival_sub(out, &x, &y);
     } else {
-        ival_set_d(&e, eta);
-        ival_expm1(&x, &lg);
-        ival_neg(&x, &x);    /* 1 - gamma */
-        ival_mul(&x, &x, &e);
-        ival_mul(&y, &e, &lg);
+        ival_set_d(&y, eta);
+        ival_mul(&y, &y, &T);        /* eta t */
         ival_expm1(&y, &y);
-        ival_neg(&y, &y);    /* 1 - gamma^eta */
-        ival_mul(&y, &y, &g);
-        ival_div(out, &x, &y);
+        if (eta > 0.0)
+            ival_neg(&y, &y);        /* 1 - gamma^eta > 0 */
+        ival_log(&y, &y);            /* log |1 - gamma^eta| */
+        ival_sub(&x, &x, &y);
+        ival_set_d(&y, fabs(eta));
+        ival_log(&y, &y);
+        ival_add(out, &x, &y);
     }
-    for (size_t i = 0; i < 5; i++)
-        ival_clear(all[i]);
+    ival_clear(&T);
+    ival_clear(&x);
+    ival_clear(&y);
 }
 
 /* log(1/gamma) for the TNB of `mean` > 1: the estimate, and (certified) a proven upper
- * bound, from a gamma_lo <= the true gamma. */
+ * bound, -t_lo for a t_lo <= the true log gamma (E[K] at t_lo proven >= the mean). */
 static dpzo_status tnb_log_inv_gamma(dpzo_ctx *ctx, double mean, double eta, int certified,
                                      mpfr_prec_t prec, double *L)
 {
     /* t = log gamma: the mean decreases from +inf (t -> -inf) to 1 (t -> 0) */
-    double lo = -1.0, hi = 0.0;
-    while (!(tnb_mean(lo, eta) >= mean)) {
+    double lm = log(mean), lo = -1.0, hi = 0.0;
+    while (!(tnb_log_mean(lo, eta) >= lm)) {
         hi = lo;
         lo *= 2.0;
-        if (lo < -1e4)
+        if (lo < -1e300)
             return dpzo__fail(ctx, DPZO_ENOCONV,
                               "repeat-and-select: no gamma found for mean %g, shape %g", mean,
                               eta);
     }
-    for (int i = 0; i < 200 && hi - lo > 0.0; i++) {
+    for (int i = 0; i < 2000; i++) {
         double mid = 0.5 * (lo + hi);
         if (mid == lo || mid == hi)
             break;
-        if (tnb_mean(mid, eta) >= mean)
+        if (tnb_log_mean(mid, eta) >= lm)
             lo = mid;
         else
             hi = mid;
     }
-    double gamma = exp(lo);
     if (!certified) {
         *L = -lo;
         return DPZO_OK;
     }
-    ival m, lg;
+    ival m, target;
     ival_init(&m, prec);
-    ival_init(&lg, prec);
+    ival_init(&target, prec);
+    ival_set_d(&target, mean);
+    ival_log(&target, &target);
     for (int tries = 0;; tries++) {
-        tnb_mean_ival(prec, gamma, eta, &m);
-        if (mpfr_cmp_d(m.lo, mean) >= 0)
+        tnb_log_mean_ival(prec, lo, eta, &m);
+        if (mpfr_cmp(m.lo, target.hi) >= 0)
             break;
-        if (tries > 200 || !(gamma > 0.0)) {
+        if (tries > 200 || !isfinite(lo)) {
             ival_clear(&m);
-            ival_clear(&lg);
+            ival_clear(&target);
             return dpzo__fail(ctx, DPZO_ENOCONV,
                               "repeat-and-select: gamma for mean %g, shape %g not certified",
                               mean, eta);
         }
-        gamma *= 1.0 - 0x1p-40 * (double)(1 << (tries < 30 ? tries : 30));
+        lo -= fabs(lo) * 0x1p-40 * (double)(1 << (tries < 30 ? tries : 30));
     }
-    ival_set_d(&lg, gamma);
-    ival_log(&lg, &lg);
-    ival_neg(&lg, &lg);
-    *L = ival_hi_d(&lg);
+    *L = -lo; /* exact */
     ival_clear(&m);
-    ival_clear(&lg);
+    ival_clear(&target);
     return DPZO_OK;
 }
 
