@@ -188,6 +188,53 @@ dpzo_event *dpzo_event_wor_sampled(dpzo_ctx *ctx, uint64_t batch, uint64_t n, dp
     return e;
 }
 
+dpzo_event *dpzo_event_repeat_and_select(dpzo_ctx *ctx, dpzo_event *inner, double mean,
+                                         double shape)
+{
+    if (inner == NULL)
+        return NULL;
+    if (!(mean >= 1.0) || !isfinite(mean) || !(shape > -1.0)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "repeat-and-select needs a finite mean >= 1 and a shape > -1 (+inf: "
+                   "Poisson), got mean=%g, shape=%g", mean, shape);
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_REPEAT_AND_SELECT);
+    if (e == NULL) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    e->param = mean;
+    e->param2 = shape;
+    e->inner = inner;
+    return e;
+}
+
+dpzo_event *dpzo_event_wr_sampled(dpzo_ctx *ctx, uint64_t n, uint64_t sample_size,
+                                  dpzo_event *inner)
+{
+    if (inner == NULL)
+        return NULL;
+    if (n == 0 || sample_size > (UINT64_C(1) << 53)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "sampling with replacement needs n >= 1 and 0 <= sample_size <= 2^53, "
+                   "got n=%llu, sample_size=%llu", (unsigned long long)n,
+                   (unsigned long long)sample_size);
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_WR_SAMPLED);
+    if (e == NULL) {
+        dpzo_event_free(inner);
+        return NULL;
+    }
+    e->batch = sample_size;
+    e->n = n;
+    e->inner = inner;
+    return e;
+}
+
 dpzo_event *dpzo_event_self_composed(dpzo_ctx *ctx, dpzo_event *inner, uint64_t count)
 {
     if (inner == NULL)
@@ -271,6 +318,17 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
         break;
     case DPZO_EVENT_WOR_SAMPLED:
         PUT("without_replacement(batch=%llu, n=%llu, ", (unsigned long long)e->batch,
+            (unsigned long long)e->n);
+        SUB(e->inner);
+        PUT(")");
+        break;
+    case DPZO_EVENT_REPEAT_AND_SELECT:
+        PUT("repeat_and_select(mean=%.17g, shape=%.17g, ", e->param, e->param2);
+        SUB(e->inner);
+        PUT(")");
+        break;
+    case DPZO_EVENT_WR_SAMPLED:
+        PUT("with_replacement(sample_size=%llu, n=%llu, ", (unsigned long long)e->batch,
             (unsigned long long)e->n);
         SUB(e->inner);
         PUT(")");

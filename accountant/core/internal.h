@@ -57,9 +57,10 @@ struct dpzo_event {
     dpzo_event_kind kind;
     double param;        /* sigma, b, q, rho (zCDP), p (randomized response) or t
                             (discrete Laplace) */
-    double param2;       /* xi (zCDP) */
+    double param2;       /* xi (zCDP); shape (repeat-and-select, whose param is the mean) */
     uint64_t batch, n;   /* WOR sampling; n: k (randomized response), s (discrete Laplace),
-                            the depth (tree aggregation); batch: the number of trees */
+                            the depth (tree aggregation); batch: the number of trees;
+                            WR sampling: batch = sample size, n = dataset size */
     uint64_t count;      /* self-composition; the largest step count (tree aggregation) */
     dpzo_event *inner;   /* sampled / self-composed child */
     dpzo_event **children;

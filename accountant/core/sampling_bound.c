@@ -5,7 +5,7 @@
  * Let D, D' be neighbours differing in one record x (add/remove for Poisson sampling,
  * replace-one for batches drawn without replacement). Step t uses x with probability q_t
  * (Poisson: x is included with probability q; without replacement: x's slot lies in a batch
- * of B of n with probability B/n), independently of the steps before it; an unsampled
+ * of B of n with probability B/n; with replacement, m draws: 1 - (1 - 1/n)^m), independently of the steps before it; an unsampled
  * mechanism uses x always (q_t = 1) unless it adds no information (sigma = +inf). On the
  * event U that no step uses x, which has probability p = prod_t (1 - q_t)^(count_t) under
  * both D and D' (the draws do not depend on the data), the outputs have one and the same
@@ -56,6 +56,18 @@ static void unused_prob(const dpzo_event *e, mpfr_t p)
         mpfr_set_ui(p, (unsigned long)(e->n - e->batch), MPFR_RNDN); /* exact */
         mpfr_set_ui(t, (unsigned long)e->n, MPFR_RNDN);
         mpfr_div(p, p, t, MPFR_RNDD); /* 1 - B/n, down */
+        mpfr_clear(t);
+        return;
+    case DPZO_EVENT_WR_SAMPLED: /* m independent draws, each misses the record w.p. 1 - 1/n */
+        if (e->n == 1 && e->batch > 0) {
+            mpfr_set_ui(p, 0, MPFR_RNDN);
+            return;
+        }
+        mpfr_init2(t, BOUND_PREC);
+        mpfr_set_ui(p, (unsigned long)(e->n - 1), MPFR_RNDN); /* exact */
+        mpfr_set_ui(t, (unsigned long)e->n, MPFR_RNDN);
+        mpfr_div(p, p, t, MPFR_RNDD);                          /* 1 - 1/n, down */
+        mpfr_pow_ui(p, p, (unsigned long)e->batch, MPFR_RNDD);
         mpfr_clear(t);
         return;
     case DPZO_EVENT_SELF_COMPOSED:

@@ -145,6 +145,16 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
         else
             l->rdp_only = "the discrete Laplace mechanism has no PLD source yet";
         return DPZO_OK;
+    case DPZO_EVENT_REPEAT_AND_SELECT:
+        l->rdp_only = "repeat-and-select has an RDP bound only (Papernot-Steinke 2022), no "
+                      "privacy loss distribution";
+        return DPZO_OK;
+    case DPZO_EVENT_WR_SAMPLED:
+        if (e->batch == 0)
+            return DPZO_OK;
+        l->rdp_only = "sampling with replacement has an RDP bound only, no privacy loss "
+                      "distribution yet";
+        return DPZO_OK;
     case DPZO_EVENT_TREE_AGGREGATION: /* the Gaussian of noise sigma / sqrt(depth) */
         if (e->n == 0)
             return DPZO_OK; /* trees of 0 steps release nothing */

@@ -43,15 +43,7 @@ static double eps_formula(double alpha, double r, double delta, dpzo_conversion 
 
 static double log_delta_formula(double alpha, double r, double eps, dpzo_conversion conv)
 {
-    if (r == INFINITY)
-        return 0.0;
-    double ld = conv == DPZO_CONVERSION_STANDARD
-                    ? (alpha - 1.0) * (r - eps)
-                    : (alpha - 1.0) * (r - eps + log1p(-1.0 / alpha)) - log(alpha);
-    double tv = r > 0.0 ? 0.5 * log(-expm1(-r)) : -INFINITY;
-    if (tv < ld)
-        ld = tv;
-    return ld < 0.0 ? ld : 0.0;
+    return dpzo__rdp_log_delta_estimate(alpha, r, eps, conv); /* convert_delta.c */
 }
 
 /* ---- certified single-order conversions (MPFR, outward rounding) ------------- */
@@ -102,45 +94,9 @@ static double eps_upper(long prec, double alpha, double r, double delta, dpzo_co
     return result;
 }
 
-/* Upper bound on delta at order alpha from an RDP upper bound r. */
 static double delta_upper(long prec, double alpha, double r, double eps, dpzo_conversion conv)
 {
-    if (r == INFINITY)
-        return 1.0;
-    ival a, rr, e, t, u, one;
-    ival *all[] = {&a, &rr, &e, &t, &u, &one};
-    for (size_t i = 0; i < 6; i++)
-        ival_init(all[i], (mpfr_prec_t)prec);
-    ival_set_ui(&one, 1);
-    ival_set_d(&a, alpha);
-    ival_set_d(&rr, r);
-    ival_set_d(&e, eps);
-    ival_sub(&t, &rr, &e);
-    ival_sub(&u, &a, &one);
-    if (conv == DPZO_CONVERSION_STANDARD) {
-        ival_mul(&t, &t, &u);
-    } else {
-        ival_div(&e, &one, &a);
-        ival_neg(&e, &e);
-        ival_log1p(&e, &e);
-        ival_add(&t, &t, &e);
-        ival_mul(&t, &t, &u);
-        ival_log(&e, &a);
-        ival_sub(&t, &t, &e);
-    }
-    ival_exp(&t, &t); /* delta from the conversion */
-    double d = ival_hi_d(&t);
-    /* total variation: sqrt(1 - e^-r) */
-    ival_neg(&u, &rr);
-    ival_expm1(&u, &u);
-    ival_neg(&u, &u);
-    ival_sqrt(&u, &u);
-    double tv = ival_hi_d(&u);
-    for (size_t i = 0; i < 6; i++)
-        ival_clear(all[i]);
-    if (tv < d)
-        d = tv;
-    return d < 1.0 ? d : 1.0;
+    return dpzo__rdp_delta_upper(prec, alpha, r, eps, conv); /* convert_delta.c */
 }
 
 /* ---- public single-order and curve conversions ------------------------------ */

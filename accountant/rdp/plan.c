@@ -64,8 +64,10 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, double m, dpzo__p
     case DPZO_EVENT_RANDOMIZED_RESPONSE:
     case DPZO_EVENT_DISCRETE_LAPLACE:
     case DPZO_EVENT_TREE_AGGREGATION:
+    case DPZO_EVENT_REPEAT_AND_SELECT:
+    case DPZO_EVENT_WR_SAMPLED:
     case DPZO_EVENT_WOR_SAMPLED:
-        if (e->kind == DPZO_EVENT_WOR_SAMPLED
+        if ((e->kind == DPZO_EVENT_WOR_SAMPLED || e->kind == DPZO_EVENT_WR_SAMPLED)
             && (st = dpzo__effective_sigma(ctx, e->inner, &sigma)))
             return st;
         t.leaf = e;
@@ -186,6 +188,13 @@ void dpzo__plan_free(dpzo__plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* rdp_select.c's view of an inner event (rdp_internal.h, dpzo__rdp_oracle) */
+static dpzo_status plan_oracle(dpzo_ctx *ctx, const void *inner, double alpha, int certified,
+                               dpzo_bound *out)
+{
+    return dpzo__plan_rdp(ctx, (const dpzo__plan *)inner, alpha, certified, out);
+}
+
 /* RDP of one term at one order. L caches a sampled Gaussian's alpha-independent work
  * (fast path only; NULL: build one here). Leaves: Laplace (closed form) and sampling
  * without replacement (rdp_wor.c: an interval, or its double estimate on the fast path). */
@@ -215,6 +224,16 @@ static dpzo_status term_rdp(dpzo_ctx *ctx, const dpzo__plan_term *t, dpzo__sgm_l
             return dpzo_rdp_laplace_certified(ctx, e->param, alpha, b);
         st = dpzo_rdp_laplace(ctx, e->param, alpha, &b->value);
         b->lower = b->upper = b->value;
+        return st;
+    }
+    if (e->kind == DPZO_EVENT_WR_SAMPLED)
+        return dpzo__rdp_select(ctx, e, alpha, certified, b, NULL, NULL); /* rdp_select.c */
+    if (e->kind == DPZO_EVENT_REPEAT_AND_SELECT) { /* the inner event's RDP: its own plan */
+        dpzo__plan inner;
+        if ((st = dpzo__plan_build(ctx, e->inner, 0, &inner)))
+            return st;
+        st = dpzo__rdp_select(ctx, e, alpha, certified, b, plan_oracle, &inner);
+        dpzo__plan_free(&inner);
         return st;
     }
     if (e->kind != DPZO_EVENT_WOR_SAMPLED) /* the closed-form leaves (rdp_leaves.c) */

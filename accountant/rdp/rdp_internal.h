@@ -23,6 +23,24 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);
+/* The same for delta at eps: log delta (estimate), and delta (proven upper bound)
+ * (convert_delta.c). */
+double dpzo__rdp_log_delta_estimate(double alpha, double r, double eps, dpzo_conversion conv);
+double dpzo__rdp_delta_upper(long prec, double alpha, double r, double eps,
+                             dpzo_conversion conv);
+
+/* The RDP of an inner event at any order (fast, or its certified enclosure), as plan.c
+ * evaluates it: handed to rdp_select.c as a callback with the inner event's plan, so that
+ * the recursion (a selection of a selection...) needs no call cycle between the files. */
+typedef dpzo_status (*dpzo__rdp_oracle)(dpzo_ctx *ctx, const void *inner, double alpha,
+                                        int certified, dpzo_bound *out);
+
+/* rdp_select.c: RDP of a repeat-and-select event (Papernot-Steinke 2022; `rdp_of(inner,..)`
+ * is its inner event's RDP) or of a Gaussian on a sample drawn with replacement (rdp_of
+ * unused), at order alpha (fast: value = lower = upper, an estimate of the bound;
+ * certified: the bound's enclosure, its upper end proven). */
+dpzo_status dpzo__rdp_select(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
+                             dpzo_bound *out, dpzo__rdp_oracle rdp_of, const void *inner);
 
 /* epsilon (want_delta = 0) or delta query; certify = 0 skips the certified step and
  * reports the fast estimate in epsilon/delta as well (used inside searches). */

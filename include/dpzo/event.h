@@ -40,7 +40,9 @@ typedef enum {
     DPZO_EVENT_ZCDP,
     DPZO_EVENT_RANDOMIZED_RESPONSE,
     DPZO_EVENT_DISCRETE_LAPLACE,
-    DPZO_EVENT_TREE_AGGREGATION
+    DPZO_EVENT_TREE_AGGREGATION,
+    DPZO_EVENT_REPEAT_AND_SELECT,
+    DPZO_EVENT_WR_SAMPLED
 } dpzo_event_kind;
 
 typedef struct dpzo_event dpzo_event;
@@ -77,6 +79,25 @@ dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensit
  * epsilon +inf. The step counts are the caller's (copied from). */
 dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
                                         const uint64_t *step_counts, size_t n);
+/* Private selection (Papernot-Steinke 2022, "Hyperparameter Tuning with Renyi Differential
+ * Privacy"; dp_accounting's RepeatAndSelectDpEvent): `inner` is run K times, K random with
+ * E[K] = mean, and only the best run is released. shape = +inf: K ~ Poisson(mean);
+ * -1 < shape < +inf: K truncated negative binomial with eta = shape (1: geometric, 0:
+ * logarithmic). RDP from the paper's Theorems 2 and 6 (docs/accountant.md 3.7): it needs the
+ * inner event's RDP at other orders, so `inner` may be any event the RDP accountant
+ * analyses; the PLD/PRV accountants answer with the RDP bound. Not allowed under a sampler.
+ * Fails (DPZO_EINVAL) for mean < 1 or not finite, shape <= -1 or NaN. */
+dpzo_event *dpzo_event_repeat_and_select(dpzo_ctx *ctx, dpzo_event *inner, double mean,
+                                         double shape);
+/* A sample of `sample_size` records drawn uniformly with replacement from `n` (n >= 1,
+ * 0 <= sample_size <= 2^53), then `inner` (dp_accounting's SampledWithReplacementDpEvent):
+ * replace-one adjacency, `inner` a Gaussian subtree (as for the other samplers) whose noise
+ * multiplier is relative to the replace-one sensitivity of one copy of a record, a record
+ * drawn k times moving the query by at most k. RDP from docs/accountant.md 3.7 (joint
+ * convexity over the copies of the record, and m steps of a batch of one); the PLD/PRV
+ * accountants answer with the RDP bound. */
+dpzo_event *dpzo_event_wr_sampled(dpzo_ctx *ctx, uint64_t n, uint64_t sample_size,
+                                  dpzo_event *inner);
 /* Each record is included independently with probability q (0 <= q <= 1). */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner);
 /* A batch of `batch` records drawn without replacement from `n` (1 <= batch <= n). */

@@ -24,6 +24,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
                      LmoEvent, NonPrivateEvent, NoOpEvent, PoissonSampledEvent,
                      RandomizedResponseEvent, SampledWithoutReplacementEvent,
                      SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
+from .events import RepeatAndSelectEvent, SampledWithReplacementEvent
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -52,4 +53,4 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "RandomizedResponseEvent", "DiscreteLaplaceEvent",
            "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
-           "data_files"] + _extra_all
+           "data_files", "RepeatAndSelectEvent", "SampledWithReplacementEvent"] + _extra_all

@@ -35,6 +35,12 @@ dp_accounting's accountants do. The events dpzo can analyse are converted to dpz
 * ``SingleEpochTreeAggregationDpEvent`` (DP-FTRL): only with ``REPLACE_SPECIAL`` (a record
   replaced by the special record in its own position), as in dp_accounting: the Gaussian
   mechanism of squared sensitivity ceil(log2(max(step_counts) + 1)).
+* ``RepeatAndSelectDpEvent`` (private selection, Papernot-Steinke 2022) around any event
+  dpzo accepts under the accountant's relation (the theorem holds for any relation): RDP
+  bound; PLD/PRV answer with it and say so;
+* ``SampledWithReplacementDpEvent`` wrapping Gaussians: only with ``REPLACE_ONE`` (no
+  dp_accounting accountant supports it; dpzo's RDP bound is derived in docs/accountant.md
+  3.7); PLD/PRV answer with the RDP bound.
 
 Under ``REPLACE_SPECIAL`` the unsampled mechanisms (Gaussian, Laplace, non-private, zCDP,
 discrete Laplace, their compositions) are accepted too (their noise is stated relative to
@@ -42,7 +48,7 @@ the sensitivity for that relation); the samplers and randomized response are ref
 dp_accounting's RDP accountant refuses them.
 
 ``UnsupportedDpEvent`` is refused by name, as dp_accounting's accountants refuse it.
-Anything else (mixtures, repeat-and-select, ...) and
+Anything else (mixtures, ...) and
 any event under a relation dpzo cannot prove it for is refused: ``supports`` answers
 ``False`` and ``compose`` raises :class:`UnsupportedDpEventError` (a :class:`dpzo.Error`
 and a dp_accounting ``UnsupportedEventError``) naming the event and why.
@@ -79,6 +85,8 @@ from . import (
     PrvAccountant,
     RdpAccountant,
     SampledWithoutReplacementEvent,
+    SampledWithReplacementEvent,
+    RepeatAndSelectEvent,
     SelfComposedEvent,
     SingleEpochTreeAggregationEvent,
     RandomizedResponseEvent,
@@ -181,6 +189,16 @@ def _convert(event: Any, relation: NeighboringRelation, kind: str) -> Any:
                                   f"{_relation_name(relation)}")
         return SampledWithoutReplacementEvent(event.source_dataset_size, event.sample_size,
                                               _gaussian_tree(event.event, event, kind))
+    if isinstance(event, _dpe.RepeatAndSelectDpEvent):
+        return RepeatAndSelectEvent(_convert(event.event, relation, kind), event.mean,
+                                    event.shape)
+    if isinstance(event, _dpe.SampledWithReplacementDpEvent):
+        if relation is not _REPLACE:
+            raise _Refused(event, "dpzo proves sampling with replacement for the REPLACE_ONE "
+                                  "relation only; this accountant's is "
+                                  f"{_relation_name(relation)}")
+        return SampledWithReplacementEvent(event.source_dataset_size, event.sample_size,
+                                           _gaussian_tree(event.event, event, kind))
     if isinstance(event, _dpe.DpEvent):
         raise _Refused(event, f"dpzo has no analysis for {type(event).__name__}")
     raise _Refused(event, f"not a dp_accounting DpEvent: {type(event).__name__}")

@@ -27,6 +27,13 @@ Conventions (those of the C library and of dp_accounting):
   ``SingleEpochTreeAggregationDpEvent``), trees of ``step_counts`` steps (an int or a list),
   every record in at most one step of all of them: the Gaussian mechanism of squared
   sensitivity ceil(log2(max(step_counts) + 1)). Not allowed under a sampler.
+* ``RepeatAndSelectEvent(event, mean, shape)``: private selection (Papernot-Steinke 2022;
+  dp_accounting's ``RepeatAndSelectDpEvent``): ``event`` run K times, E[K] = mean, the best
+  run released; shape inf: K Poisson, shape > -1: truncated negative binomial (1: geometric,
+  0: logarithmic). RDP bound only (the PLD/PRV accountants answer with it and say so).
+* ``SampledWithReplacementEvent(n, m, e)``: ``e`` (a Gaussian subtree, noise relative to the
+  replace-one sensitivity of one copy of a record) on m records drawn with replacement from
+  n (dp_accounting's ``SampledWithReplacementDpEvent``); RDP bound of docs/accountant.md 3.7.
 * ``PoissonSampledEvent(q, e)``: each record included independently with probability q,
   add/remove-one adjacency.
 * ``SampledWithoutReplacementEvent(n, b, e)``: a batch of exactly b of the n records,
@@ -55,7 +62,8 @@ if TYPE_CHECKING:
 __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampledEvent",
            "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
            "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
-           "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent"]
+           "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent",
+           "RepeatAndSelectEvent", "SampledWithReplacementEvent"]
 
 _vp = ctypes.c_void_p
 _gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
@@ -68,6 +76,9 @@ _tree = _lib.fn("dpzo_event_tree_aggregation", _vp,
                 [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t])
 _poisson = _lib.fn("dpzo_event_poisson_sampled", _vp, [_vp, ctypes.c_double, _vp])
 _wor = _lib.fn("dpzo_event_wor_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
+_repeat_select = _lib.fn("dpzo_event_repeat_and_select", _vp,
+                         [_vp, _vp, ctypes.c_double, ctypes.c_double])
+_wr = _lib.fn("dpzo_event_wr_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
 _self_composed = _lib.fn("dpzo_event_self_composed", _vp, [_vp, _vp, ctypes.c_uint64])
 _composed = _lib.fn("dpzo_event_composed", _vp, [_vp, ctypes.POINTER(_vp), ctypes.c_size_t])
 _free = _lib.fn("dpzo_event_free", None, [_vp])
@@ -271,6 +282,38 @@ class SingleEpochTreeAggregationEvent(Event):
         return max(c.bit_length() for c in self.step_counts)
 
 
+@dataclass(frozen=True)
+class RepeatAndSelectEvent(Event):
+    """Private selection (Papernot-Steinke 2022): ``event`` run K times, K random with
+    E[K] = ``mean``, only the best run released. ``shape``: ``math.inf`` for K Poisson,
+    > -1 for K truncated negative binomial with eta = shape (1: geometric, 0: logarithmic)."""
+
+    event: Event
+    mean: float
+    shape: float
+
+    def __post_init__(self) -> None:
+        _event("event", self.event)
+        _set(self, "mean", _real("mean", self.mean))
+        _set(self, "shape", _real("shape", self.shape))
+
+
+@dataclass(frozen=True)
+class SampledWithReplacementEvent(Event):
+    """``event`` (a Gaussian subtree) on ``sample_size`` records drawn uniformly with
+    replacement from ``source_dataset_size`` (replace-one adjacency; a record drawn k times
+    moves the query by k times its sensitivity)."""
+
+    source_dataset_size: int
+    sample_size: int
+    event: Event
+
+    def __post_init__(self) -> None:
+        _set(self, "source_dataset_size", _count("source_dataset_size", self.source_dataset_size))
+        _set(self, "sample_size", _count("sample_size", self.sample_size))
+        _event("event", self.event)
+
+
 # ---- building the C tree ---------------------------------------------------------
 
 def contains_lmo(event: Event) -> bool:
@@ -283,7 +326,8 @@ def _walk(event: Event) -> Iterator[Event]:
     while stack:
         e = stack.pop()
         yield e
-        if isinstance(e, (PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent)):
+        if isinstance(e, (PoissonSampledEvent, SampledWithoutReplacementEvent, SelfComposedEvent,
+                          RepeatAndSelectEvent, SampledWithReplacementEvent)):
             stack.append(e.event)
         elif isinstance(e, ComposedEvent):
             stack.extend(e.events)
@@ -319,6 +363,10 @@ def _build(ctx: int, e: Event) -> Any:
     if isinstance(e, SingleEpochTreeAggregationEvent):
         n = len(e.step_counts)
         return _tree(ctx, e.noise_multiplier, (ctypes.c_uint64 * n)(*e.step_counts), n)
+    if isinstance(e, RepeatAndSelectEvent):
+        return _repeat_select(ctx, _build(ctx, e.event), e.mean, e.shape)
+    if isinstance(e, SampledWithReplacementEvent):
+        return _wr(ctx, e.source_dataset_size, e.sample_size, _build(ctx, e.event))
     raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 
