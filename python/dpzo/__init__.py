@@ -24,6 +24,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
                      LmoEvent, NonPrivateEvent, NoOpEvent, PoissonSampledEvent,
                      RandomizedResponseEvent, SampledWithoutReplacementEvent,
                      SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
+from .events import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -53,3 +54,4 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
            "data_files"] + _extra_all
+__all__ += ["MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent"]
