@@ -299,7 +299,7 @@ static void mog_iv_piece(mog_iv *m, const ival *beta, const ival *A, const ival 
     /* Phi(v - k) - Phi(u - k), from the upper tails Q(z) = erfc(z / sqrt 2) / 2 where
      * the cell lies right of the shift, else from the lower ones */
     double kmid = ival_mid_d(k);
-    int right = has_u && u - kmid >= 0.0;
+    int right = !has_v || (has_u && u - kmid >= 0.0); /* a right tail: Q(u') alone */
     if (has_u) {
         ival_set_d(a, u);
         ival_sub(a, a, k);
@@ -600,7 +600,7 @@ static dpzo_status tsg_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
         return DPZO_OK;
     }
     double qmax = dpzo__up(dpzo__up(q * B) / nextafter(B + 1.0, 0.0));
-    qmax = qmax > q ? q : qmax;
+    qmax = qmax > q || !(qmax > 0.0) ? q : qmax; /* q >= q_m too (and never 0) */
     double s_hi = binom_tail_up(prec, N + 1.0, B + 1.0, q);
     s_hi = dpzo__up(dpzo__up(B / nextafter(N + 1.0, 0.0)) * s_hi);
     double s2 = dpzo__up(qmax * t_hi);

@@ -48,7 +48,7 @@ dp_accounting's RDP accountant refuses them.
   dpzo's bound is proven for (docs/accountant.md 3.8); PLD/PRV answer with the RDP bound.
 
 ``UnsupportedDpEvent`` is refused by name, as dp_accounting's accountants refuse it.
-Anything else (mixtures, repeat-and-select, ...) and
+Anything else (repeat-and-select, ...) and
 any event under a relation dpzo cannot prove it for is refused: ``supports`` answers
 ``False`` and ``compose`` raises :class:`UnsupportedDpEventError` (a :class:`dpzo.Error`
 and a dp_accounting ``UnsupportedEventError``) naming the event and why.
