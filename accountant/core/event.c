@@ -25,6 +25,7 @@ void dpzo_event_free(dpzo_event *event)
     for (size_t i = 0; i < event->n_children; i++)
         dpzo_event_free(event->children[i]);
     free(event->children);
+    free(event->mix);
     free(event);
 }
 
@@ -125,6 +126,106 @@ dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
         e->n = depth;
         e->count = max;
         e->batch = (uint64_t)n;
+    }
+    return e;
+}
+
+dpzo_event *dpzo_event_mixture_of_gaussians(dpzo_ctx *ctx, double standard_deviation,
+                                            const double *sensitivities,
+                                            const double *sampling_probs, size_t n)
+{
+    if (n == 0 || n > DPZO_MOG_MAX_COMPONENTS || sensitivities == NULL
+        || sampling_probs == NULL) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "mixture of Gaussians needs 1 to %d components (sensitivities and "
+                   "sampling_probs of the same length), got %zu", DPZO_MOG_MAX_COMPONENTS, n);
+        return NULL;
+    }
+    if (!(standard_deviation >= 0.0) || !isfinite(standard_deviation)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "mixture of Gaussians: standard_deviation must be finite and >= 0, got %g",
+                   standard_deviation);
+        return NULL;
+    }
+    double sum = 0.0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c = sensitivities[i], p = sampling_probs[i];
+        if (!(c >= 0.0) || !isfinite(c)) {
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "mixture of Gaussians: sensitivities[%zu] must be finite and >= 0, "
+                       "got %g", i, c);
+            return NULL;
+        }
+        if (!(p >= 0.0 && p <= 1.0)) {
+            dpzo__fail(ctx, DPZO_EINVAL,
+                       "mixture of Gaussians: sampling_probs[%zu] must be in [0, 1], got %g",
+                       i, p);
+            return NULL;
+        }
+        sum += p;
+        k += p > 0.0;
+    }
+    /* n <= 1024 terms in [0, 1]: the rounded sum errs by far less than the tolerance */
+    if (!(fabs(sum - 1.0) <= 1e-9)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "mixture of Gaussians: sampling_probs must sum to 1 (within 1e-9), "
+                   "got %.17g", sum);
+        return NULL;
+    }
+    double *mix = malloc(2 * k * sizeof *mix);
+    if (mix == NULL) {
+        dpzo__fail(ctx, DPZO_ENOMEM, "out of memory for a mixture of %zu Gaussians", k);
+        return NULL;
+    }
+    for (size_t i = 0, j = 0; i < n; i++)
+        if (sampling_probs[i] > 0.0) {
+            mix[j] = sensitivities[i];
+            mix[k + j] = sampling_probs[i];
+            j++;
+        }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_MIXTURE_OF_GAUSSIANS);
+    if (e == NULL) {
+        free(mix);
+        return NULL;
+    }
+    e->param = standard_deviation;
+    e->param2 = sum;
+    e->mix = mix;
+    e->n_mix = k;
+    return e;
+}
+
+dpzo_event *dpzo_event_truncated_subsampled_gaussian(dpzo_ctx *ctx, uint64_t dataset_size,
+                                                  double sampling_probability,
+                                                  uint64_t truncated_batch_size,
+                                                  double noise_multiplier)
+{
+    if (!(sampling_probability >= 0.0 && sampling_probability <= 1.0)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "truncated sampled Gaussian: sampling_probability must be in [0, 1], "
+                   "got %g", sampling_probability);
+        return NULL;
+    }
+    if (!(noise_multiplier >= 0.0) || !isfinite(noise_multiplier)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "truncated sampled Gaussian: noise_multiplier must be finite and >= 0, "
+                   "got %g", noise_multiplier);
+        return NULL;
+    }
+    if (dataset_size > (UINT64_C(1) << 53) || truncated_batch_size > (UINT64_C(1) << 53)) {
+        dpzo__fail(ctx, DPZO_EINVAL,
+                   "truncated sampled Gaussian: dataset_size and truncated_batch_size must be "
+                   "<= 2^53, got %llu and %llu", (unsigned long long)dataset_size,
+                   (unsigned long long)truncated_batch_size);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN);
+    if (e != NULL) {
+        e->param = noise_multiplier;
+        e->param2 = sampling_probability;
+        e->n = dataset_size;
+        e->batch = truncated_batch_size;
     }
     return e;
 }
@@ -310,6 +411,16 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
         PUT("tree_aggregation(sigma=%.17g, trees=%llu, max_steps=%llu, depth=%llu)", e->param,
             (unsigned long long)e->batch, (unsigned long long)e->count,
             (unsigned long long)e->n);
+        break;
+    case DPZO_EVENT_MIXTURE_OF_GAUSSIANS:
+        PUT("mixture_of_gaussians(sigma=%.17g, [", e->param);
+        for (size_t i = 0; i < e->n_mix; i++)
+            PUT("%s%.17g:%.17g", i > 0 ? ", " : "", e->mix[i], e->mix[e->n_mix + i]);
+        PUT("])");
+        break;
+    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN:
+        PUT("truncated_subsampled_gaussian(n=%llu, q=%.17g, batch=%llu, sigma=%.17g)",
+            (unsigned long long)e->n, e->param2, (unsigned long long)e->batch, e->param);
         break;
     case DPZO_EVENT_POISSON_SAMPLED:
         PUT("poisson(q=%.17g, ", e->param);

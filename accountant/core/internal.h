@@ -65,6 +65,10 @@ struct dpzo_event {
     dpzo_event *inner;   /* sampled / self-composed child */
     dpzo_event **children;
     size_t n_children;
+    double *mix;         /* mixture of Gaussians: c_0..c_{k-1} then p_0..p_{k-1} (p_i > 0);
+                            param = sigma, param2 = sum p_i. Truncated sampled Gaussian:
+                            param = sigma, param2 = q, n = dataset size, batch = B */
+    size_t n_mix;        /* k */
 };
 
 /* sampling_bound.c: an upper bound, rounded up, on delta(eps) at every eps >= 0: 1 - P(no

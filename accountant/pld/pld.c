@@ -155,6 +155,26 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
         l->rdp_only = "sampling with replacement has an RDP bound only, no privacy loss "
                       "distribution yet";
         return DPZO_OK;
+    case DPZO_EVENT_MIXTURE_OF_GAUSSIANS: {
+        double cmax = 0.0;
+        for (size_t i = 0; i < e->n_mix; i++)
+            cmax = e->mix[i] > cmax ? e->mix[i] : cmax;
+        if (cmax == 0.0)
+            return DPZO_OK; /* nothing released */
+        if (e->param == 0.0)
+            l->infinite = l->infinite_lower = 1;
+        else
+            l->rdp_only = "a mixture of Gaussians has no PLD source yet";
+        return DPZO_OK;
+    }
+    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN:
+        if (e->param2 == 0.0 || e->batch == 0 || e->n == 0)
+            return DPZO_OK; /* nothing released */
+        if (e->param == 0.0)
+            l->infinite = 1, l->infinite_lower |= e->param2 >= 1.0;
+        else
+            l->rdp_only = "the truncated sampled Gaussian has no PLD source yet";
+        return DPZO_OK;
     case DPZO_EVENT_TREE_AGGREGATION: /* the Gaussian of noise sigma / sqrt(depth) */
         if (e->n == 0)
             return DPZO_OK; /* trees of 0 steps release nothing */

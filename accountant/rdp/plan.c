@@ -66,6 +66,8 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, double m, dpzo__p
     case DPZO_EVENT_TREE_AGGREGATION:
     case DPZO_EVENT_REPEAT_AND_SELECT:
     case DPZO_EVENT_WR_SAMPLED:
+    case DPZO_EVENT_MIXTURE_OF_GAUSSIANS:
+    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN:
     case DPZO_EVENT_WOR_SAMPLED:
         if ((e->kind == DPZO_EVENT_WOR_SAMPLED || e->kind == DPZO_EVENT_WR_SAMPLED)
             && (st = dpzo__effective_sigma(ctx, e->inner, &sigma)))

@@ -20,6 +20,10 @@ dpzo_status dpzo__rdp_wor_fast(dpzo_ctx *ctx, uint64_t batch, uint64_t n, double
  * at order alpha (fast: value = lower = upper; certified: a proven enclosure). */
 dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
                            dpzo_bound *out);
+/* rdp_mog.c: RDP of a mixture-of-Gaussians or truncated sampled Gaussian leaf (same
+ * contract as dpzo__rdp_leaf; alpha already checked). */
+dpzo_status dpzo__rdp_mog_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
+                               dpzo_bound *out);
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);

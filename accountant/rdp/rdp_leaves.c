@@ -184,6 +184,9 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
     case DPZO_EVENT_NON_PRIVATE:
         *out = (dpzo_bound){INFINITY, INFINITY, INFINITY};
         return DPZO_OK;
+    case DPZO_EVENT_MIXTURE_OF_GAUSSIANS:
+    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN: /* rdp_mog.c */
+        return dpzo__rdp_mog_leaf(ctx, e, alpha, certified, out);
     case DPZO_EVENT_ZCDP:
         fast = e->param2 + e->param * alpha;
         if (!certified) {

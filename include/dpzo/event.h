@@ -42,7 +42,9 @@ typedef enum {
     DPZO_EVENT_DISCRETE_LAPLACE,
     DPZO_EVENT_TREE_AGGREGATION,
     DPZO_EVENT_REPEAT_AND_SELECT,
-    DPZO_EVENT_WR_SAMPLED
+    DPZO_EVENT_WR_SAMPLED,
+    DPZO_EVENT_MIXTURE_OF_GAUSSIANS,
+    DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN
 } dpzo_event_kind;
 
 typedef struct dpzo_event dpzo_event;
@@ -98,6 +100,30 @@ dpzo_event *dpzo_event_repeat_and_select(dpzo_ctx *ctx, dpzo_event *inner, doubl
  * accountants answer with the RDP bound. */
 dpzo_event *dpzo_event_wr_sampled(dpzo_ctx *ctx, uint64_t n, uint64_t sample_size,
                                   dpzo_event *inner);
+/* The mixture-of-Gaussians mechanism (Choquette-Choo, Ganesh, Steinke, Thakurta 2023,
+ * "Privacy amplification for matrix mechanisms"; dp_accounting's MixtureOfGaussiansDpEvent):
+ * N(0, sigma^2) on one neighbour, sum_i p_i N(c_i, sigma^2) on the other, both directions
+ * (add/remove-one adjacency). n in [1, DPZO_MOG_MAX_COMPONENTS]; every c_i finite and
+ * >= 0, every p_i in [0, 1], and sum p_i within 1e-9 of 1 (the mixture uses p_i / sum p);
+ * components of p_i = 0 are dropped. sigma = 0 is epsilon +inf (unless every c_i of
+ * p_i > 0 is 0: nothing released). RDP: both Renyi divergences by a certified quadrature
+ * (docs/accountant.md 3.8); the PLD/PRV accountants answer with the RDP bound. Not allowed
+ * under a sampler. The arrays are the caller's (copied from). */
+#define DPZO_MOG_MAX_COMPONENTS 1024
+dpzo_event *dpzo_event_mixture_of_gaussians(dpzo_ctx *ctx, double standard_deviation,
+                                            const double *sensitivities,
+                                            const double *sampling_probs, size_t n);
+/* The Gaussian mechanism (noise multiplier sigma, L2 sensitivity 1) on a Poisson sample
+ * (rate q) of a dataset of n records truncated to at most B records by keeping a uniformly
+ * random B-subset (dp_accounting's TruncatedSubsampledGaussianDpEvent, arXiv 2508.15089),
+ * add/remove-one adjacency. Fails (DPZO_EINVAL) for q outside [0, 1] or sigma < 0 or not
+ * finite; q = 0, B = 0 or n = 0 release nothing, sigma = 0 is epsilon +inf. RDP: a proven
+ * mixture bound over the truncation event (docs/accountant.md 3.8); the PLD/PRV accountants
+ * answer with the RDP bound. Not allowed under a sampler. */
+dpzo_event *dpzo_event_truncated_subsampled_gaussian(dpzo_ctx *ctx, uint64_t dataset_size,
+                                                  double sampling_probability,
+                                                  uint64_t truncated_batch_size,
+                                                  double noise_multiplier);
 /* Each record is included independently with probability q (0 <= q <= 1). */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner);
 /* A batch of `batch` records drawn without replacement from `n` (1 <= batch <= n). */

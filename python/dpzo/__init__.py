@@ -25,6 +25,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
                      RandomizedResponseEvent, SampledWithoutReplacementEvent,
                      SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
 from .events import RepeatAndSelectEvent, SampledWithReplacementEvent
+from .events import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -54,3 +55,4 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
            "data_files", "RepeatAndSelectEvent", "SampledWithReplacementEvent"] + _extra_all
+__all__ += ["MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent"]

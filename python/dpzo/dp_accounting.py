@@ -47,8 +47,14 @@ discrete Laplace, their compositions) are accepted too (their noise is stated re
 the sensitivity for that relation); the samplers and randomized response are refused, as
 dp_accounting's RDP accountant refuses them.
 
+* ``MixtureOfGaussiansDpEvent`` under ``ADD_OR_REMOVE_ONE`` or ``REPLACE_SPECIAL`` (the
+  relations dp_accounting's PLD accountant takes it under): both Renyi divergences by a
+  certified quadrature; PLD/PRV answer with the RDP bound;
+* ``TruncatedSubsampledGaussianDpEvent``: only with ``ADD_OR_REMOVE_ONE``, the relation
+  dpzo's bound is proven for (docs/accountant.md 3.8); PLD/PRV answer with the RDP bound.
+
 ``UnsupportedDpEvent`` is refused by name, as dp_accounting's accountants refuse it.
-Anything else (mixtures, ...) and
+Anything else and
 any event under a relation dpzo cannot prove it for is refused: ``supports`` answers
 ``False`` and ``compose`` raises :class:`UnsupportedDpEventError` (a :class:`dpzo.Error`
 and a dp_accounting ``UnsupportedEventError``) naming the event and why.
@@ -92,6 +98,7 @@ from . import (
     RandomizedResponseEvent,
     ZcdpEvent,
 )
+from . import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 
 __all__ = ["DpzoAccountant", "UnsupportedDpEventError", "to_dpzo_event", "NeighboringRelation"]
 
@@ -163,6 +170,21 @@ def _convert(event: Any, relation: NeighboringRelation, kind: str) -> Any:
         counts = event.step_counts
         return SingleEpochTreeAggregationEvent(
             event.noise_multiplier, counts if hasattr(counts, "__iter__") else [counts])
+    if isinstance(event, _dpe.MixtureOfGaussiansDpEvent):
+        if relation is _REPLACE:
+            raise _Refused(event, "a mixture of Gaussians is stated for the ADD_OR_REMOVE_ONE "
+                                  "or REPLACE_SPECIAL relation (as in dp_accounting); this "
+                                  f"accountant's is {_relation_name(relation)}")
+        return MixtureOfGaussiansEvent(event.standard_deviation, list(event.sensitivities),
+                                       list(event.sampling_probs))
+    if isinstance(event, _dpe.TruncatedSubsampledGaussianDpEvent):
+        if relation is not _ADD_REMOVE:
+            raise _Refused(event, "dpzo proves truncated Poisson sampling for the "
+                                  "ADD_OR_REMOVE_ONE relation only; this accountant's is "
+                                  f"{_relation_name(relation)}")
+        return TruncatedSubsampledGaussianEvent(event.dataset_size, event.sampling_probability,
+                                                event.truncated_batch_size,
+                                                event.noise_multiplier)
     if isinstance(event, _dpe.UnsupportedDpEvent):
         raise _Refused(event, "UnsupportedDpEvent has no privacy analysis by definition")
     if isinstance(event, _dpe.SelfComposedDpEvent):

@@ -34,6 +34,15 @@ Conventions (those of the C library and of dp_accounting):
 * ``SampledWithReplacementEvent(n, m, e)``: ``e`` (a Gaussian subtree, noise relative to the
   replace-one sensitivity of one copy of a record) on m records drawn with replacement from
   n (dp_accounting's ``SampledWithReplacementDpEvent``); RDP bound of docs/accountant.md 3.7.
+* ``MixtureOfGaussiansEvent(standard_deviation, sensitivities, sampling_probs)``: N(0, s^2)
+  on one neighbour, sum_i p_i N(c_i, s^2) on the other (Choquette-Choo et al. 2023;
+  dp_accounting's ``MixtureOfGaussiansDpEvent``), both directions; add/remove-one. RDP by a
+  certified quadrature; PLD/PRV answer with the RDP bound. Not allowed under a sampler.
+* ``TruncatedSubsampledGaussianEvent(dataset_size, sampling_probability,
+  truncated_batch_size, noise_multiplier)``: the Gaussian mechanism on a Poisson sample cut
+  to at most ``truncated_batch_size`` records (dp_accounting's
+  ``TruncatedSubsampledGaussianDpEvent``), add/remove-one; RDP by a proven mixture bound
+  (docs/accountant.md 3.8); PLD/PRV answer with the RDP bound.
 * ``PoissonSampledEvent(q, e)``: each record included independently with probability q,
   add/remove-one adjacency.
 * ``SampledWithoutReplacementEvent(n, b, e)``: a batch of exactly b of the n records,
@@ -63,7 +72,8 @@ __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampled
            "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
            "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
            "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent",
-           "RepeatAndSelectEvent", "SampledWithReplacementEvent"]
+           "RepeatAndSelectEvent", "SampledWithReplacementEvent",
+           "MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent"]
 
 _vp = ctypes.c_void_p
 _gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
@@ -74,6 +84,11 @@ _rr = _lib.fn("dpzo_event_randomized_response", _vp, [_vp, ctypes.c_double, ctyp
 _dlap = _lib.fn("dpzo_event_discrete_laplace", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
 _tree = _lib.fn("dpzo_event_tree_aggregation", _vp,
                 [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t])
+_mog = _lib.fn("dpzo_event_mixture_of_gaussians", _vp,
+               [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
+                ctypes.POINTER(ctypes.c_double), ctypes.c_size_t])
+_tsg = _lib.fn("dpzo_event_truncated_subsampled_gaussian", _vp,
+               [_vp, ctypes.c_uint64, ctypes.c_double, ctypes.c_uint64, ctypes.c_double])
 _poisson = _lib.fn("dpzo_event_poisson_sampled", _vp, [_vp, ctypes.c_double, _vp])
 _wor = _lib.fn("dpzo_event_wor_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
 _repeat_select = _lib.fn("dpzo_event_repeat_and_select", _vp,
@@ -314,6 +329,52 @@ class SampledWithReplacementEvent(Event):
         _event("event", self.event)
 
 
+@dataclass(frozen=True)
+class MixtureOfGaussiansEvent(Event):
+    """The mixture-of-Gaussians mechanism (dp_accounting's ``MixtureOfGaussiansDpEvent``):
+    N(0, standard_deviation^2) on one neighbour, sum_i sampling_probs[i]
+    N(sensitivities[i], standard_deviation^2) on the other. Both lists are stored as
+    tuples of floats and must have the same length (1 to 1024); the probabilities must sum
+    to 1 (within 1e-9)."""
+
+    standard_deviation: float
+    sensitivities: Tuple[float, ...]
+    sampling_probs: Tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        _set(self, "standard_deviation", _real("standard_deviation", self.standard_deviation))
+        for name in ("sensitivities", "sampling_probs"):
+            v = getattr(self, name)
+            if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise Error(f"{name} must be a sequence of real numbers, got {v!r}")
+            _set(self, name, tuple(_real(f"{name}[{i}]", x) for i, x in enumerate(v)))
+        if len(self.sensitivities) != len(self.sampling_probs):
+            raise Error("sensitivities and sampling_probs must have the same length, got "
+                        f"{len(self.sensitivities)} and {len(self.sampling_probs)}")
+
+
+@dataclass(frozen=True)
+class TruncatedSubsampledGaussianEvent(Event):
+    """The Gaussian mechanism (``noise_multiplier``, L2 sensitivity 1) on a Poisson sample
+    (rate ``sampling_probability``) of ``dataset_size`` records cut to a uniformly random
+    subset of ``truncated_batch_size`` where larger (dp_accounting's
+    ``TruncatedSubsampledGaussianDpEvent``); add/remove-one adjacency, either neighbour
+    holding ``dataset_size`` records besides the one they differ in."""
+
+    dataset_size: int
+    sampling_probability: float
+    truncated_batch_size: int
+    noise_multiplier: float
+
+    def __post_init__(self) -> None:
+        _set(self, "dataset_size", _count("dataset_size", self.dataset_size))
+        _set(self, "sampling_probability",
+             _real("sampling_probability", self.sampling_probability))
+        _set(self, "truncated_batch_size",
+             _count("truncated_batch_size", self.truncated_batch_size))
+        _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
+
+
 # ---- building the C tree ---------------------------------------------------------
 
 def contains_lmo(event: Event) -> bool:
@@ -367,6 +428,13 @@ def _build(ctx: int, e: Event) -> Any:
         return _repeat_select(ctx, _build(ctx, e.event), e.mean, e.shape)
     if isinstance(e, SampledWithReplacementEvent):
         return _wr(ctx, e.source_dataset_size, e.sample_size, _build(ctx, e.event))
+    if isinstance(e, MixtureOfGaussiansEvent):
+        n = len(e.sensitivities)
+        arr = ctypes.c_double * max(n, 1)
+        return _mog(ctx, e.standard_deviation, arr(*e.sensitivities), arr(*e.sampling_probs), n)
+    if isinstance(e, TruncatedSubsampledGaussianEvent):
+        return _tsg(ctx, e.dataset_size, e.sampling_probability, e.truncated_batch_size,
+                    e.noise_multiplier)
     raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 

@@ -167,7 +167,6 @@ def test_refused_events_and_relations() -> None:
     unsupported = [
         E.UnsupportedDpEvent(),
         E.RandomizedResponseDpEvent(0.5, 2),  # ADD_OR_REMOVE_ONE: replace relations only
-        E.MixtureOfGaussiansDpEvent(1.0, [0.0, 1.0], [0.5, 0.5]),
         E.SampledWithReplacementDpEvent(100, 10, E.GaussianDpEvent(1.0)),
         E.PoissonSampledDpEvent(0.1, E.PoissonSampledDpEvent(0.5, E.GaussianDpEvent(1.0))),
     ]
