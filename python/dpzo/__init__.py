@@ -24,6 +24,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
                      LmoEvent, NonPrivateEvent, NoOpEvent, PoissonSampledEvent,
                      RandomizedResponseEvent, SampledWithoutReplacementEvent,
                      SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
+from .events import JsonEvent, event_from_json, to_json  # issue 30: events as JSON
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -52,4 +53,4 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "RandomizedResponseEvent", "DiscreteLaplaceEvent",
            "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
-           "data_files"] + _extra_all
+           "data_files", "JsonEvent", "event_from_json", "to_json"] + _extra_all
