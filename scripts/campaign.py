@@ -67,8 +67,8 @@ private temporary folder:
              `lmo info` and dpzo.Profile.load; curves within the limit (dpzo's own, one
              order 99750, 398 orders near 1) must be accepted. 30 s per run at most.
 
-  events     events written as JSON (`--event FILE` of epsilon, delta and rdp, and claims'
-             "event" section; issue 30): for each bad-input kind of docs/accountant.md
+  events     events written as JSON (`--event FILE` of epsilon, delta and rdp, and a claim's
+             "event" for `dpzo audit`; issue 30): for each bad-input kind of docs/accountant.md
              section 7 (an unknown key or type, a wrong type, a missing field, a value out
              of range or not finite, a count beyond 2^53 or with a fraction, a repeated key,
              "Unsupported", nesting deeper than 64 events, arrays over 2^20 entries) under
@@ -912,8 +912,20 @@ def phase_events(c, pool, quick):
             a = [path if x == "@F" else x for x in argv]
             futs.append(pool.submit(c.run, name + "-event", a, kind="event:" + label,
                                     check=exit_rule({2}, needle)))
+        # the same event as a claim's "event" (docs/audit.md 2.2): refused with its path
+        # (text that is not JSON makes the whole claim file not JSON)
+        claim = c.write("event-claim-%s.json" % label,
+                        '{"format": "dpzo-claim", "epsilon": 1, "delta": 1e-5, "event": '
+                        + text + "}")
+        cneedle = "claim file" if needle == "not valid JSON" else needle
+        futs.append(pool.submit(c.run, "audit-event", ["audit", claim, "--no-prv"],
+                                kind="event-claim:" + label, check=exit_rule({2}, cneedle)))
     for label, ev in event_good():
         path = c.write("event-ok-%s.json" % label, json.dumps(ev))
+        claim = c.write("event-claim-ok-%s.json" % label, json.dumps(
+            {"format": "dpzo-claim", "event": ev, "epsilon": 1, "delta": 1e-5}))
+        futs.append(pool.submit(c.run, "audit-event", ["audit", claim, "--no-prv"],
+                                kind="event-claim-ok:" + label, check=exit_rule({0})))
         for acc in (accountants[:1] if quick else accountants):
             a = ["epsilon", "--event", path, "--delta", "1e-5"] + acc
             futs.append(pool.submit(c.run, "epsilon-event", a, kind="event-ok:" + label,
