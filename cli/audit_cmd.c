@@ -38,7 +38,10 @@ static const char *audit_help =
     "\n"
     "CLAIM.json is a claim file (docs/audit.md, section 2; docs/audits/ holds the published\n"
     "claims of the LMO-DP, DP-ZOPO and PAZO papers and the TF Privacy tutorial) or a noise\n"
-    "profile (its stored epsilon is the claim).\n"
+    "profile (its stored epsilon is the claim). A claim may state any event, written as\n"
+    "JSON with dp_accounting's names, in place of the mechanism, sampling and steps:\n"
+    "{\"event\": {\"type\": \"ZCDp\", \"rho\": 0.81}, \"epsilon\": 8.9, \"delta\": 1e-10}\n"
+    "(docs/audit.md section 2.2; docs/accountant.md section 7).\n"
     "\n"
     CLAIM_HELP
     "\n"
