@@ -402,18 +402,63 @@ static dpzo_status steps_from_epochs(const parser *p, dpzo_claim *c, double epoc
     return DPZO_OK;
 }
 
-/* One claim object. *owned receives an allocation the claim's orders point into. */
+/* A claim about an event (docs/audit.md section 2, "Claims about any event"): "event" in
+ * place of "mechanism", "sampling" and "steps"; the event is read (and refused with its JSON
+ * path) here, and kept as compact JSON text in *text (cJSON_free it). */
+static dpzo_status parse_event_claim(const parser *p, const cJSON *o, dpzo_claim_spec *s,
+                                     char **text)
+{
+    static const char *const excluded[] = {"mechanism", "sampling", "pipeline",
+                                           "effective_batch_size", "steps", "epochs",
+                                           "adjacency", "accountant", "attack", NULL};
+    dpzo_status st;
+    int present;
+    for (const char *const *k = excluded; *k != NULL; k++)
+        if (item(o, *k) != NULL)
+            return PFAIL(p, DPZO_EPARSE, "\"event\" describes the whole release: a claim with "
+                                         "an event has no \"%s\"", *k);
+    dpzo_event *e = NULL;
+    if ((st = dpzo__event_from_cjson(p->ctx, item(o, "event"), "event", &e))) {
+        char msg[DPZO_ERRMSG_SIZE];
+        snprintf(msg, sizeof msg, "%s", dpzo_ctx_errmsg(p->ctx));
+        return PFAIL(p, st, "%s", msg);
+    }
+    dpzo_event_free(e);
+    *text = cJSON_PrintUnformatted(item(o, "event"));
+    if (*text == NULL)
+        return dpzo__fail(p->ctx, DPZO_ENOMEM, "out of memory");
+    s->noise = DPZO_CLAIM_NOISE_EVENT;
+    dpzo_claim *c = &s->claim;
+    if ((st = number(p, o, "epsilon", &c->epsilon, &present)))
+        return st;
+    if (!present)
+        return PFAIL(p, DPZO_EPARSE, "missing \"epsilon\" (the claimed epsilon)");
+    if (!(c->epsilon >= 0.0))
+        return PFAIL(p, DPZO_EINVAL, "\"epsilon\" must be >= 0, got %g", c->epsilon);
+    if ((st = number(p, o, "delta", &c->delta, &present)))
+        return st;
+    if (!present)
+        return PFAIL(p, DPZO_EPARSE, "missing \"delta\"");
+    if (!(c->delta > 0.0 && c->delta < 1.0))
+        return PFAIL(p, DPZO_EINVAL, "\"delta\" must be in (0, 1), got %g", c->delta);
+    return DPZO_OK;
+}
+
+/* One claim object. *owned receives an allocation the claim's orders point into, *text an
+ * event claim's JSON text (cJSON_free). */
 static dpzo_status parse_claim(const parser *p, const cJSON *o, const char *dir, int single,
-                               const char *default_source, dpzo_claim_spec *s, double **owned)
+                               const char *default_source, dpzo_claim_spec *s, double **owned,
+                               char **text)
 {
     static const char *const allowed[] = {
         "format",  "name",  "source",  "note",  "mechanism", "sampling", "pipeline",
         "effective_batch_size", "steps", "epochs", "adjacency", "epsilon", "delta",
-        "accountant", "attack", NULL};
+        "accountant", "attack", "event", NULL};
     dpzo_status st;
     int present;
     dpzo_claim *c = &s->claim;
     *owned = NULL;
+    *text = NULL;
     if (!cJSON_IsObject(o))
         return PFAIL(p, DPZO_EPARSE, "a claim must be a JSON object");
     if ((st = check_keys(p, o, "the claim", allowed)))
@@ -428,6 +473,8 @@ static dpzo_status parse_claim(const parser *p, const cJSON *o, const char *dir,
         snprintf(s->source, sizeof s->source, "%s", default_source);
     if ((st = string(p, o, "note", s->note, sizeof s->note, &present)))
         return st;
+    if (item(o, "event") != NULL)
+        return parse_event_claim(p, o, s, text);
     const cJSON *m, *samp, *acc, *att;
     if ((st = object(p, o, "mechanism", &m, 1)) || (st = parse_mechanism(p, m, dir, s))
         || (st = object(p, o, "sampling", &samp, 1)) || (st = parse_sampling(p, samp, c)))
@@ -587,28 +634,34 @@ static dpzo_status claims_from_text(dpzo_ctx *ctx, const char *json, size_t len,
     }
     dpzo_claim_spec *s = calloc(count_claims, sizeof *s);
     double **owned = calloc(count_claims, sizeof *owned);
-    if (s == NULL || owned == NULL) {
+    char **texts = calloc(count_claims, sizeof *texts);
+    if (s == NULL || owned == NULL || texts == NULL) {
         free(s);
         free(owned);
+        free(texts);
         cJSON_Delete(root);
         return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
     }
-    size_t total_orders = 0;
-    for (size_t i = 0; i < count_claims && !st; i++) {
-        const cJSON *o = single ? root : cJSON_GetArrayItem(list, (int)i);
+    size_t total_orders = 0, total_text = 0;
+    /* a list walked by its links: cJSON_GetArrayItem(i) would walk from the start each time */
+    const cJSON *o = single ? root : list->child;
+    for (size_t i = 0; i < count_claims && !st; i++, o = single ? o : o->next) {
         if (!single)
             snprintf(p.where, sizeof p.where, "claims[%zu]", i);
         dpzo_claim_spec_init(&s[i]);
-        st = parse_claim(&p, o, dir, single, source[0] ? source : NULL, &s[i], &owned[i]);
+        st = parse_claim(&p, o, dir, single, source[0] ? source : NULL, &s[i], &owned[i],
+                         &texts[i]);
         if (!st && s[i].name[0] == '\0')
             snprintf(s[i].name, sizeof s[i].name, "%s%s%s", p.what, single ? "" : " ", p.where);
         if (owned[i] != NULL)
             total_orders += s[i].claim.accountant.n_orders;
+        if (texts[i] != NULL)
+            total_text += strlen(texts[i]) + 1;
     }
     cJSON_Delete(root);
     dpzo_claim_spec *all = NULL;
     if (!st) {
-        all = realloc(s, count_claims * sizeof *s + total_orders * sizeof(double));
+        all = realloc(s, count_claims * sizeof *s + total_orders * sizeof(double) + total_text);
         if (all == NULL)
             st = dpzo__fail(ctx, DPZO_ENOMEM, "out of memory");
         else
@@ -622,10 +675,21 @@ static dpzo_status claims_from_text(dpzo_ctx *ctx, const char *json, size_t len,
                 all[i].claim.accountant.orders = dst;
                 dst += all[i].claim.accountant.n_orders;
             }
+        char *tdst = (char *)(void *)dst;
+        for (size_t i = 0; i < count_claims; i++)
+            if (texts[i] != NULL) {
+                size_t n = strlen(texts[i]) + 1;
+                memcpy(tdst, texts[i], n);
+                all[i].event_json = tdst;
+                tdst += n;
+            }
     }
-    for (size_t i = 0; i < count_claims; i++)
+    for (size_t i = 0; i < count_claims; i++) {
         free(owned[i]);
+        cJSON_free(texts[i]);
+    }
     free(owned);
+    free(texts);
     if (st) {
         free(s);
         return st;
@@ -701,9 +765,161 @@ const dpzo_audit_mechanism *dpzo_claim_spec_mechanism(dpzo_ctx *ctx, const dpzo_
 {
     if (s->noise == DPZO_CLAIM_NOISE_GAUSSIAN)
         return NULL;
+    if (s->noise == DPZO_CLAIM_NOISE_EVENT) {
+        dpzo__fail(ctx, DPZO_EUNSUPPORTED, "claim %s states an event: it has no mechanism to "
+                   "vary (dpzo audit checks it)", s->name);
+        return NULL;
+    }
     if (dpzo_lmo_audit_mechanism(ctx, &s->lmo, buf))
         return NULL;
     return buf;
+}
+
+/* 1 when the PLD the accountants build for e is of a pair of neighbouring datasets that
+ * occurs, so that its lower end bounds the true epsilon from below: Gaussian and Laplace
+ * releases, Poisson sampling (both directions are realised by one record added or
+ * removed), repetitions and compositions of them. Not sampling without replacement (a
+ * dominating pair), tree aggregation (the Gaussian of a noise multiplier rounded down),
+ * zCDP (a bound on the RDP, no mechanism), or the rest. */
+static int realised_pld(const dpzo_event *e)
+{
+    switch (e->kind) {
+    case DPZO_EVENT_GAUSSIAN:
+    case DPZO_EVENT_LAPLACE:
+    case DPZO_EVENT_NON_PRIVATE: return 1;
+    case DPZO_EVENT_POISSON_SAMPLED:
+    case DPZO_EVENT_SELF_COMPOSED: return realised_pld(e->inner);
+    case DPZO_EVENT_COMPOSED:
+        for (size_t i = 0; i < e->n_children; i++)
+            if (!realised_pld(e->children[i]))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* One tight accountant on the event (a refusal, e.g. over the memory limit, leaves *ran 0:
+ * that accountant has nothing to add; the RDP bound stands). */
+static void event_tight(dpzo_ctx *ctx, const dpzo_event *e, double delta, dpzo_pld_method m,
+                        double grid, const dpzo_audit_options *o, dpzo_pld_result *r, int *ran)
+{
+    dpzo_pld_options po;
+    dpzo_pld_options_default(&po);
+    po.method = m;
+    if (m == DPZO_PLD_CONNECT_DOTS)
+        po.grid = grid;
+    po.memory_limit = o->memory_limit;
+    size_t bytes = 0, fft = 0;
+    char saved[DPZO_ERRMSG_SIZE];
+    snprintf(saved, sizeof saved, "%s", dpzo_ctx_errmsg(ctx));
+    dpzo_status st = dpzo_pld_plan(ctx, e, delta, 0, &po, &bytes, &fft);
+    if (st == DPZO_OK && bytes <= o->memory_limit)
+        st = dpzo_pld_epsilon(ctx, e, delta, &po, r);
+    else
+        st = DPZO_ENOMEM;
+    *ran = st == DPZO_OK;
+    if (!*ran)
+        dpzo__fail(ctx, DPZO_OK, "%s", saved);
+}
+
+static dpzo_status audit_event(dpzo_ctx *ctx, const dpzo_claim_spec *s,
+                               const dpzo_audit_options *opts, dpzo_claim_report *out)
+{
+    dpzo_audit_options dflt;
+    if (opts == NULL) {
+        dpzo_audit_options_default(&dflt);
+        opts = &dflt;
+    }
+    dpzo_audit_result *a = &out->audit;
+    dpzo_audit_bounds *b = &a->bounds;
+    a->stated_epsilon = a->stated_order = NAN;
+    a->sigma_needed = a->sigma_needed_tight = a->sigma_needed_rdp = NAN;
+    b->rdp = b->rdp_order = NAN;
+    b->pld_upper = b->pld_lower = b->pld_grid = b->prv_upper = b->prv_lower = NAN;
+    b->upper_slack = b->lower_slack = NAN;
+    b->upper = INFINITY;
+    b->lower = 0.0;
+    b->upper_from = b->lower_from = "none";
+    dpzo_event *e = NULL;
+    dpzo_status st = dpzo_event_parse_json(ctx, s->event_json, &e);
+    if (st)
+        return st;
+    char d[160];
+    dpzo_event_describe(e, d, sizeof d);
+    snprintf(a->accounted, sizeof a->accounted, "event %s%s", d,
+             strlen(d) + 1 >= sizeof d ? "..." : "");
+    double delta = s->claim.delta, eps = s->claim.epsilon;
+    dpzo_dp_result r;
+    st = dpzo_event_epsilon(ctx, e, delta, NULL, &r);
+    if (st == DPZO_OK) {
+        b->rdp = r.epsilon;
+        b->rdp_order = r.order;
+        b->upper = r.epsilon;
+        b->upper_from = "rdp";
+    } else if (st != DPZO_EUNSUPPORTED) {
+        dpzo_event_free(e);
+        return st;
+    }
+    int lower_ok = realised_pld(e), ran;
+    dpzo_pld_result t;
+    for (double grid = opts->pld_grid > 0.0 ? opts->pld_grid : 1e-4;; grid /= 10.0) {
+        event_tight(ctx, e, delta, DPZO_PLD_CONNECT_DOTS, grid, opts, &t, &ran);
+        if (!ran)
+            break;
+        b->pld_upper = t.epsilon_upper;
+        b->pld_lower = lower_ok && !t.fallback ? t.epsilon_lower : NAN;
+        b->pld_grid = t.grid;
+        double lo = isnan(b->pld_lower) ? 0.0 : b->pld_lower;
+        double up = fmin(b->upper, b->pld_upper);
+        /* a finer grid cannot take the upper end below the PLD's own lower end: once the
+         * claim is below that, refining cannot decide it (no realised lower bound) or it is
+         * decided already */
+        if (dpzo_verdict_of(lo, up, eps) != DPZO_VERDICT_UNDETERMINED
+            || eps < t.epsilon_lower || !(grid / 10.0 >= opts->pld_grid_min))
+            break;
+    }
+    if (opts->prv) {
+        event_tight(ctx, e, delta, DPZO_PLD_PRV, 0.0, opts, &t, &ran);
+        if (ran) {
+            b->prv_upper = t.epsilon_upper;
+            b->prv_lower = lower_ok && !t.fallback ? t.epsilon_lower : NAN;
+        }
+    }
+    dpzo_event_free(e);
+    if (!isnan(b->pld_upper) && b->pld_upper < b->upper) {
+        b->upper = b->pld_upper;
+        b->upper_from = "pld";
+    }
+    if (!isnan(b->prv_upper) && b->prv_upper < b->upper) {
+        b->upper = b->prv_upper;
+        b->upper_from = "prv";
+    }
+    if (!isnan(b->pld_lower) && b->pld_lower > b->lower) {
+        b->lower = b->pld_lower;
+        b->lower_from = "pld";
+    }
+    if (!isnan(b->prv_lower) && b->prv_lower > b->lower) {
+        b->lower = b->prv_lower;
+        b->lower_from = "prv";
+    }
+    if (!(b->lower <= b->upper)) { /* the accountants contradict each other: certify nothing */
+        a->flags |= DPZO_AUDIT_INCONSISTENT;
+        snprintf(a->notes[a->n_notes++], sizeof a->notes[0],
+                 "the accountants' bounds contradict each other (lower %.17g > upper %.17g): "
+                 "both withdrawn", b->lower, b->upper);
+        b->lower = 0.0;
+        b->upper = INFINITY;
+        b->lower_from = b->upper_from = "none";
+    }
+    if (!lower_ok) {
+        a->flags |= DPZO_AUDIT_NO_LOWER;
+        snprintf(a->notes[a->n_notes++], sizeof a->notes[0],
+                 "no lower bound: the event holds a part whose PLD is not of a pair of "
+                 "datasets that occurs (sampling without replacement, tree aggregation, "
+                 "zCDP, ...), so the verdict is HOLDS or UNDETERMINED");
+    }
+    a->verdict = dpzo_verdict_of(b->lower, b->upper, eps);
+    return DPZO_OK;
 }
 
 dpzo_status dpzo_claim_spec_audit(dpzo_ctx *ctx, const dpzo_claim_spec *s,
@@ -711,6 +927,8 @@ dpzo_status dpzo_claim_spec_audit(dpzo_ctx *ctx, const dpzo_claim_spec *s,
 {
     memset(out, 0, sizeof *out);
     out->attack_epsilon = NAN;
+    if (s->noise == DPZO_CLAIM_NOISE_EVENT)
+        return audit_event(ctx, s, opts, out);
     dpzo_audit_mechanism buf;
     const dpzo_audit_mechanism *mech = NULL;
     dpzo_status st;

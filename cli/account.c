@@ -256,12 +256,26 @@ int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size
 int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
                    size_t desc_size)
 {
-    const char *sched = args_get(a, "schedule");
+    const char *sched = args_get(a, "schedule"), *evf = args_get(a, "event");
     int has_single = args_has(a, "noise-multiplier") || args_has(a, "sampling-rate")
                      || args_has(a, "steps") || args_has(a, "epochs")
                      || args_has(a, "batch-size") || args_has(a, "dataset-size");
     dpzo_phase *phases = NULL, one;
     size_t n = 1;
+    if (evf != NULL) {
+        if (has_single || sched != NULL)
+            return cli_usage_error("--event FILE describes the whole release: it replaces "
+                                   "--noise-multiplier, --sampling-rate (or --batch-size/"
+                                   "--dataset-size), --steps (or --epochs) and --schedule");
+        dpzo_status st = dpzo_event_read_json_file(ctx, evf, event);
+        if (st)
+            return report_failure(ctx, st);
+        char d[200];
+        dpzo_event_describe(*event, d, sizeof d);
+        size_t dl = strlen(d);
+        snprintf(desc, desc_size, "event %s: %s%s", evf, d, dl + 1 >= sizeof d ? "..." : "");
+        return 0;
+    }
     if (sched != NULL) {
         if (has_single)
             return cli_usage_error("--schedule replaces --noise-multiplier, --sampling-rate "
@@ -322,13 +336,15 @@ static const char *help_epsilon =
     "                    [--accountant rdp|pld|prv] [--grid D] [--eps-error E]\n"
     "                    [--delta-error D] [--memory-limit MIB]\n"
     "                    [--schedule FILE] [--json]\n"
+    "       dpzo epsilon --event FILE --delta D [--accountant rdp|pld|prv] ...\n"
     "\n"
     "epsilon(delta) of T steps of the Poisson-sampled Gaussian mechanism (DP-SGD, DP-ZO)\n"
-    "with noise multiplier S and sampling rate Q, by the RDP accountant (default) or a\n"
-    "tight one (PLD, PRV) that brackets the true epsilon.\n"
+    "with noise multiplier S and sampling rate Q, or of any event (--event), by the RDP\n"
+    "accountant (default) or a tight one (PLD, PRV) that brackets the true epsilon.\n"
     FIXED_BATCH_HELP
     "  --schedule FILE   heterogeneous training: a JSON array of\n"
     "                    {\"noise_multiplier\": S, \"sampling_rate\": Q, \"steps\": T}\n"
+    EVENT_HELP
     "  --orders          default: alpha optimised continuously in (1, alpha-max];\n"
     "                    a named grid reproduces that library's orders exactly\n"
     "  --conversion      improved (Balle et al. 2020, default) or standard (Mironov 2017)\n"
@@ -346,11 +362,12 @@ static const char *help_delta =
     "                  [--orders ...] [--conversion improved|standard] [--alpha-max X]\n"
     "                  [--accountant rdp|pld|prv] [--grid D] [--eps-error E] ...\n"
     "                  [--schedule FILE] [--json]\n"
+    "       dpzo delta --event FILE --epsilon E [--accountant rdp|pld|prv] ...\n"
     "\n"
     "delta(epsilon) of the same training; options as for `dpzo epsilon`. JSON keys:\n"
     "delta (certified upper bound), delta_estimate, epsilon, order, rdp; with pld or prv:\n"
     "delta_lower, delta_upper, delta_estimate, grid, fft_size, memory_bytes, fallback.\n"
-    FIXED_BATCH_HELP;
+    FIXED_BATCH_HELP EVENT_HELP;
 
 static int account(int argc, char **argv, int want_delta)
 {
@@ -483,11 +500,13 @@ static const char *help_rdp =
     "usage: dpzo rdp --noise-multiplier S --sampling-rate Q --orders A1,A2,...|GRID\n"
     "                [--steps T | --epochs E] [--schedule FILE] [--json]\n"
     "       dpzo rdp --noise-multiplier S --batch-size B --dataset-size N --orders ...\n"
+    "       dpzo rdp --event FILE --orders ...\n"
     "\n"
-    "RDP of the (composed) Poisson-sampled Gaussian at each order: the fast value and\n"
-    "certified lower and upper bounds (MPFR, outward rounding, bounded series tails).\n"
-    "--steps defaults to 1. JSON keys: orders, rdp, rdp_lower, rdp_upper.\n"
-    FIXED_BATCH_HELP;
+    "RDP of the (composed) Poisson-sampled Gaussian, or of any event (--event), at each\n"
+    "order: the fast value and certified lower and upper bounds (MPFR, outward rounding,\n"
+    "bounded series tails). --steps defaults to 1. JSON keys: orders, rdp, rdp_lower,\n"
+    "rdp_upper.\n"
+    FIXED_BATCH_HELP EVENT_HELP;
 
 int cmd_rdp(int argc, char **argv)
 {
@@ -503,7 +522,8 @@ int cmd_rdp(int argc, char **argv)
     const char *o = args_get(&a, "orders");
     if (o == NULL)
         return cli_usage_error("--orders is required (a list like 2,4.5,32 or a grid name)");
-    if (!args_has(&a, "schedule") && !args_has(&a, "steps") && !args_has(&a, "epochs"))
+    if (!args_has(&a, "schedule") && !args_has(&a, "event") && !args_has(&a, "steps")
+        && !args_has(&a, "epochs"))
         a.names[a.n] = "steps", a.values[a.n++] = "1";
     order_choice oc;
     int prc = order_choice_parse(&a, &oc);

@@ -27,7 +27,8 @@ int training_sampling(const parsed_args *a, double *q, uint64_t *batch, uint64_t
  * status 2. */
 int training_steps(const parsed_args *a, double q, uint64_t batch, uint64_t size,
                    uint64_t *steps, char *note, size_t note_size);
-/* The event of --noise-multiplier, the sampling and the steps above, or of --schedule. */
+/* The event of --noise-multiplier, the sampling and the steps above, of --schedule, or of
+ * --event FILE (an event written as JSON, docs/accountant.md section 7). */
 int training_event(dpzo_ctx *ctx, const parsed_args *a, dpzo_event **event, char *desc,
                    size_t desc_size);
 
@@ -49,7 +50,7 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
 
 #define TRAINING_OPTS                                                                      \
     {"noise-multiplier", 1}, {"sampling-rate", 1}, {"steps", 1}, {"schedule", 1},          \
-        {"batch-size", 1}, {"dataset-size", 1}, {"epochs", 1}
+        {"batch-size", 1}, {"dataset-size", 1}, {"epochs", 1}, {"event", 1}
 #define ORDER_OPTS {"orders", 1}, {"conversion", 1}, {"alpha-max", 1}
 #define TIGHT_OPTS                                                                         \
     {"accountant", 1}, {"grid", 1}, {"eps-error", 1}, {"delta-error", 1}, {"memory-limit", 1}
@@ -70,6 +71,13 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
     "                    (exact for whole epochs), ceil(E / Q) with --sampling-rate; rounded\n" \
     "                    up, never fewer steps than E epochs. --steps and --epochs together\n" \
     "                    are refused\n"
+
+#define EVENT_HELP                                                                         \
+    "  --event FILE      instead of all the above: any event, written as JSON with\n"       \
+    "                    dp_accounting's names (docs/accountant.md section 7), e.g.\n"       \
+    "                    {\"type\": \"SelfComposed\", \"count\": 1000, \"event\":\n"     \
+    "                     {\"type\": \"PoissonSampled\", \"sampling_probability\": 0.01,\n" \
+    "                      \"event\": {\"type\": \"Gaussian\", \"noise_multiplier\": 1.1}}}\n"
 
 #define TIGHT_HELP                                                                         \
     "  --accountant      rdp (default), pld (privacy loss distributions: proven lower and\n" \

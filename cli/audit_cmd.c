@@ -38,7 +38,10 @@ static const char *audit_help =
     "\n"
     "CLAIM.json is a claim file (docs/audit.md, section 2; docs/audits/ holds the published\n"
     "claims of the LMO-DP, DP-ZOPO and PAZO papers and the TF Privacy tutorial) or a noise\n"
-    "profile (its stored epsilon is the claim).\n"
+    "profile (its stored epsilon is the claim). A claim may state any event, written as\n"
+    "JSON with dp_accounting's names, in place of the mechanism, sampling and steps:\n"
+    "{\"event\": {\"type\": \"ZCDp\", \"rho\": 0.81}, \"epsilon\": 8.9, \"delta\": 1e-10}\n"
+    "(docs/audit.md section 2.2; docs/accountant.md section 7).\n"
     "\n"
     CLAIM_HELP
     "\n"
@@ -360,7 +363,8 @@ static void print_text(const claim_set *cs, const dpzo_claim_report *r, int brie
         if (cs->specs[i].noise == DPZO_CLAIM_NOISE_GAUSSIAN)
             snprintf(sig, sizeof sig, "%.6g", c->noise_multiplier);
         else
-            snprintf(sig, sizeof sig, "LMO");
+            snprintf(sig, sizeof sig, "%s",
+                     cs->specs[i].noise == DPZO_CLAIM_NOISE_EVENT ? "event" : "LMO");
         printf("  %2zu  %-12s  %-11.6g  %-9.3g  %-12s  %-12s  %-12s  %-8s  %s\n", i + 1,
                dpzo_verdict_name(a->verdict), c->epsilon, c->delta,
                down8(b1, sizeof b1, a->bounds.lower), up8(b2, sizeof b2, a->bounds.upper),
@@ -465,11 +469,19 @@ static void print_json(const claim_set *cs, const dpzo_claim_report *r)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", s->name);
         cJSON_AddStringToObject(o, "source", s->source);
-        cJSON_AddStringToObject(o, "noise", s->noise == DPZO_CLAIM_NOISE_LMO ? "lmo" : "gaussian");
+        cJSON_AddStringToObject(o, "noise", s->noise == DPZO_CLAIM_NOISE_LMO     ? "lmo"
+                                            : s->noise == DPZO_CLAIM_NOISE_EVENT ? "event"
+                                                                                 : "gaussian");
         if (s->noise == DPZO_CLAIM_NOISE_GAUSSIAN)
             json_number(o, "noise_multiplier", c->noise_multiplier);
-        cJSON_AddStringToObject(o, "sampling", dpzo_sampling_name(c->sampling));
-        json_number(o, "steps", (double)c->steps);
+        if (s->noise == DPZO_CLAIM_NOISE_EVENT) { /* the event as the claim states it */
+            cJSON *ev = cJSON_Parse(s->event_json);
+            if (ev != NULL)
+                cJSON_AddItemToObject(o, "event", ev);
+        } else {
+            cJSON_AddStringToObject(o, "sampling", dpzo_sampling_name(c->sampling));
+            json_number(o, "steps", (double)c->steps);
+        }
         json_number(o, "epsilon", c->epsilon);
         json_number(o, "delta", c->delta);
         cJSON_AddStringToObject(o, "accounted", a->accounted);
@@ -574,7 +586,7 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
         if (s->noise == DPZO_CLAIM_NOISE_GAUSSIAN)
             snprintf(sig, sizeof sig, "%.6g", s->claim.noise_multiplier);
         else
-            snprintf(sig, sizeof sig, "LMO");
+            snprintf(sig, sizeof sig, "%s", s->noise == DPZO_CLAIM_NOISE_EVENT ? "event" : "LMO");
         fprintf(f, " | %.10g (%g) | **%s** | [%s, %s] | %s | %s | %s |\n", s->claim.epsilon,
                 s->claim.delta, dpzo_verdict_name(a->verdict),
                 down8(b1, sizeof b1, a->bounds.lower), up8(b2, sizeof b2, a->bounds.upper),
@@ -628,7 +640,7 @@ static int write_markdown(dpzo_ctx *ctx, const char *md, const claim_set *cs,
                     r[i].attack_exceeds_upper ? " (above it: the attacked run is not the "
                                                 "accounted mechanism)"
                                               : "");
-        if (!plots)
+        if (!plots || s->noise == DPZO_CLAIM_NOISE_EVENT) /* no mechanism curves to draw */
             continue;
         if (gp == NULL) {
             fprintf(f, "\n(Curves not drawn: gnuplot was not found.)\n");
@@ -742,6 +754,8 @@ static int audit_claims(int argc, char **argv)
             rc = cli_usage_error("an attack needs all of --tp, --fp, --tn and --fn");
         else if (cs.n != 1)
             rc = cli_usage_error("attack flags go with exactly one claim (got %zu)", cs.n);
+        else if (cs.specs[0].noise == DPZO_CLAIM_NOISE_EVENT)
+            rc = cli_usage_error("attack flags go with a mechanism claim, not an event claim");
         else {
             dpzo_claim_spec *s = &cs.specs[0];
             if (parse_count("tp", args_get(&a, "tp"), &s->counts.tp)

@@ -15,7 +15,7 @@ static const char *usage =
     "usage: dpzo COMMAND [OPTIONS]   (dpzo COMMAND --help for each command's options)\n"
     "\n"
     "commands:\n"
-    "  epsilon    epsilon(delta) of Poisson-sampled Gaussian training (or a schedule)\n"
+    "  epsilon    epsilon(delta) of Poisson-sampled Gaussian training (a schedule, any event)\n"
     "  delta      delta(epsilon) of the same\n"
     "  rdp        the RDP curve at chosen orders, with certified lower/upper bounds\n"
     "  calibrate  smallest noise multiplier (or largest steps / sampling rate) for a target\n"

@@ -143,7 +143,13 @@ static int plot_claims_cmd(int which, int argc, char **argv)
         rc = cli_out_of_memory();
         goto done;
     }
-    if ((rc = claims_load(ctx, files, nfiles, &a, 0, &cs)) == 0) {
+    if ((rc = claims_load(ctx, files, nfiles, &a, 0, &cs)) == 0)
+        for (size_t i = 0; i < cs.n && !rc; i++)
+            if (cs.specs[i].noise == DPZO_CLAIM_NOISE_EVENT)
+                rc = cli_usage_error("claim %s states an event: dpzo plot draws the curves of "
+                                     "a mechanism claim (check an event claim with dpzo audit)",
+                                     cs.specs[i].name);
+    if (rc == 0) {
         plot_panel panels[2];
         size_t np = 0;
         char err[400] = "", title[240];

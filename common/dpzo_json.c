@@ -95,8 +95,11 @@ static void scan(const char *t, const char *end, finding *f)
             const char *start = p;
             p = number_end(p, end);
             size_t n = (size_t)(p - start);
-            if (strcspn(start, ".eE") >= n &&
-                inexact_integer(start, n, f->as, sizeof f->as)) {
+            /* digits only (bounded to the literal: strcspn would scan on to the next '.', 'e'
+             * or the text's end, quadratic in a long array of integers, issue 30) */
+            int digits_only = memchr(start, '.', n) == NULL && memchr(start, 'e', n) == NULL
+                              && memchr(start, 'E', n) == NULL;
+            if (digits_only && inexact_integer(start, n, f->as, sizeof f->as)) {
                 f->kind = 2;
                 f->index = numbers;
                 f->offset = (size_t)(start - t);

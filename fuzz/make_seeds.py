@@ -119,6 +119,19 @@ def main():
     write("claim", "lmo-sst2", u8(0) + read("docs/examples/claim-lmo-sst2.json"))
     write("claim", "tf-privacy-mnist", u8(0) + read("docs/audits/tf-privacy-mnist.json"))
     write("claim", "pazo", u8(1) + read("docs/audits/pazo.json"))
+    write("claim", "dp-ftrl-tree", u8(0) + read("docs/audits/dp-ftrl-tree.json"))
+    write("claim", "gboard-zcdp", u8(1) + read("docs/audits/gboard-zcdp.json"))
+    # event: the text alone (issue 30, docs/accountant.md section 7)
+    write("event", "sgm", read("docs/examples/event-sgm.json"))
+    write("event", "mixed", read("docs/examples/event-mixed.json"))
+    write("event", "every-kind", b'{"type": "Composed", "events": [{"type": "NoOp"}, '
+          b'{"type": "NonPrivateDpEvent"}, {"type": "ZCDp", "rho": 0.5, "xi": 0.1}, '
+          b'{"type": "RandomizedResponse", "noise_parameter": 0.5, "num_buckets": 4}, '
+          b'{"type": "DiscreteLaplace", "noise_parameter": 0.7, "sensitivity": 3}, '
+          b'{"type": "SingleEpochTreeAggregation", "noise_multiplier": 3, "step_counts": [100, 7]}, '
+          b'{"type": "SelfComposed", "count": 10, "event": {"type": "SampledWithoutReplacement", '
+          b'"source_dataset_size": 1000, "sample_size": 10, "event": {"type": "Laplace", '
+          b'"noise_multiplier": 2}}}]}')
     write("grid", "sixteen", b'{"gamma_weight": [0.9, 0.3], "exp_weight": [0.1],'
           b' "uniform_weight": [0.5, 0.25], "gamma": [[1, 2], [3, 2]], "exp_rate": [5],'
           b' "uniform": [[1, 2], [2, 4]]}')

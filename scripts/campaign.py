@@ -67,6 +67,14 @@ private temporary folder:
              `lmo info` and dpzo.Profile.load; curves within the limit (dpzo's own, one
              order 99750, 398 orders near 1) must be accepted. 30 s per run at most.
 
+  events     events written as JSON (`--event FILE` of epsilon, delta and rdp, and a claim's
+             "event" for `dpzo audit`; issue 30): for each bad-input kind of docs/accountant.md
+             section 7 (an unknown key or type, a wrong type, a missing field, a value out
+             of range or not finite, a count beyond 2^53 or with a fraction, a repeated key,
+             "Unsupported", nesting deeper than 64 events, arrays over 2^20 entries) under
+             every accountant: exit 2 with a message naming the JSON path; and each kind of
+             event accepted (exit 0);
+
   tight      the tight accountants at tiny noise (issue 28, item 4): the sampling bound
              delta(eps) <= 1 - (1 - q)^T through rdp, pld and prv (epsilon 0 at or above it at
              sigma 0, 0.0049367 and 0.03; +inf just below it and delta(1) equal to it at sigma
@@ -626,6 +634,7 @@ def prepare(c):
         c.files["train"] = c.path("train.json")
     c.write("scores.json", '{"in": [0.9, 0.8, 0.7, 0.95], "out": [0.1, 0.2, 0.3, 0.4]}')
     c.files["scores"] = c.path("scores.json")
+    c.files["event"] = c.write("event.json", json.dumps(EVENT_OK))
 
 
 def subst(c, argv):
@@ -747,6 +756,9 @@ def phase_files(c, pool, quick):
                                                          "--no-calibrate", "--no-prv", "--only", "1"]))
     mk.append(("epsilon-schedule", "schedule", F.get("schedule"),
                ["epsilon", "--schedule", "@F", "--delta", "1e-5"]))
+    mk.append(("epsilon-event", "event", F.get("event"),
+               ["epsilon", "--event", "@F", "--delta", "1e-5"]))
+    mk.append(("rdp-event", "event", F.get("event"), ["rdp", "--event", "@F", "--orders", "2,8"]))
     mk.append(("lmo-search", "grid", F.get("grid"),
                ["lmo", "search", "--epsilon", "3", "--delta", "1e-5", "--grid", "@F", "--steps",
                 "10", "--sampling-rate", "0.01", "--bound", "mgf", "--threads", "1"]))
@@ -787,6 +799,137 @@ def phase_files(c, pool, quick):
             # copy so that a writer (the search checkpoint) cannot change the shared variant
             futs.append(pool.submit(c.run, name, a, kind="file:" + label, timeout=to,
                                     allow1=name in ("profile-verify",)))
+    return futs
+
+
+# ---- issue 30: events written as JSON ----------------------------------------------------------
+
+def _ev_gauss(s=1.1):
+    return {"type": "Gaussian", "noise_multiplier": s}
+
+
+EVENT_OK = {"type": "SelfComposed", "count": 100,
+            "event": {"type": "PoissonSampled", "sampling_probability": 0.01,
+                      "event": _ev_gauss()}}
+
+
+def _nested(depth):
+    e = _ev_gauss(8.0)
+    for _ in range(depth - 1):
+        e = {"type": "SelfComposed", "count": 1, "event": e}
+    return e
+
+
+def event_cases():
+    """(label, JSON text, needle of the message) of events every command must refuse with
+    exit 2; the needle is the JSON path the message must name."""
+    j = json.dumps
+    sgm = lambda inner: {"type": "SelfComposed", "count": 10,
+                         "event": {"type": "PoissonSampled", "sampling_probability": 0.01,
+                                   "event": inner}}
+    cases = [
+        ("unknown-key", j(sgm({"type": "Gaussian", "noise_multiplier": 1, "sigma": 1})),
+         'event.event.event: unknown key "sigma"'),
+        ("inner-not-event", j({"type": "SelfComposed", "count": 3, "inner": _ev_gauss()}),
+         'unknown key "inner"'),
+        ("unknown-type", j(sgm({"type": "Gauss", "noise_multiplier": 1})),
+         'unknown event type "Gauss"'),
+        ("no-type", j(sgm({"noise_multiplier": 1})), 'event.event.event: missing "type"'),
+        ("missing-field", j(sgm({"type": "Gaussian"})), 'needs "noise_multiplier"'),
+        ("string-number", j(sgm({"type": "Gaussian", "noise_multiplier": "1.1"})),
+         "event.event.event.noise_multiplier must be a number"),
+        ("bool-number", j(sgm({"type": "Gaussian", "noise_multiplier": True})),
+         "event.event.event.noise_multiplier must be a number"),
+        ("negative", j(sgm(_ev_gauss(-1))), "event.event.event.noise_multiplier must be >= 0"),
+        ("infinite", j(sgm(_ev_gauss(1))).replace('"noise_multiplier": 1', '"noise_multiplier": 1e999'),
+         "must be finite"),
+        ("nan-literal", j(sgm(_ev_gauss(1))).replace('"noise_multiplier": 1', '"noise_multiplier": NaN'),
+         "not valid JSON"),
+        ("q-above-1", j({"type": "PoissonSampled", "sampling_probability": 1.5, "event": _ev_gauss()}),
+         "event.sampling_probability must be in [0, 1]"),
+        ("count-fraction", j({"type": "SelfComposed", "count": 2.5, "event": _ev_gauss()}),
+         "event.count must be a whole number"),
+        ("count-negative", j({"type": "SelfComposed", "count": -3, "event": _ev_gauss()}),
+         "event.count must be a whole number in [0, 2^53]"),
+        ("count-beyond-2^53", j({"type": "SelfComposed", "count": 9007199254740993,
+                                 "event": _ev_gauss()}), "9007199254740993"),
+        ("count-inexact", '{"type": "SelfComposed", "count": 9.007199254740993e15, '
+                          '"event": {"type": "Gaussian", "noise_multiplier": 1}}',
+         "event.count must be a whole number"),
+        ("repeated-key", '{"type": "Gaussian", "noise_multiplier": 1, "noise_multiplier": 2}',
+         'key "noise_multiplier" appears twice'),
+        ("unsupported", j({"type": "Composed", "events": [_ev_gauss(), {"type": "Unsupported"}]}),
+         "event.events[1]: a Unsupported event"),
+        ("wor-batch-above-n", j({"type": "SampledWithoutReplacement", "source_dataset_size": 10,
+                                 "sample_size": 11, "event": _ev_gauss()}), "event:"),
+        ("rr-no-buckets", j({"type": "RandomizedResponse", "noise_parameter": 0.5,
+                             "num_buckets": 0}), "event.num_buckets"),
+        ("tree-empty", j({"type": "SingleEpochTreeAggregation", "noise_multiplier": 1,
+                          "step_counts": []}), "event.step_counts must not be empty"),
+        ("depth-bomb", j(_nested(65)), "events nested deeper than 64"),
+        ("json-depth-bomb", "[" * 200000 + "]" * 200000, "not valid JSON"),
+        ("huge-array", '{"type": "SingleEpochTreeAggregation", "noise_multiplier": 1, '
+                       '"step_counts": [' + ",".join(["1"] * ((1 << 20) + 1)) + "]}",
+         "event.step_counts: more than 1048576 entries"),
+        ("huge-composition", '{"type": "Composed", "events": [' +
+         ",".join(['{"type": "NoOp"}'] * ((1 << 20) + 1)) + "]}",
+         "more than 1048576"),
+        ("not-an-object", "[1, 2, 3]", "event must be an event object"),
+    ]
+    return cases
+
+
+def event_good():
+    """(label, event) that every command must account (exit 0)."""
+    return [
+        ("sgm", EVENT_OK),
+        ("laplace", {"type": "Laplace", "noise_multiplier": 2}),
+        ("zcdp", {"type": "SelfComposed", "count": 10, "event": {"type": "ZCDp", "rho": 0.01}}),
+        ("tree", {"type": "SingleEpochTreeAggregation", "noise_multiplier": 5,
+                  "step_counts": [1000, 10]}),
+        ("rr", {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 3}),
+        ("dlap", {"type": "DiscreteLaplace", "noise_parameter": 0.5, "sensitivity": 1}),
+        ("wor", {"type": "SelfComposed", "count": 10, "event": {
+            "type": "SampledWithoutReplacement", "source_dataset_size": 1000, "sample_size": 10,
+            "event": _ev_gauss()}}),
+        ("composed", {"type": "Composed", "events": [EVENT_OK, {"type": "NoOp"},
+                                                     {"type": "Laplace", "noise_multiplier": 5}]}),
+        ("deep-64", _nested(64)),
+    ]
+
+
+def phase_events(c, pool, quick):
+    futs = []
+    accountants = [["--accountant", "rdp"], ["--accountant", "pld", "--grid", "1e-3"],
+                   ["--accountant", "prv"]]
+    commands = [("epsilon", ["epsilon", "--event", "@F", "--delta", "1e-5"]),
+                ("delta", ["delta", "--event", "@F", "--epsilon", "1"])]
+    for label, text, needle in event_cases():
+        path = c.write("event-%s.json" % label, text)
+        runs = [(n, a + acc) for n, a in commands for acc in (accountants[:1] if quick else accountants)]
+        runs.append(("rdp", ["rdp", "--event", "@F", "--orders", "2,8"]))
+        for name, argv in runs:
+            a = [path if x == "@F" else x for x in argv]
+            futs.append(pool.submit(c.run, name + "-event", a, kind="event:" + label,
+                                    check=exit_rule({2}, needle)))
+        # the same event as a claim's "event" (docs/audit.md 2.2): refused with its path
+        # (text that is not JSON makes the whole claim file not JSON)
+        claim = c.write("event-claim-%s.json" % label,
+                        '{"format": "dpzo-claim", "epsilon": 1, "delta": 1e-5, "event": '
+                        + text + "}")
+        cneedle = "claim file" if needle == "not valid JSON" else needle
+        futs.append(pool.submit(c.run, "audit-event", ["audit", claim, "--no-prv"],
+                                kind="event-claim:" + label, check=exit_rule({2}, cneedle)))
+    for label, ev in event_good():
+        path = c.write("event-ok-%s.json" % label, json.dumps(ev))
+        claim = c.write("event-claim-ok-%s.json" % label, json.dumps(
+            {"format": "dpzo-claim", "event": ev, "epsilon": 1, "delta": 1e-5}))
+        futs.append(pool.submit(c.run, "audit-event", ["audit", claim, "--no-prv"],
+                                kind="event-claim-ok:" + label, check=exit_rule({0})))
+        for acc in (accountants[:1] if quick else accountants):
+            a = ["epsilon", "--event", path, "--delta", "1e-5"] + acc
+            futs.append(pool.submit(c.run, "epsilon-event", a, kind="event-ok:" + label,
+                                    check=exit_rule({0})))
     return futs
 
 
@@ -2172,7 +2315,7 @@ def main():
     ap.add_argument("--only", action="append", default=[],
                     help="phases: environment, numeric, files, outputs, unwritable, "
                          "exitcodes, soundness, bounds, tight, monotone, nul, bigint, "
-                         "pyoverflow, work (repeatable)")
+                         "pyoverflow, work, events (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -2194,7 +2337,8 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "tight", "monotone", "nul",
-                           "bigint", "pyoverflow", "work", "rehashed", "files", "outputs",
+                           "bigint", "pyoverflow", "work", "events", "rehashed", "files",
+                           "outputs",
                            "unwritable",
                            "exitcodes", "numeric"]
     print("campaign: %s, %s mode, phases %s, temporary folder %s" %
@@ -2234,6 +2378,8 @@ def main():
                 futs += phase_pyoverflow(c, pool, args.quick)
             elif ph == "rehashed":
                 futs += phase_rehashed(c, pool)
+            elif ph == "events":
+                futs += phase_events(c, pool, args.quick)
             else:
                 print("campaign: unknown phase %s" % ph, file=sys.stderr)
                 return 2

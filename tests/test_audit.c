@@ -429,6 +429,10 @@ static void test_published_claims(void **state)
          {P | D | S, P | D | S, P | D, P | D, P | D | S, P | D}},
         {"pazo.json", 8, "HHHHHVVH", "UUUUUVVU",
          {P | D, P | D, P | D | S, P | D | S, P | D | S, P | D | S, P | D | S, P | D | S | O}},
+        /* issue 30: event claims (docs/audit.md 5.7, 5.8); tree aggregation and zCDP have no
+         * lower end */
+        {"dp-ftrl-tree.json", 2, "HH", "--", {N, N}},
+        {"gboard-zcdp.json", 2, "UH", "--", {N, 0}},
     };
     dpzo_audit_options o;
     dpzo_audit_options_default(&o);

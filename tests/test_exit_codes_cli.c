@@ -102,6 +102,28 @@ static const row rows[] = {
      "adir", 0},
     {"epsilon", "invalid input", NULL, NULL, "epsilon --schedule bad.json --delta 1e-5", 2,
      "bad.json", 0},
+    /* --event FILE (issue 30): an event written as JSON */
+    {"epsilon", "success", NULL, NULL, "epsilon --event ev.json --delta 1e-5", 0, NULL, 0},
+    {"epsilon", "success", NULL, NULL, "epsilon --event ev.json --delta 1e-5 --accountant pld",
+     0, NULL, 0},
+    {"epsilon", "success", NULL, NULL, "epsilon --event ev.json --delta 1e-5 --accountant prv",
+     0, NULL, 0},
+    {"epsilon", "unreadable input", NULL, NULL, "epsilon --event missing.json --delta 1e-5", 2,
+     "missing.json", 0},
+    {"epsilon", "unreadable input", NULL, NULL, "epsilon --event adir --delta 1e-5", 2, "adir",
+     0},
+    {"epsilon", "invalid input", NULL, NULL, "epsilon --event bad.json --delta 1e-5", 2,
+     "bad.json", 0},
+    {"epsilon", "invalid input", NULL, NULL, "epsilon --event evkey.json --delta 1e-5", 2,
+     "event.event: unknown key \"inner\"", 0},
+    {"epsilon", "invalid input", NULL, NULL, "epsilon --event evq.json --delta 1e-5", 2,
+     "event.sampling_probability must be in [0, 1]", 0},
+    {"epsilon", "invalid input", NULL, NULL, "epsilon --event evun.json --delta 1e-5", 2,
+     "Unsupported", 0},
+    {"epsilon", "options excluding each other", NULL, NULL,
+     "epsilon --event ev.json --steps 10 --delta 1e-5", 2, "--event", 0},
+    {"epsilon", "options excluding each other", NULL, NULL,
+     "epsilon --event ev.json --schedule ev.json --delta 1e-5", 2, "--event", 0},
     {"epsilon", "memory limit (fraction)", NULL, NULL,
      "epsilon " PLD " --delta 1e-5 --memory-limit 1.5", 0, NULL, 0},
     {"epsilon", "memory limit (fraction)", NULL, NULL,
@@ -133,9 +155,16 @@ static const row rows[] = {
      "--epsilon 1 --memory-limit 1.25",
      1, "memory limit of 1.25 MiB", 0},
     {"delta", "stdout full", NULL, FULL, DELTA, 2, STDOUT_FULL, 0},
+    {"delta", "success", NULL, NULL, "delta --event ev.json --epsilon 1 --accountant pld", 0,
+     NULL, 0},
+    {"delta", "invalid input", NULL, NULL, "delta --event evq.json --epsilon 1", 2,
+     "evq.json", 0},
     /* rdp */
     {"rdp", "success", NULL, NULL, "rdp --noise-multiplier 1.1 --sampling-rate 0.01 --orders 2,8",
      0, NULL, 0},
+    {"rdp", "success", NULL, NULL, "rdp --event ev.json --orders 2,8", 0, NULL, 0},
+    {"rdp", "invalid input", NULL, NULL, "rdp --event evkey.json --orders 2,8", 2,
+     "evkey.json", 0},
     {"rdp", "bad value", NULL, NULL,
      "rdp --noise-multiplier 1.1 --sampling-rate 0.01 --orders 1,8", 2, "--orders", 0},
     {"rdp", "missing option", NULL, NULL, "rdp --noise-multiplier 1.1 --sampling-rate 0.01", 2,
@@ -416,6 +445,14 @@ static void prepare(void)
                         "\"eval_every\": 100, \"data\": {\"train_subset\": 512}, "
                         "\"profile\": \"tp.json\"}");
     put("bad.json", "{\"algorithm\": ");
+    put("ev.json", "{\"type\": \"SelfComposed\", \"count\": 100, \"event\": {\"type\": "
+                   "\"PoissonSampled\", \"sampling_probability\": 0.01, \"event\": "
+                   "{\"type\": \"Gaussian\", \"noise_multiplier\": 1.1}}}");
+    put("evkey.json", "{\"type\": \"SelfComposed\", \"count\": 100, \"event\": "
+                      "{\"type\": \"Gaussian\", \"inner\": 1}}");
+    put("evq.json", "{\"type\": \"PoissonSampled\", \"sampling_probability\": 1.5, "
+                    "\"event\": {\"type\": \"Gaussian\", \"noise_multiplier\": 1}}");
+    put("evun.json", "{\"type\": \"Composed\", \"events\": [{\"type\": \"Unsupported\"}]}");
     put("scores.json", "{\"in\": [0.9, 0.8, 0.7, 0.95], \"out\": [0.1, 0.2, 0.3, 0.4]}");
     put("gp.sh", "#!/bin/sh\nulimit -S -f unlimited\nexec gnuplot \"$@\"\n");
     assert_int_equal(chmod(at("gp.sh"), 0755), 0);

@@ -89,4 +89,10 @@ dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double
  * a PLD of the returned multiplier dominates the true one. 0 only where it underflows. */
 double dpzo__tree_gaussian_sigma(const dpzo_event *tree);
 
+/* event_json.c: the event of a parsed JSON value (docs/accountant.md section 7); `path`
+ * names it in messages ("event", "claims[1].event"). For readers of larger files (claims). */
+struct cJSON;
+dpzo_status dpzo__event_from_cjson(dpzo_ctx *ctx, const struct cJSON *item, const char *path,
+                                   dpzo_event **out);
+
 #endif

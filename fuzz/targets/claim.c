@@ -3,7 +3,8 @@
  * private temporary directory for relative profile paths; dpzo_claims_read_file on the
  * same text in a temporary file).
  * Checks: status OK or an error with a message; every claim read passes
- * dpzo_claim_validate, and its mechanism can be formed (dpzo_claim_spec_mechanism). */
+ * dpzo_claim_validate, and its mechanism can be formed (dpzo_claim_spec_mechanism); an
+ * event claim's event reads back (dpzo_event_parse_json). */
 #include "../fuzz_util.h"
 #include "dpzo/audit_claim.h"
 
@@ -27,6 +28,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         st = dpzo_claims_from_json(ctx, text, fz_tmpdir(), "fuzz.json", &specs, &n);
     if (fz_ok(ctx, st, "dpzo_claims_from_json")) {
         for (size_t i = 0; i < n; i++) {
+            if (specs[i].noise == DPZO_CLAIM_NOISE_EVENT) { /* issue 30: its event reads back */
+                dpzo_event *e = NULL;
+                if (specs[i].event_json == NULL
+                    || !fz_ok(ctx, dpzo_event_parse_json(ctx, specs[i].event_json, &e),
+                              "dpzo_event_parse_json"))
+                    fz_fail("claim %zu: the event of an event claim that was read does not read "
+                            "back: %s", i, dpzo_ctx_errmsg(ctx));
+                dpzo_event_free(e);
+                continue;
+            }
             if (!fz_ok(ctx, dpzo_claim_validate(ctx, &specs[i].claim), "dpzo_claim_validate"))
                 fz_fail("claim %zu of a file that was read does not validate: %s", i,
                         dpzo_ctx_errmsg(ctx));

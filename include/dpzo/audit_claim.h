@@ -6,7 +6,9 @@
  * A claim file (docs/audit.md, section 2) is JSON: one claim
  *   {"format": "dpzo-claim", "name": ..., "source": ..., "mechanism": {...},
  *    "sampling": {...}, "steps": T | "epochs": E, "epsilon": e, "delta": d, ...}
- * or several, {"format": "dpzo-claims", "source": ..., "claims": [{...}, ...]}. A noise
+ * or several, {"format": "dpzo-claims", "source": ..., "claims": [{...}, ...]}. In place of
+ * "mechanism", "sampling" and "steps" a claim may state "event": an event written as JSON
+ * (dpzo/event.h, dpzo_event_parse_json). A noise
  * profile (dpzo/profile.h) is also accepted as a claim: its noise, accounting and stored
  * epsilon. Every key is checked; an error names the file and the key. */
 #ifndef DPZO_AUDIT_CLAIM_H
@@ -20,7 +22,14 @@
 extern "C" {
 #endif
 
-typedef enum { DPZO_CLAIM_NOISE_GAUSSIAN = 0, DPZO_CLAIM_NOISE_LMO = 1 } dpzo_claim_noise;
+/* EVENT: the claim states an event (docs/accountant.md section 7) in place of "mechanism",
+ * "sampling" and "steps"; it is checked by epsilon(delta) of that event (docs/audit.md
+ * section 2: "Claims about any event"). */
+typedef enum {
+    DPZO_CLAIM_NOISE_GAUSSIAN = 0,
+    DPZO_CLAIM_NOISE_LMO = 1,
+    DPZO_CLAIM_NOISE_EVENT = 2
+} dpzo_claim_noise;
 
 typedef enum {
     DPZO_CLAIM_ATTACK_NONE = 0,
@@ -42,6 +51,9 @@ typedef struct {
     uint64_t canaries, guesses, correct;    /* ATTACK_ONE_RUN */
     double attack_confidence;               /* default 0.95 */
     double attack_delta;                    /* default: the claim's delta */
+    /* noise EVENT: the event's JSON text (compact), in the same allocation as the specs;
+     * NULL otherwise. Only claim.epsilon and claim.delta of `claim` are then meaningful. */
+    const char *event_json;
 } dpzo_claim_spec;
 
 void dpzo_claim_spec_init(dpzo_claim_spec *spec);
@@ -79,7 +91,12 @@ typedef struct {
                                      attack's own assumptions failed) */
 } dpzo_claim_report;
 
-/* Audits a spec: dpzo_audit_claim with its mechanism, and its attack if it has one. */
+/* Audits a spec: dpzo_audit_claim with its mechanism, and its attack if it has one. An event
+ * claim: upper = the smallest of the certified RDP bound and the PLD and PRV upper ends of
+ * epsilon(delta) of the event; lower = the PLD and PRV lower ends where the event's PLD is
+ * of a pair of neighbouring datasets that occurs (Gaussian, Laplace, Poisson sampling,
+ * compositions of them), else none (DPZO_AUDIT_NO_LOWER); the PLD grid is refined while
+ * the claim is undecided, as for the other claims. */
 dpzo_status dpzo_claim_spec_audit(dpzo_ctx *ctx, const dpzo_claim_spec *spec,
                                   const dpzo_audit_options *opts, dpzo_claim_report *out);
 

@@ -135,6 +135,32 @@ dpzo_event *dpzo_event_self_composed(dpzo_ctx *ctx, dpzo_event *inner, uint64_t 
  * (the array itself stays the caller's). */
 dpzo_event *dpzo_event_composed(dpzo_ctx *ctx, dpzo_event **events, size_t n);
 
+/* Events written as JSON (docs/accountant.md, section 7): one object per event,
+ * {"type": NAME, FIELD: VALUE, ...} with NAME a dp_accounting class name without "DpEvent"
+ * ("Gaussian", "Laplace", "NoOp", "NonPrivate", "ZCDp", "RandomizedResponse",
+ * "DiscreteLaplace", "SingleEpochTreeAggregation", "PoissonSampled",
+ * "SampledWithoutReplacement", "SelfComposed", "Composed"; the whole class name, e.g.
+ * "GaussianDpEvent", is accepted too) and FIELD that class's field names, e.g.
+ *   {"type": "SelfComposed", "count": 1000,
+ *    "event": {"type": "PoissonSampled", "sampling_probability": 0.01,
+ *              "event": {"type": "Gaussian", "noise_multiplier": 1.1}}}
+ * Strict: an unknown or repeated key, a value of the wrong type or a missing field is
+ * DPZO_EPARSE, a number out of its range (NaN, negative, a probability above 1, a count that
+ * is not a whole number in [0, 2^53]) DPZO_EINVAL, as are nesting deeper than
+ * DPZO_EVENT_JSON_MAX_DEPTH, more than DPZO_EVENT_JSON_MAX_NODES events and array entries,
+ * and "Unsupported" (dp_accounting's UnsupportedDpEvent). A kind dpzo knows by name but does
+ * not account is DPZO_EUNSUPPORTED. Each message names the JSON path, "event.event.count".
+ * The text follows docs/files.md's JSON rules (dpzo_json_parse: no NUL, nothing after the
+ * value, integers exactly doubles). *out is the new event (NULL on failure). */
+#define DPZO_EVENT_JSON_MAX_DEPTH 64
+#define DPZO_EVENT_JSON_MAX_NODES (1 << 20)
+dpzo_status dpzo_event_parse_json(dpzo_ctx *ctx, const char *text, dpzo_event **out);
+/* The same, returning the event (NULL on failure, message in ctx). */
+dpzo_event *dpzo_event_from_json(dpzo_ctx *ctx, const char *text);
+/* A file holding one event (a regular file of at most 64 MiB); messages start with
+ * "event file PATH: ". */
+dpzo_status dpzo_event_read_json_file(dpzo_ctx *ctx, const char *path, dpzo_event **out);
+
 void dpzo_event_free(dpzo_event *event);
 
 /* Inspection (for printing and for other accountants). */

@@ -26,6 +26,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
                      SelfComposedEvent, SingleEpochTreeAggregationEvent, ZcdpEvent)
 from .events import RepeatAndSelectEvent, SampledWithReplacementEvent
 from .events import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
+from .events import JsonEvent, event_from_json, to_json  # issue 30: events as JSON
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -54,5 +55,6 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "RandomizedResponseEvent", "DiscreteLaplaceEvent",
            "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
-           "data_files", "RepeatAndSelectEvent", "SampledWithReplacementEvent"] + _extra_all
+           "data_files", "RepeatAndSelectEvent", "SampledWithReplacementEvent",
+           "JsonEvent", "event_from_json", "to_json"] + _extra_all
 __all__ += ["MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent"]

@@ -58,7 +58,8 @@ class _CSpec(ctypes.Structure):
                 ("lmo", _CLmo), ("profile", ctypes.c_char * 512), ("attack", ctypes.c_int),
                 ("counts", _CCounts), ("canaries", ctypes.c_uint64),
                 ("guesses", ctypes.c_uint64), ("correct", ctypes.c_uint64),
-                ("attack_confidence", ctypes.c_double), ("attack_delta", ctypes.c_double)]
+                ("attack_confidence", ctypes.c_double), ("attack_delta", ctypes.c_double),
+                ("event_json", ctypes.c_char_p)]
 
 
 class _CBounds(ctypes.Structure):
@@ -220,7 +221,7 @@ class Verdict:
 
     name: str
     source: str
-    noise: str                        # "gaussian" or "lmo"
+    noise: str                        # "gaussian", "lmo" or "event" (a claim about an event)
     noise_multiplier: Optional[float]
     lmo: Optional[Lmo]
     sampling: str
@@ -243,6 +244,7 @@ class Verdict:
     notes: tuple[str, ...]
     pipeline: Optional[PipelineVerdict]
     attack: Optional[AttackResult]
+    event: Optional[str] = None       # an event claim's event, as JSON text
 
     @property
     def holds(self) -> bool:
@@ -420,7 +422,7 @@ def _load(item: Any, index: int) -> _Specs:
 
 def _verdict(spec: _CSpec, r: _CReport) -> Verdict:
     c, a = spec.claim, r.audit
-    lmo = spec.noise == 1
+    lmo, ev = spec.noise == 1, spec.noise == 2
     notes = tuple(_s(bytes(a.notes[k]).split(b"\0", 1)[0])
                   for k in range(min(int(a.n_notes), _MAX_NOTES)))
     pipeline = None
@@ -436,8 +438,9 @@ def _verdict(spec: _CSpec, r: _CReport) -> Verdict:
             epsilon_lower=r.attack_epsilon, confidence=r.attack.confidence,
             delta=r.attack.delta, exceeds_upper=bool(r.attack_exceeds_upper))
     return Verdict(
-        name=_s(spec.name), source=_s(spec.source), noise="lmo" if lmo else "gaussian",
-        noise_multiplier=None if lmo else c.noise_multiplier,
+        name=_s(spec.name), source=_s(spec.source),
+        noise="lmo" if lmo else "event" if ev else "gaussian",
+        noise_multiplier=None if lmo or ev else c.noise_multiplier,
         lmo=Lmo._from_c(spec.lmo) if lmo else None, sampling=_s(_sampling_name(c.sampling)),
         steps=int(c.steps), adjacency=_s(_adjacency_name(_claim_adjacency(ctypes.byref(c)))),
         sensitivity=float(_claim_sensitivity(ctypes.byref(c))), claimed_epsilon=c.epsilon,
@@ -448,7 +451,8 @@ def _verdict(spec: _CSpec, r: _CReport) -> Verdict:
         sigma_needed=_opt(a.sigma_needed), sigma_needed_tight=_opt(a.sigma_needed_tight),
         sigma_needed_rdp=_opt(a.sigma_needed_rdp),
         mismatches=tuple(m for k, m in enumerate(MISMATCHES) if a.flags & (1 << k)),
-        notes=notes, pipeline=pipeline, attack=attack)
+        notes=notes, pipeline=pipeline, attack=attack,
+        event=_s(spec.event_json) if ev and spec.event_json else None)
 
 
 def audit(claims: ClaimsArg, *, grid: Optional[float] = None, grid_min: Optional[float] = None,

@@ -50,6 +50,10 @@ Conventions (those of the C library and of dp_accounting):
   afresh at every step, not for the batches of a shuffled epoch.
 * ``SelfComposedEvent(e, k)``: k repetitions; ``ComposedEvent([e1, e2, ...])``: all of them;
   ``NoOpEvent()``: nothing released.
+* ``JsonEvent(text)``: an event written as JSON (docs/accountant.md section 7), read by the
+  library's parser (``dpzo_event_parse_json``) whenever it is accounted; made by
+  :func:`event_from_json`, which checks it at once. :func:`to_json` writes any event above
+  (but an LMO event) in that format, so ``event_from_json(to_json(e))`` is e.
 
 Python checks types when an event is made (a bool or a string is not a number, counts are
 ints); the library checks domains (ranges, NaN) when an accountant builds the event, and
@@ -58,8 +62,10 @@ its message names the bad value.
 from __future__ import annotations
 
 import ctypes
+import json
+import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, Tuple, Union
 
 from . import _lib
 from ._check import count as _count, real as _real
@@ -73,7 +79,8 @@ __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampled
            "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
            "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent",
            "RepeatAndSelectEvent", "SampledWithReplacementEvent",
-           "MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent"]
+           "MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent", "JsonEvent",
+           "event_from_json", "to_json"]
 
 _vp = ctypes.c_void_p
 _gaussian = _lib.fn("dpzo_event_gaussian", _vp, [_vp, ctypes.c_double])
@@ -96,6 +103,8 @@ _repeat_select = _lib.fn("dpzo_event_repeat_and_select", _vp,
 _wr = _lib.fn("dpzo_event_wr_sampled", _vp, [_vp, ctypes.c_uint64, ctypes.c_uint64, _vp])
 _self_composed = _lib.fn("dpzo_event_self_composed", _vp, [_vp, _vp, ctypes.c_uint64])
 _composed = _lib.fn("dpzo_event_composed", _vp, [_vp, ctypes.POINTER(_vp), ctypes.c_size_t])
+_parse_json = _lib.fn("dpzo_event_parse_json", ctypes.c_int,
+                      [_vp, ctypes.c_char_p, ctypes.POINTER(_vp)])
 _free = _lib.fn("dpzo_event_free", None, [_vp])
 _describe = _lib.fn("dpzo_event_describe", None, [_vp, ctypes.c_char_p, ctypes.c_size_t])
 
@@ -375,6 +384,107 @@ class TruncatedSubsampledGaussianEvent(Event):
         _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
 
 
+@dataclass(frozen=True)
+class JsonEvent(Event):
+    """An event written as JSON (docs/accountant.md section 7): ``text`` is read by the C
+    library's parser each time the event is accounted (nothing is parsed in Python). Make
+    one with :func:`event_from_json`, which checks it at once."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise Error(f"text must be a str holding an event written as JSON, got "
+                        f"{type(self.text).__name__}")
+
+
+def event_from_json(text: Union[str, bytes, Mapping[str, Any]]) -> JsonEvent:
+    """The event that ``text`` writes as JSON (docs/accountant.md section 7; dp_accounting's
+    class names without "DpEvent" and its field names), e.g. ``{"type": "SelfComposed",
+    "count": 1000, "event": {"type": "Gaussian", "noise_multiplier": 1.1}}``. A dict is
+    written out with ``json.dumps`` first. The library reads it now (raising dpzo.Error with
+    its message, which names the JSON path, where it refuses it) and again whenever the
+    event is accounted. It composes with the other events."""
+    if isinstance(text, Mapping):
+        try:
+            text = json.dumps(text, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise Error(f"the event cannot be written as JSON: {e}") from None
+    elif isinstance(text, bytes):
+        text = text.decode("utf-8")
+    ev = JsonEvent(text)
+    free(build(ev))
+    return ev
+
+
+def _to_obj(e: Event) -> Any:
+    if isinstance(e, GaussianEvent):
+        return {"type": "Gaussian", "noise_multiplier": e.noise_multiplier}
+    if isinstance(e, LaplaceEvent):
+        return {"type": "Laplace", "noise_multiplier": e.noise_multiplier}
+    if isinstance(e, PoissonSampledEvent):
+        return {"type": "PoissonSampled", "sampling_probability": e.sampling_probability,
+                "event": _to_obj(e.event)}
+    if isinstance(e, SampledWithoutReplacementEvent):
+        return {"type": "SampledWithoutReplacement",
+                "source_dataset_size": e.source_dataset_size, "sample_size": e.sample_size,
+                "event": _to_obj(e.event)}
+    if isinstance(e, SelfComposedEvent):
+        return {"type": "SelfComposed", "event": _to_obj(e.event), "count": e.count}
+    if isinstance(e, ComposedEvent):
+        return {"type": "Composed", "events": [_to_obj(c) for c in e.events]}
+    if isinstance(e, NoOpEvent):
+        return {"type": "NoOp"}
+    if isinstance(e, NonPrivateEvent):
+        return {"type": "NonPrivate"}
+    if isinstance(e, ZcdpEvent):
+        return {"type": "ZCDp", "rho": e.rho, "xi": e.xi}
+    if isinstance(e, RandomizedResponseEvent):
+        return {"type": "RandomizedResponse", "noise_parameter": e.noise_parameter,
+                "num_buckets": e.num_buckets}
+    if isinstance(e, DiscreteLaplaceEvent):
+        return {"type": "DiscreteLaplace", "noise_parameter": e.noise_parameter,
+                "sensitivity": e.sensitivity}
+    if isinstance(e, SingleEpochTreeAggregationEvent):
+        return {"type": "SingleEpochTreeAggregation", "noise_multiplier": e.noise_multiplier,
+                "step_counts": list(e.step_counts)}
+    if isinstance(e, RepeatAndSelectEvent):
+        o = {"type": "RepeatAndSelect", "event": _to_obj(e.event), "mean": e.mean}
+        if e.shape != math.inf:  # left out: Poisson (JSON has no infinity)
+            o["shape"] = e.shape
+        return o
+    if isinstance(e, SampledWithReplacementEvent):
+        return {"type": "SampledWithReplacement",
+                "source_dataset_size": e.source_dataset_size, "sample_size": e.sample_size,
+                "event": _to_obj(e.event)}
+    if isinstance(e, MixtureOfGaussiansEvent):
+        return {"type": "MixtureOfGaussians", "standard_deviation": e.standard_deviation,
+                "sensitivities": list(e.sensitivities),
+                "sampling_probs": list(e.sampling_probs)}
+    if isinstance(e, TruncatedSubsampledGaussianEvent):
+        return {"type": "TruncatedSubsampledGaussian", "dataset_size": e.dataset_size,
+                "sampling_probability": e.sampling_probability,
+                "truncated_batch_size": e.truncated_batch_size,
+                "noise_multiplier": e.noise_multiplier}
+    if isinstance(e, JsonEvent):
+        return json.loads(e.text)
+    if isinstance(e, LmoEvent):
+        raise Error("an LMO event has no JSON form (docs/accountant.md section 7 lists the "
+                    "events that have one)")
+    raise Error(f"not a dpzo event: {e!r}")
+
+
+def to_json(event: Event, indent: Any = None) -> str:
+    """``event`` written as JSON (docs/accountant.md section 7), for ``dpzo epsilon --event
+    FILE``, a claim's "event" or :func:`event_from_json`. Floats are written so that they
+    read back as the same doubles. An LMO event has no JSON form (dpzo.Error)."""
+    _event("event", event)
+    try:
+        return json.dumps(_to_obj(event), indent=indent, allow_nan=False)
+    except ValueError as e:  # NaN or an infinity: no JSON number holds it
+        raise Error(f"the event cannot be written as JSON: {e}") from None
+
+
 # ---- building the C tree ---------------------------------------------------------
 
 def contains_lmo(event: Event) -> bool:
@@ -435,6 +545,10 @@ def _build(ctx: int, e: Event) -> Any:
     if isinstance(e, TruncatedSubsampledGaussianEvent):
         return _tsg(ctx, e.dataset_size, e.sampling_probability, e.truncated_batch_size,
                     e.noise_multiplier)
+    if isinstance(e, JsonEvent):
+        out = _vp()
+        _parse_json(ctx, e.text.encode("utf-8"), ctypes.byref(out))
+        return out.value
     raise AssertionError(f"unexpected event type {type(e).__name__}")  # LMO is checked before
 
 
