@@ -83,8 +83,12 @@ int report_failure(dpzo_ctx *ctx, dpzo_status st);
     "  --accountant      rdp (default), pld (privacy loss distributions: proven lower and\n" \
     "                    upper bounds, tight) or prv (Gopi-Lee-Wutschitz: mesh from an\n"    \
     "                    error target)\n"                                                    \
-    "  --grid D          pld: loss discretisation interval (default 1e-4; smaller is\n"     \
-    "                    tighter and slower)\n"                                              \
+    "  --grid D          pld: loss discretisation interval (default 1e-4, refined up to\n"  \
+    "                    100x where the interval is wider than max(1e-3 eps, 1e-6) and\n"  \
+    "                    that fits 16 MiB). A D given is rounded down to {1,2,5}x10^k\n"   \
+    "                    and the tightest ends over it and every coarser such grid are\n"  \
+    "                    answered: a finer D never gives a looser end (about twice the\n" \
+    "                    work of one grid)\n"                                              \
     "  --eps-error E     prv: epsilon error target (default 0.01); pld: fall back to RDP\n"  \
     "                    when the interval is wider than E (default: never)\n"               \
     "  --delta-error D   prv: delta error (default delta/1000); the mesh is solved at D\n"   \
