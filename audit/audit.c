@@ -346,9 +346,9 @@ static void take_lower(dpzo_audit_bounds *b, double v, const char *from)
 }
 
 /* A tight accountant on `e`, skipped (ran = 0) when it would exceed the memory limit or
- * cannot analyse the event. */
-static dpzo_status tight(dpzo_ctx *ctx, const dpzo_event *e, double delta, dpzo_pld_method m,
-                         double grid, const dpzo_audit_options *o, dpzo_pld_result *r, int *ran)
+ * cannot analyse the event (audit_internal.h). */
+dpzo_status dpzo__audit_tight(dpzo_ctx *ctx, const dpzo_event *e, double delta,
+                              dpzo_pld_method m, double grid, const dpzo_audit_options *o, dpzo_pld_result *r, int *ran)
 {
     dpzo_pld_options po;
     dpzo_pld_options_default(&po);
@@ -391,7 +391,7 @@ static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_samp
     b->rdp = r.epsilon;
     b->rdp_order = r.order;
     take_upper(b, r.epsilon, "rdp");
-    if ((st = tight(ctx, up, delta, DPZO_PLD_CONNECT_DOTS, grid, o, &t, &ran)))
+    if ((st = dpzo__audit_tight(ctx, up, delta, DPZO_PLD_CONNECT_DOTS, grid, o, &t, &ran)))
         goto done;
     if (ran) {
         b->pld_upper = t.epsilon_upper;
@@ -407,7 +407,7 @@ static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_samp
         }
     }
     if (o->prv) {
-        if ((st = tight(ctx, up, delta, DPZO_PLD_PRV, grid, o, &t, &ran)))
+        if ((st = dpzo__audit_tight(ctx, up, delta, DPZO_PLD_PRV, grid, o, &t, &ran)))
             goto done;
         if (ran) {
             b->prv_upper = t.epsilon_upper;
@@ -419,7 +419,7 @@ static dpzo_status gaussian_bounds(dpzo_ctx *ctx, const dpzo_claim *c, dpzo_samp
         }
     }
     if (lo != NULL) {
-        if ((st = tight(ctx, lo, delta, DPZO_PLD_CONNECT_DOTS, grid, o, &t, &ran)))
+        if ((st = dpzo__audit_tight(ctx, lo, delta, DPZO_PLD_CONNECT_DOTS, grid, o, &t, &ran)))
             goto done;
         if (ran) {
             b->pld_lower = t.epsilon_lower;

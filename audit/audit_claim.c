@@ -9,6 +9,7 @@
 #include <string.h>
 #include "dpzo/audit_claim.h"
 #include "internal.h"
+#include "audit_internal.h"
 #include "dpzo_io.h"
 #include "dpzo_json.h"
 
@@ -798,30 +799,6 @@ static int realised_pld(const dpzo_event *e)
     }
 }
 
-/* One tight accountant on the event (a refusal, e.g. over the memory limit, leaves *ran 0:
- * that accountant has nothing to add; the RDP bound stands). */
-static void event_tight(dpzo_ctx *ctx, const dpzo_event *e, double delta, dpzo_pld_method m,
-                        double grid, const dpzo_audit_options *o, dpzo_pld_result *r, int *ran)
-{
-    dpzo_pld_options po;
-    dpzo_pld_options_default(&po);
-    po.method = m;
-    if (m == DPZO_PLD_CONNECT_DOTS)
-        po.grid = grid;
-    po.memory_limit = o->memory_limit;
-    size_t bytes = 0, fft = 0;
-    char saved[DPZO_ERRMSG_SIZE];
-    snprintf(saved, sizeof saved, "%s", dpzo_ctx_errmsg(ctx));
-    dpzo_status st = dpzo_pld_plan(ctx, e, delta, 0, &po, &bytes, &fft);
-    if (st == DPZO_OK && bytes <= o->memory_limit)
-        st = dpzo_pld_epsilon(ctx, e, delta, &po, r);
-    else
-        st = DPZO_ENOMEM;
-    *ran = st == DPZO_OK;
-    if (!*ran)
-        dpzo__fail(ctx, DPZO_OK, "%s", saved);
-}
-
 static dpzo_status audit_event(dpzo_ctx *ctx, const dpzo_claim_spec *s,
                                const dpzo_audit_options *opts, dpzo_claim_report *out)
 {
@@ -863,7 +840,7 @@ static dpzo_status audit_event(dpzo_ctx *ctx, const dpzo_claim_spec *s,
     int lower_ok = realised_pld(e), ran;
     dpzo_pld_result t;
     for (double grid = opts->pld_grid > 0.0 ? opts->pld_grid : 1e-4;; grid /= 10.0) {
-        event_tight(ctx, e, delta, DPZO_PLD_CONNECT_DOTS, grid, opts, &t, &ran);
+        dpzo__audit_tight(ctx, e, delta, DPZO_PLD_CONNECT_DOTS, grid, opts, &t, &ran);
         if (!ran)
             break;
         b->pld_upper = t.epsilon_upper;
@@ -879,7 +856,7 @@ static dpzo_status audit_event(dpzo_ctx *ctx, const dpzo_claim_spec *s,
             break;
     }
     if (opts->prv) {
-        event_tight(ctx, e, delta, DPZO_PLD_PRV, 0.0, opts, &t, &ran);
+        dpzo__audit_tight(ctx, e, delta, DPZO_PLD_PRV, 0.0, opts, &t, &ran);
         if (ran) {
             b->prv_upper = t.epsilon_upper;
             b->prv_lower = lower_ok && !t.fallback ? t.epsilon_lower : NAN;
