@@ -15,7 +15,7 @@ SECONDS_EACH=${1:-${FUZZ_SECONDS:-300}}
 B=${FUZZ_BUILD:-build-fuzz}
 TIMEOUT=${FUZZ_TIMEOUT:-60}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL="rdp_poisson rdp_wor pld prv calibrate lmo_rdp lmo_pld audit profile config claim grid idx train_ckpt lmo_search_ckpt"
+ALL="rdp_poisson rdp_wor pld prv calibrate lmo_rdp lmo_pld audit profile config claim grid idx train_ckpt lmo_search_ckpt event"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 LOGS=$B/fuzz-logs
 rm -rf "$B/fuzz-artifacts" "$LOGS"
