@@ -199,9 +199,21 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
         return INFINITY; /* the mass at +inf or above the window alone exceeds delta */
     const double *y = c->y[f.side_arr];
     const double err = c->err[f.side_arr];
-    /* 1e-12 covers the drift of the recurrences below (256 steps of 2u each) */
-    const double scale = side == 0 ? (1.0 + c->rel) * (1.0 + 1e-12)
-                                   : lower ? (1.0 - c->rel) * (1.0 - 1e-12) : 1.0;
+    /* 1e-12 covers the drift of the recurrences below (256 steps of 2u each). The
+     * exponents (lw, the target's, the extras' unit) are sums of terms up to
+     * mx = |logscale| + lambda (|l_top| + |l_bottom|) in size (the shift is at most
+     * lambda (l_top - l_bottom) + 600), each rounded a few times, and the recurrence's
+     * factor e^{lambda d} carries lambda d u into each of up to 256 steps: an error of at
+     * most ex in every exponent, a relative 1.01 ex in each mass and in the target. Masses
+     * (A, B and the extras) inflated by kappa >= (1 + 1.01 ex) / (1 - 1.01 ex) on side 0
+     * (deflated on the lower sides) make the crossing a bound whatever those errors were
+     * (issue 30: at grid 0.5 and tilt 200, where mx is 1e5, the upper end of one randomized
+     * response fell 2e-11 below the truth). */
+    const double mx = fabs(c->logscale[f.side_arr]) + c->lambda * (fabs(f.ltop) + fabs(f.lbot));
+    const double ex = 4.0 * U * (fabs(log_delta) + 3.0 * mx + 700.0 + 256.0 * c->lambda * c->d);
+    const double kappa = side == 0 ? 1.0 + 3.0 * ex : lower ? 1.0 - 3.0 * ex : 1.0;
+    const double scale = side == 0 ? (1.0 + c->rel) * (1.0 + 1e-12) * kappa
+                                   : lower ? (1.0 - c->rel) * (1.0 - 1e-12) * kappa : 1.0;
     const double up = side == 0 ? err : lower ? -err : 0.0;
     const double step_w = exp(c->lambda * c->d), step_e = exp(-c->d);
     /* w = e^{-lambda (l - ltop) - shift}; B is kept relative to the current loss:
@@ -246,6 +258,7 @@ double dpzo__pld_epsilon_for(const dpzo__pld_composed *c, int side, double delta
         double X = lower || (side == 0 && c->misplaced[0] > 0.0)
                        ? extras(c, side, &f, lo, base + shift) /* eps-dependent terms at lo */
                        : X0;
+        X *= side == 0 ? kappa : lower ? 2.0 - kappa : 1.0;
         if (A + X - step_e * B > target) {
             if (jj == 0)
                 break; /* the crossing may lie below the window */
