@@ -930,7 +930,56 @@ def phase_events(c, pool, quick):
             a = ["epsilon", "--event", path, "--delta", "1e-5"] + acc
             futs.append(pool.submit(c.run, "epsilon-event", a, kind="event-ok:" + label,
                                     check=exit_rule({0})))
+    # finite privacy loss distributions at coarse grids (issue 30): one randomized response
+    # or discrete Laplace release has a closed-form epsilon; every grid's upper end must stay
+    # at or above it, lower end below (grid 0.5 at tilt 200 read 2e-11 below before the
+    # read-off bounded its exponents' rounding)
+    for label, ev, exact in finite_pld_cases():
+        path = c.write("event-exact-%s.json" % label, json.dumps(ev))
+        for grid in (["--grid", "1"], ["--grid", "0.5"], ["--grid", "0.1"], []):
+            for acc in (["--accountant", "pld"] + grid, ["--accountant", "prv"]):
+                for delta, truth in exact:
+                    a = ["epsilon", "--event", path, "--delta", repr(delta), "--json"] + acc
+                    futs.append(pool.submit(c.run, "epsilon-event", a, kind="event-exact:" + label,
+                                            check=check_exact_epsilon(truth)))
     return futs
+
+
+def finite_pld_cases():
+    """(label, event, [(delta, exact epsilon)]) of single releases with closed forms: randomized
+    response, epsilon = L + log(1 - delta / a) (a = 1 - p + p/k, L = log(a k / p)); the discrete
+    Laplace mechanism of sensitivity 1, epsilon = t + log(1 - delta (1 + e^-t))."""
+    out = []
+    for p, k in ((0.3, 10), (0.5, 2), (0.9, 3)):
+        a = 1 - p + p / k
+        big_l = math.log(a * k / p)
+        out.append(("rr-%g-%d" % (p, k),
+                    {"type": "RandomizedResponse", "noise_parameter": p, "num_buckets": k},
+                    [(d, max(0.0, big_l + math.log1p(-d / a))) for d in (0.5, 0.1, 1e-3) if d < a]))
+    for t in (0.2, 1.0, 3.0):
+        out.append(("dlap-%g" % t, {"type": "DiscreteLaplace", "noise_parameter": t, "sensitivity": 1},
+                    [(d, max(0.0, t + math.log1p(-d * (1 + math.exp(-t))))) for d in (0.4, 0.1, 1e-3)
+                     if d * (1 + math.exp(-t)) < 1]))
+    return out
+
+
+def check_exact_epsilon(truth):
+    """An epsilon query's proven ends around a closed-form truth (1e-13 relative and 1e-15
+    absolute for the truth's own rounding)."""
+    def check(rc, out, err):
+        if rc != 0:
+            return "exit %d: %s" % (rc, last_line(err))
+        j = parse_json(out)
+        if not isinstance(j, dict):
+            return "no JSON object on stdout"
+        hi = num(j.get("epsilon_upper", j.get("epsilon")))
+        lo = num(j.get("epsilon_lower"))
+        if hi is None or not hi >= truth * (1 - 1e-13) - 1e-15:
+            return "proven epsilon %r below the exact %r" % (hi, truth)
+        if lo is not None and not lo <= truth * (1 + 1e-13) + 1e-15:
+            return "lower end %r above the exact %r" % (lo, truth)
+        return None
+    return check
 
 
 # ---- issue 29: training checkpoints edited with their checksum redone ----------------------

@@ -157,10 +157,18 @@ static void test_randomized_response(void **state)
         if (!(eps >= RR_EPS[i].eps && eps <= pure + slack))
             fail_msg("RR %g %llu: dpzo %.17g, exact %.17g, pure %.17g", RR_EPS[i].p,
                      RR_EPS[i].k, eps, RR_EPS[i].eps, pure);
-        dpzo_pld_result r;
-        assert_rel(pld_eps(ctx, e, RR_EPS[i].delta, 0, &r), eps, 1e-12);
-        assert_true(r.fallback);
-        assert_non_null(strstr(r.reason, "randomized response"));
+        /* PLD and PRV: randomized response's own finite PLD (issue 30), both ends around
+         * the exact value, the upper end within the PLD's 1e-3 (PRV: its eps_error) */
+        for (int prv = 0; prv < 2; prv++) {
+            dpzo_pld_result r;
+            double hi = pld_eps(ctx, e, RR_EPS[i].delta, prv, &r);
+            if (!(hi >= RR_EPS[i].eps && r.epsilon_lower <= RR_EPS[i].eps
+                  && hi <= eps * (1.0 + 1e-12)
+                  && hi <= RR_EPS[i].eps + (prv ? r.eps_error : fmax(1e-3 * RR_EPS[i].eps, 1e-6))))
+                fail_msg("RR %g %llu (%s): [%.17g, %.17g], exact %.17g, RDP %.17g", RR_EPS[i].p,
+                         RR_EPS[i].k, prv ? "prv" : "pld", r.epsilon_lower, hi, RR_EPS[i].eps,
+                         eps);
+        }
         dpzo_event_free(e);
     }
     /* edges: no noise is infinite (everywhere), p = 1 or k = 1 spends nothing */
@@ -212,9 +220,16 @@ static void test_discrete_laplace(void **state)
         if (!(eps >= DL_EPS[i].eps && eps <= pure + slack))
             fail_msg("DL %g %llu: dpzo %.17g, exact %.17g, pure %.17g", DL_EPS[i].t,
                      DL_EPS[i].s, eps, DL_EPS[i].eps, pure);
-        dpzo_pld_result r;
-        assert_rel(pld_eps(ctx, e, DL_EPS[i].delta, 1, &r), eps, 1e-12);
-        assert_true(r.fallback);
+        for (int prv = 0; prv < 2; prv++) {
+            dpzo_pld_result r;
+            double hi = pld_eps(ctx, e, DL_EPS[i].delta, prv, &r);
+            if (!(hi >= DL_EPS[i].eps && r.epsilon_lower <= DL_EPS[i].eps
+                  && hi <= eps * (1.0 + 1e-12)
+                  && hi <= DL_EPS[i].eps + (prv ? r.eps_error : fmax(1e-3 * DL_EPS[i].eps, 1e-6))))
+                fail_msg("DL %g %llu (%s): [%.17g, %.17g], exact %.17g, RDP %.17g", DL_EPS[i].t,
+                         DL_EPS[i].s, prv ? "prv" : "pld", r.epsilon_lower, hi, DL_EPS[i].eps,
+                         eps);
+        }
         dpzo_event_free(e);
     }
     double f;

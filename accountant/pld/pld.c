@@ -2,7 +2,8 @@
 /* accountant/pld/pld.c: the PLD and PRV accountants' public functions (dpzo/pld.h).
  *
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
- * Gaussian or Laplace, Gaussian on a batch drawn without replacement) with counts.
+ * Gaussian or Laplace, Gaussian on a batch drawn without replacement, randomized response,
+ * discrete Laplace) with counts.
  * Each step is discretised once per adjacency direction (symmetric steps once), the
  * steps of a direction are composed by one FFT per distinct step (pld_compose.c), or for
  * many distinct steps in a tree of shorter transforms (pld_tree.c), and the answer is
@@ -72,8 +73,8 @@ typedef struct {
     int infinite;      /* a step without noise: epsilon is +inf at every delta < 1 ... */
     int infinite_lower; /* ... and provably so (an unsampled one; a sampled one at rate q
                            has delta(eps) >= q only, so the lower end stays 0) */
-    const char *rdp_only; /* a leaf without a PLD source here (zCDP, randomized response,
-                             discrete Laplace): its name; the RDP accountant answers */
+    const char *rdp_only; /* a leaf without a PLD source here (zCDP, repeat-and-select, ...):
+                             why; the RDP accountant answers */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -132,19 +133,25 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
     case DPZO_EVENT_RANDOMIZED_RESPONSE:
         if (e->n == 1 || e->param == 1.0)
             return DPZO_OK; /* nothing released */
-        if (e->param == 0.0)
+        if (e->param == 0.0) {
             l->infinite = l->infinite_lower = 1;
-        else
-            l->rdp_only = "randomized response has no PLD source yet";
-        return DPZO_OK;
+            return DPZO_OK;
+        }
+        t.src.base = DPZO__PLD_RR; /* three loss values (pld_source.c) */
+        t.src.scale = e->param;
+        t.src.k = e->n;
+        break;
     case DPZO_EVENT_DISCRETE_LAPLACE:
         if (e->n == 0)
             return DPZO_OK;
-        if (e->param == 0.0)
+        if (e->param == 0.0) {
             l->infinite = l->infinite_lower = 1;
-        else
-            l->rdp_only = "the discrete Laplace mechanism has no PLD source yet";
-        return DPZO_OK;
+            return DPZO_OK;
+        }
+        t.src.base = DPZO__PLD_DLAP; /* s + 1 loss values (pld_source.c) */
+        t.src.scale = e->param;
+        t.src.k = e->n;
+        break;
     case DPZO_EVENT_REPEAT_AND_SELECT:
         l->rdp_only = "repeat-and-select has an RDP bound only (Papernot-Steinke 2022), no "
                       "privacy loss distribution";
@@ -248,6 +255,8 @@ static int cmp_src(const void *a, const void *b)
         return (int)x->src.pair - (int)y->src.pair;
     if (x->src.q != y->src.q)
         return x->src.q < y->src.q ? -1 : 1;
+    if (x->src.k != y->src.k)
+        return x->src.k < y->src.k ? -1 : 1;
     return (x->src.scale > y->src.scale) - (x->src.scale < y->src.scale);
 }
 

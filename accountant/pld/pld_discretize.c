@@ -144,7 +144,7 @@ static int find_range(const dpzo__pld_source *s, double d, double tau, long *bot
     }
     if (*bot > *top)
         *bot = *top;
-    if (s->base == DPZO__PLD_CUSTOM && s->noise->loss_slack > 0.0)
+    if (dpzo__pld_slack(s) > 0.0)
         (*top)++; /* the top bucket's widened upper end needs a grid point above it */
     return 0;
 }
@@ -205,7 +205,8 @@ static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, do
 /* The grid offset. Sampled pairs pile mass up against one end of their bounded support
  * (remove: just above log(1-q); add: just below -log(1-q)). A grid point is put at the
  * merged loss of the d-wide bucket at that end (three fixed-point steps), so the pile is
- * represented almost exactly by both discretisations; Laplace puts its upper atom on
+ * represented almost exactly by both discretisations; Laplace, randomized response and the
+ * discrete Laplace mechanism put their upper atom on
  * the grid. Unsampled Gaussian and without-replacement pairs use offset 0. */
 static double grid_offset(const dpzo__pld_source *s, double d)
 {
@@ -213,7 +214,7 @@ static double grid_offset(const dpzo__pld_source *s, double d)
     dpzo__pld_support(s, &lmin, &lmax);
     if (s->pair == DPZO__PLD_WOR || (s->base == DPZO__PLD_GAUSSIAN && s->q == 1.0))
         return 0.0;
-    if (s->base == DPZO__PLD_LAPLACE) {
+    if (s->base == DPZO__PLD_LAPLACE || s->base == DPZO__PLD_RR || s->base == DPZO__PLD_DLAP) {
         g = lmax + 4.0 * U * fabs(lmax); /* the atom at or just below a grid point */
     } else {
         int add = s->pair == DPZO__PLD_ADD;
@@ -622,7 +623,10 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
             /* the guard is raised from a merged loss within `guard` of the true one:
              * frac exceeds it by at most 2 guard (and d), which moves the bucket's
              * mean up by at most that, plus the rounding of hi */
-            excess = 2.0 * guard < d ? 2.0 * guard : d;
+            /* with a slack the split is wider (d + 2 sl: its bias grows by at most sl d / 2),
+             * the lower part is raised by at most sl and the share moved one point up
+             * below moves the mean by at most sl more */
+            excess = 2.0 * guard + 3.0 * sl < d ? 2.0 * guard + 3.0 * sl : d;
             hi = pb * -expm1(-frac) * inv_w;
             if (hi > pb)
                 hi = pb;

@@ -18,7 +18,17 @@
  *   WOR:    the symmetric pair whose loss distribution is REMOVE(q)'s on losses > 0,
  *           mirrored (omega(-l) = e^-l omega(l)) on losses < 0, plus an atom at 0
  *           (pld_source.c explains why it dominates sampling without replacement). */
-typedef enum { DPZO__PLD_GAUSSIAN, DPZO__PLD_LAPLACE, DPZO__PLD_CUSTOM } dpzo__pld_base;
+/* RR and DLAP (issue 30) are whole pairs, not noises: randomized response with k buckets
+ * and noise p (scale = p, k), and the discrete Laplace mechanism of parameter t on an integer
+ * query of sensitivity s (scale = t, k = s). Both are symmetric and never sampled here: pair
+ * is REMOVE and q 1; their losses take finitely many values (pld_source.c). */
+typedef enum {
+    DPZO__PLD_GAUSSIAN,
+    DPZO__PLD_LAPLACE,
+    DPZO__PLD_CUSTOM,
+    DPZO__PLD_RR,
+    DPZO__PLD_DLAP
+} dpzo__pld_base;
 typedef enum { DPZO__PLD_REMOVE, DPZO__PLD_ADD, DPZO__PLD_WOR } dpzo__pld_pair;
 
 typedef struct {
@@ -27,6 +37,7 @@ typedef struct {
     double scale; /* sigma or b, > 0 and finite */
     double q;     /* sampling rate in (0, 1] */
     const dpzo_pld_noise *noise; /* CUSTOM: the noise's loss tails (scale unused) */
+    uint64_t k;   /* RR: the number of buckets (>= 2); DLAP: the sensitivity (>= 1) */
 } dpzo__pld_source;
 
 /* log P(L > l), log Q(L > l), log P(L <= l), log Q(L <= l); err: a bound on the absolute
@@ -42,6 +53,10 @@ void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
 /* The same, part & 1: the upper tails pg, qg only, part & 2: the lower ones pl, ql only (the
  * others may be NaN); the values computed are those of dpzo__pld_tails_at. */
 void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t);
+/* How far an outcome counted in {L > l} may lie below l, or one counted in {L <= l} above l
+ * (the tails' `slack`): a custom noise's loss_slack, the rounding of the RR and DLAP atoms'
+ * losses; 0 for the built-in noises. */
+double dpzo__pld_slack(const dpzo__pld_source *s);
 /* The support of L under P: inf / sup (may be -inf / +inf). */
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax);
 

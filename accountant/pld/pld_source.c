@@ -34,6 +34,8 @@
 #include <math.h>
 #include "pld_internal.h"
 
+#define U (0.5 * DBL_EPSILON)
+
 /* log(Phi(-z)) = log P(N(0,1) > z), accurate for all z. */
 static double log_phibar(double z)
 {
@@ -208,6 +210,107 @@ static void remove_tails(const dpzo__pld_source *s, double q, double l, int part
     t->ql = part & 2 ? ll[0] : NAN;
 }
 
+/* Randomized response and the discrete Laplace mechanism (issue 30): pairs whose privacy
+ * loss takes finitely many values, with closed-form masses.
+ *
+ * Randomized response, k >= 2 buckets, noise p in (0, 1): the output is the true bucket with
+ * probability a = 1 - p + p/k, each other bucket with b = p/k. Under replace-one adjacency
+ * (x -> x') every pair of inputs gives, up to relabelling, P = (a on x, b on x', b on the
+ * k - 2 others), Q = (b on x, a on x', b on the others): the loss is +L on x (P-mass a,
+ * Q-mass b), -L on x' (b, a) and 0 on the others ((k-2) b under both), L = log(a/b). The
+ * pair is its own mirror image (exchanging P and Q relabels x and x'), so one direction
+ * covers both.
+ *
+ * Discrete Laplace, parameter t > 0, sensitivity s >= 1: P(x) = tanh(t/2) e^(-t|x|) on the
+ * integers, Q(x) = P(x - s). The loss t(|x - s| - |x|) is ts for x <= 0, -ts for x >= s and
+ * t(s - 2x) between, so {L > l} = {X <= m} with m the largest integer with t(s - 2m) > l,
+ * clamped to [0, s - 1] for -ts <= l < ts. With F(n) = P(X <= n) = e^(-t|n|)/(1 + e^-t) for
+ * n <= 0 and 1 - F(-n-1) above: P(L > l) = F(m), Q(L > l) = F(m - s), P(L <= l) = F(-m-1),
+ * Q(L <= l) = F(s - m - 1). The mirror x -> s - x exchanges P and Q: one direction again.
+ *
+ * The masses are closed forms evaluated with a few roundings (err bounds their logs); the
+ * split of outcomes at a threshold l compares l with computed losses (RR: +-L formed from
+ * two logarithms; DLAP: m from (s - l/t)/2), which may put an atom whose true loss lies
+ * within `slack` of l on the wrong side: pld_discretize.c widens each bucket by the slack,
+ * which keeps the pessimistic side dominating. Every computed set {L > l} is a union of
+ * atoms nondecreasing as l falls, so the tails are monotone. */
+typedef struct {
+    double L, la, lb, l1a, l1b, slack, err;
+} rr_consts;
+
+static void rr_setup(const dpzo__pld_source *s, rr_consts *c)
+{
+    const double p = s->scale, k = (double)s->k, lp = log(p), lk = log(k);
+    c->la = log1p(-p * ((k - 1.0) / k));     /* log a */
+    c->lb = lp - lk;                         /* log b */
+    c->l1a = lp + log1p(-1.0 / k);           /* log(1 - a) = log((k - 1) b) */
+    c->l1b = log1p(-exp(c->lb));             /* log(1 - b) */
+    c->L = c->la - c->lb;
+    c->err = 8.0 * U * (fabs(lp) + lk + 2.0);
+    c->slack = 2.0 * c->err;
+}
+
+static double dlap_logF(double t, double l1e, double n)
+{
+    if (n <= 0.0)
+        return t * n - l1e;
+    return log1p(-exp(-t * (n + 1.0) - l1e));
+}
+
+static void finite_tails(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
+{
+    if (s->base == DPZO__PLD_RR) {
+        rr_consts c;
+        rr_setup(s, &c);
+        t->err = c.err;
+        if (l >= c.L) {
+            t->pg = t->qg = -INFINITY;
+            t->pl = t->ql = 0.0;
+        } else if (l >= 0.0) {
+            t->pg = c.la, t->qg = c.lb, t->pl = c.l1a, t->ql = c.l1b;
+        } else if (l >= -c.L) {
+            t->pg = c.l1b, t->qg = c.l1a, t->pl = c.lb, t->ql = c.la;
+        } else {
+            t->pg = t->qg = 0.0;
+            t->pl = t->ql = -INFINITY;
+        }
+        return;
+    }
+    const double tp = s->scale, sd = (double)s->k, ts = tp * sd;
+    const double l1e = log1p(exp(-tp)); /* log(1 + e^-t) */
+    t->err = 4.0 * U * (ts + 2.0);
+    if (l >= ts) {
+        t->pg = t->qg = -INFINITY;
+        t->pl = t->ql = 0.0;
+        return;
+    }
+    if (l < -ts) {
+        t->pg = t->qg = 0.0;
+        t->pl = t->ql = -INFINITY;
+        return;
+    }
+    double m = ceil(0.5 * (sd - l / tp)) - 1.0;
+    m = m < 0.0 ? 0.0 : m > sd - 1.0 ? sd - 1.0 : m;
+    t->pg = dlap_logF(tp, l1e, m);
+    t->qg = dlap_logF(tp, l1e, m - sd);
+    t->pl = dlap_logF(tp, l1e, -m - 1.0);
+    t->ql = dlap_logF(tp, l1e, sd - m - 1.0);
+}
+
+double dpzo__pld_slack(const dpzo__pld_source *s)
+{
+    if (s->base == DPZO__PLD_CUSTOM)
+        return s->noise->loss_slack;
+    if (s->base == DPZO__PLD_RR) {
+        rr_consts c;
+        rr_setup(s, &c);
+        return c.slack;
+    }
+    if (s->base == DPZO__PLD_DLAP) /* t|v - v*| <= U(|l| + 2ts) for v = fl(s - fl(l/t)) */
+        return 8.0 * U * (s->scale * (double)s->k) + DBL_MIN;
+    return 0.0;
+}
+
 void dpzo__pld_tails_at(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
 {
     dpzo__pld_tails_part(s, l, 3, t);
@@ -217,7 +320,11 @@ void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__p
 {
     /* L is a nondecreasing function of r with slope at most 1 (g' = q e^r / (1 - q + q e^r)
      * <= 1), so a misassignment by at most loss_slack in r is one by at most that in L */
-    t->slack = s->base == DPZO__PLD_CUSTOM ? s->noise->loss_slack : 0.0;
+    t->slack = dpzo__pld_slack(s);
+    if (s->base == DPZO__PLD_RR || s->base == DPZO__PLD_DLAP) {
+        finite_tails(s, l, t);
+        return;
+    }
     const int swap = (part & 1) << 1 | (part & 2) >> 1; /* upper <-> lower */
     if (s->pair == DPZO__PLD_REMOVE) {
         remove_tails(s, s->q, l, part, t);
@@ -244,6 +351,20 @@ void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__p
 
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax)
 {
+    if (s->base == DPZO__PLD_RR || s->base == DPZO__PLD_DLAP) {
+        /* the largest computed loss, widened by the slack: the grid must cover the true one */
+        double top;
+        if (s->base == DPZO__PLD_RR) {
+            rr_consts c;
+            rr_setup(s, &c);
+            top = c.L + c.slack;
+        } else {
+            top = s->scale * (double)s->k * (1.0 + 2.0 * U) + dpzo__pld_slack(s);
+        }
+        *lmin = -top;
+        *lmax = top;
+        return;
+    }
     double q = s->q;
     double g_lo = q == 1.0 ? -INFINITY : log1p(-q), g_hi = INFINITY;
     if (s->base == DPZO__PLD_LAPLACE || s->base == DPZO__PLD_CUSTOM) {

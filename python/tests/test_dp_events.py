@@ -183,10 +183,15 @@ def test_randomized_response_edges_and_relation() -> None:
             E.RandomizedResponseDpEvent(p, 4), 5).get_epsilon(1e-6)
         assert e < prev
         prev = e
-    # PLD/PRV: the RDP bound, with the reason
-    e = DpzoAccountant("pld", neighboring_relation=REPLACE_ONE).compose(
-        E.RandomizedResponseDpEvent(0.3, 10)).epsilon(1e-5)
-    assert e.fallback and "randomized response" in e.reason
+    # PLD/PRV: randomized response's own finite PLD (test_pld_finite.py); one response at
+    # delta 0.1 has the exact epsilon L + log(1 - delta / a), a = 1 - p + p / k
+    b = mp.mpf(0.3) / 10
+    a = 1 - mp.mpf(0.3) + b
+    exact = float(mp.log(a / b) + mp.log(1 - mp.mpf(0.1) / a))
+    for name in ("pld", "prv"):
+        e = DpzoAccountant(name, neighboring_relation=REPLACE_ONE).compose(
+            E.RandomizedResponseDpEvent(0.3, 10)).epsilon(0.1)
+        assert not e.fallback and e.lower <= exact <= float(e) <= exact * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("t,s,delta", [(0.5, 3, 1e-5), (1.0, 1, 1e-6), (0.2, 4, 1e-3),
@@ -200,8 +205,12 @@ def test_discrete_laplace_sound_and_close(t: float, s: int, delta: float) -> Non
     # close to dp_accounting's PLD (RDP has no discrete Laplace there)
     pld = PLDAccountant().compose(E.DiscreteLaplaceDpEvent(t, s)).get_epsilon(delta)
     assert eps <= pld * 1.25 + 1e-3
-    e = DpzoAccountant("prv").compose(E.DiscreteLaplaceDpEvent(t, s)).epsilon(delta)
-    assert e.fallback and float(e) == pytest.approx(eps, rel=1e-12)
+    # PLD/PRV: the mechanism's own finite PLD, both ends proven (test_pld_finite.py)
+    for name in ("pld", "prv"):
+        e = DpzoAccountant(name).compose(E.DiscreteLaplaceDpEvent(t, s)).epsilon(delta)
+        assert dl_exact_delta(t, s, float(e)) <= delta * (1 + 1e-12)
+        assert dl_exact_delta(t, s, e.lower) >= delta * (1 - 1e-12)
+        assert float(e) <= eps * (1 + 1e-9) + 1e-12
 
 
 def test_discrete_laplace_monotone() -> None:
