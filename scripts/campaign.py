@@ -889,6 +889,9 @@ def event_good():
                   "step_counts": [1000, 10]}),
         ("rr", {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 3}),
         ("dlap", {"type": "DiscreteLaplace", "noise_parameter": 0.5, "sensitivity": 1}),
+        ("mog", {"type": "SelfComposed", "count": 20, "event": {
+            "type": "MixtureOfGaussians", "standard_deviation": 1.5,
+            "sensitivities": [0, 0.5, 1], "sampling_probs": [0.9, 0.07, 0.03]}}),
         ("wor", {"type": "SelfComposed", "count": 10, "event": {
             "type": "SampledWithoutReplacement", "source_dataset_size": 1000, "sample_size": 10,
             "event": _ev_gauss()}}),

@@ -3,7 +3,7 @@
  * TruncatedSubsampledGaussianDpEvent in the C algebra (issue 30): RDP fast and certified
  * against mpmath (tests/ref/make_mog_reference.py: quadrature of both Renyi divergences from
  * the densities, the multinomial closed form, the binomial sums), the reduction to the
- * Poisson-sampled Gaussian, the bad inputs, and the PLD/PRV fallback. */
+ * Poisson-sampled Gaussian, the bad inputs, the PLD/PRV sources of both. */
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -159,7 +159,7 @@ static double pld_eps(dpzo_ctx *ctx, const dpzo_event *e, double delta, int prv,
     return r->epsilon;
 }
 
-/* composition adds, and the PLD/PRV answer with the RDP bound and say why */
+/* composition adds; the PLD/PRV compose the mixture's loss distribution */
 static void test_mog_compose_and_fallback(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -178,14 +178,16 @@ static void test_mog_compose_and_fallback(void **state)
     dpzo_dp_result gr;
     assert_ok(ctx, dpzo_event_epsilon(ctx, g, 1e-5, NULL, &gr));
     assert_rel(dr.epsilon, gr.epsilon, 2e-3);
-    dpzo_pld_result r;
-    double pe = pld_eps(ctx, e, 1e-5, 0, &r);
-    assert_true(r.fallback);
-    assert_non_null(strstr(r.reason, "mixture of Gaussians"));
-    assert_rel(pe, dr.epsilon, 1e-12);
-    pe = pld_eps(ctx, e, 1e-5, 1, &r);
-    assert_true(r.fallback);
-    assert_rel(pe, dr.epsilon, 1e-12);
+    /* PLD and PRV: the mixture's own loss distribution (pld_source.c), whose intervals
+     * must meet those of the sampled Gaussian's independent source, below RDP's */
+    for (int prv = 0; prv < 2; prv++) {
+        dpzo_pld_result r, rg;
+        double pe = pld_eps(ctx, e, 1e-5, prv, &r), ge = pld_eps(ctx, g, 1e-5, prv, &rg);
+        assert_false(r.fallback);
+        if (!(r.epsilon_lower <= ge && rg.epsilon_lower <= pe && pe < dr.epsilon))
+            fail_msg("%s: mixture [%.17g, %.17g], sampled Gaussian [%.17g, %.17g], RDP %.17g",
+                     prv ? "prv" : "pld", r.epsilon_lower, pe, rg.epsilon_lower, ge, dr.epsilon);
+    }
     dpzo_event_free(e);
     dpzo_event_free(one);
     dpzo_event_free(g);
@@ -261,14 +263,23 @@ static void test_tsg(void **state)
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "noise_multiplier"));
     assert_null(tsg(ctx, (1ull << 53) + 1, 0.1, 10, 1.0));
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "dataset_size"));
-    /* PLD/PRV: the RDP bound, said so */
+    /* PLD/PRV: the dominating pair (pld_source.c), below RDP and above the sampled
+     * Gaussian it mixes in; its lower end the trivial 0, said so */
     e = dpzo_event_self_composed(ctx, tsg(ctx, 1000, 0.05, 60, 1.0), 20);
+    dpzo_event *sg = sgm_event(ctx, 0.05, 1.0, 20);
     dpzo_dp_result dr;
     assert_ok(ctx, dpzo_event_epsilon(ctx, e, 1e-5, NULL, &dr));
-    dpzo_pld_result r;
-    assert_rel(pld_eps(ctx, e, 1e-5, 0, &r), dr.epsilon, 1e-12);
-    assert_true(r.fallback);
-    assert_non_null(strstr(r.reason, "truncated"));
+    for (int prv = 0; prv < 2; prv++) {
+        dpzo_pld_result r, rg;
+        double pe = pld_eps(ctx, e, 1e-5, prv, &r), ge = pld_eps(ctx, sg, 1e-5, prv, &rg);
+        assert_false(r.fallback);
+        assert_true(r.epsilon_lower == 0.0);
+        assert_non_null(strstr(r.reason, "dominating pair"));
+        if (!(rg.epsilon_lower <= pe && pe < dr.epsilon))
+            fail_msg("%s: truncated %.17g, sampled Gaussian [%.17g, %.17g], RDP %.17g",
+                     prv ? "prv" : "pld", pe, rg.epsilon_lower, ge, dr.epsilon);
+    }
+    dpzo_event_free(sg);
     dpzo_event_free(e);
 }
 

@@ -3,7 +3,7 @@
  *
  * An event is flattened into distinct steps (Gaussian, Laplace, Poisson-sampled
  * Gaussian or Laplace, Gaussian on a batch drawn without replacement, randomized response,
- * discrete Laplace) with counts.
+ * discrete Laplace, mixture of Gaussians) with counts.
  * Each step is discretised once per adjacency direction (symmetric steps once), the
  * steps of a direction are composed by one FFT per distinct step (pld_compose.c), or for
  * many distinct steps in a tree of shorter transforms (pld_tree.c), and the answer is
@@ -64,7 +64,7 @@ void dpzo_pld_options_default(dpzo_pld_options *o)
 typedef struct {
     dpzo__pld_source src; /* pair REMOVE for sampled steps (ADD derived), else its own */
     uint64_t count;
-    int two_sided;        /* Poisson-sampled with q < 1 */
+    int two_sided;        /* Poisson-sampled with q < 1, or a mixture of Gaussians */
 } tterm;
 
 typedef struct {
@@ -75,6 +75,8 @@ typedef struct {
                            has delta(eps) >= q only, so the lower end stays 0) */
     const char *rdp_only; /* a leaf without a PLD source here (zCDP, repeat-and-select, ...):
                              why; the RDP accountant answers */
+    int lower_trivial;    /* a step accounted through a dominating pair that the mechanism
+                             need not attain (a cut sample): no lower end is proven */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -168,20 +170,48 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
             cmax = e->mix[i] > cmax ? e->mix[i] : cmax;
         if (cmax == 0.0)
             return DPZO_OK; /* nothing released */
-        if (e->param == 0.0)
-            l->infinite = l->infinite_lower = 1;
-        else
-            l->rdp_only = "a mixture of Gaussians has no PLD source yet";
-        return DPZO_OK;
+        if (e->param == 0.0 || !(cmax / e->param < INFINITY)) {
+            l->infinite = 1; /* no noise, or a sensitivity beyond the double range of sigmas */
+            l->infinite_lower |= e->param == 0.0;
+            return DPZO_OK;
+        }
+        if (cmax / e->param > 1e6) { /* losses of 5e11: no grid can hold them */
+            l->rdp_only = "a mixture of Gaussians with a sensitivity above 1e6 standard "
+                          "deviations has an RDP bound only";
+            return DPZO_OK;
+        }
+        /* both directions: the mixture against N(0, sigma^2) and back (pld_source.c) */
+        t.src.base = DPZO__PLD_MOG;
+        t.src.scale = e->param;
+        t.src.mog = dpzo__pld_mog_new(e->param, e->mix, e->mix + e->n_mix, e->n_mix);
+        if (t.src.mog == NULL)
+            return dpzo__fail(ctx, DPZO_ENOMEM, "out of memory flattening an event");
+        t.two_sided = 1;
+        if ((st = push(ctx, l, t)))
+            dpzo__pld_mog_free((dpzo__pld_mog *)t.src.mog);
+        return st;
     }
-    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN:
+    case DPZO_EVENT_TRUNCATED_SUBSAMPLED_GAUSSIAN: {
         if (e->param2 == 0.0 || e->batch == 0 || e->n == 0)
             return DPZO_OK; /* nothing released */
-        if (e->param == 0.0)
+        if (e->param == 0.0) {
             l->infinite = 1, l->infinite_lower |= e->param2 >= 1.0;
-        else
-            l->rdp_only = "the truncated sampled Gaussian has no PLD source yet";
-        return DPZO_OK;
+            return DPZO_OK;
+        }
+        /* a dominating pair (pld_source.c): the sampled Gaussian (q, sigma) mixed with
+         * (q, sigma / 2) at the weight P(the sample is cut), rounded up; never cut: exactly
+         * the sampled Gaussian */
+        double w2 = dpzo__tsg_cut_prob_up(ctx, e);
+        t.src.scale = e->param;
+        t.src.q = e->param2;
+        t.two_sided = e->param2 < 1.0;
+        if (w2 > 0.0) {
+            t.src.base = DPZO__PLD_TSG;
+            t.src.w2 = w2 < 1.0 ? w2 : 1.0;
+            l->lower_trivial = 1;
+        }
+        break;
+    }
     case DPZO_EVENT_TREE_AGGREGATION: /* the Gaussian of noise sigma / sqrt(depth) */
         if (e->n == 0)
             return DPZO_OK; /* trees of 0 steps release nothing */
@@ -257,6 +287,15 @@ static int cmp_src(const void *a, const void *b)
         return x->src.q < y->src.q ? -1 : 1;
     if (x->src.k != y->src.k)
         return x->src.k < y->src.k ? -1 : 1;
+    if ((x->src.mog != NULL) != (y->src.mog != NULL))
+        return x->src.mog != NULL ? 1 : -1;
+    if (x->src.mog != NULL) {
+        int c = dpzo__pld_mog_cmp(x->src.mog, y->src.mog);
+        if (c != 0)
+            return c;
+    }
+    if (x->src.w2 != y->src.w2)
+        return x->src.w2 < y->src.w2 ? -1 : 1;
     return (x->src.scale > y->src.scale) - (x->src.scale < y->src.scale);
 }
 
@@ -268,6 +307,8 @@ static dpzo_status merge(dpzo_ctx *ctx, tlist *l)
     size_t w = 0;
     for (size_t i = 1; i < l->n; i++) {
         if (cmp_src(&l->t[w], &l->t[i]) == 0) {
+            dpzo__pld_mog_free((dpzo__pld_mog *)l->t[i].src.mog); /* the same mixture */
+            l->t[i].src.mog = NULL;
             l->t[w].count += l->t[i].count;
             if (l->t[w].count > (UINT64_C(1) << 62))
                 return dpzo__fail(ctx, DPZO_EINVAL, "composition count above 2^62");
@@ -406,6 +447,8 @@ static void query_free(query *q)
         dpzo__pld_ws_free(&q->ws[dir]);
         dpzo__pld_split_ws_free(&q->sws[dir]);
     }
+    for (size_t i = 0; i < q->terms.n; i++)
+        dpzo__pld_mog_free((dpzo__pld_mog *)q->terms.t[i].src.mog);
     free(q->terms.t);
 }
 
@@ -1747,6 +1790,18 @@ rediscretise:
     }
     if (grid_note[0] != '\0' && !out->fallback && out->reason[0] == '\0')
         snprintf(out->reason, sizeof out->reason, "%s", grid_note);
+    if (q.terms.lower_trivial) {
+        /* the upper end is proven through a pair that dominates the truncated steps; that
+         * pair's lower end says nothing of the mechanism's own epsilon */
+        if (want_delta)
+            out->delta_lower = 0.0;
+        else
+            out->epsilon_lower = 0.0;
+        if (out->reason[0] == '\0')
+            snprintf(out->reason, sizeof out->reason,
+                     "the truncated sampled Gaussian is accounted through a dominating pair: "
+                     "its upper end is proven, its lower end only the trivial 0");
+    }
     if (want_delta && out->delta_upper > sb) {
         /* the sampling bound is the tighter proven upper end (a tiny noise, few steps) */
         out->delta_upper = out->delta = sb;

@@ -254,7 +254,7 @@ static double grid_offset(const dpzo__pld_source *s, double d)
 static void tails_run(const dpzo__pld_source *s, const double *xs, long bot, double d, double off,
                       size_t m, dpzo__pld_tails *t)
 {
-    const int partial = s->base != DPZO__PLD_CUSTOM;
+    const int partial = s->base == DPZO__PLD_GAUSSIAN || s->base == DPZO__PLD_LAPLACE;
     for (size_t k = 0; k < m; k++) {
         double x = xs != NULL ? xs[k] : grid_loss(bot + (long)k, d, off);
         if (!partial || k == 0 || k + 1 == m) {
@@ -595,17 +595,25 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
      * [l_k - sl, l_k+1 + sl]. Its connect-the-dots split is taken at those two ends; the
      * lower part is raised to l_k (raising a loss only increases every hockey-stick
      * divergence), the upper part split again between l_k+1 and l_k+2 (or +infinity). */
-    const double sl = t[0].slack;
-    const double w = d + 2.0 * sl, inv_w = sl > 0.0 ? 1.0 / -expm1(-w) : inv_norm;
-    const double up2 = sl > 0.0 ? -expm1(-sl) * inv_norm : 0.0;
+    const double sl0 = t[0].slack;
     double inf_extra = 0.0;
-    if (sl > 0.0 && n > 1)
+    if (sl0 > 0.0 && n > 1)
         p[1] += exp(t[0].pl); /* losses up to l_0 + sl: raised to l_1 */
-    else if (sl > 0.0)
+    else if (sl0 > 0.0)
         inf_extra += exp(t[0].pl);
     else
         p[0] = exp(t[0].pl);
+    /* the slack may differ from point to point (a mixture of Gaussians' roots): a bucket
+     * takes the larger of its two ends' */
+    double sl = -1.0, w = d, inv_w = inv_norm, up2 = 0.0;
     for (size_t k = 0; k + 1 < n; k++) {
+        const double slk = t[k].slack > t[k + 1].slack ? t[k].slack : t[k + 1].slack;
+        if (slk != sl) {
+            sl = slk;
+            w = d + 2.0 * sl;
+            inv_w = sl > 0.0 ? 1.0 / -expm1(-w) : inv_norm;
+            up2 = sl > 0.0 ? -expm1(-sl) * inv_norm : 0.0;
+        }
         double ep, eq, ex = t[k].err + t[k + 1].err;
         double pb = between(t[k].pg, t[k].pl, t[k + 1].pg, t[k + 1].pl, ex, &ep);
         double qb = between(t[k].qg, t[k].ql, t[k + 1].qg, t[k + 1].ql, ex, &eq);

@@ -27,7 +27,9 @@ typedef enum {
     DPZO__PLD_LAPLACE,
     DPZO__PLD_CUSTOM,
     DPZO__PLD_RR,
-    DPZO__PLD_DLAP
+    DPZO__PLD_DLAP,
+    DPZO__PLD_MOG,
+    DPZO__PLD_TSG
 } dpzo__pld_base;
 typedef enum { DPZO__PLD_REMOVE, DPZO__PLD_ADD, DPZO__PLD_WOR } dpzo__pld_pair;
 
@@ -38,7 +40,26 @@ typedef struct {
     double q;     /* sampling rate in (0, 1] */
     const dpzo_pld_noise *noise; /* CUSTOM: the noise's loss tails (scale unused) */
     uint64_t k;   /* RR: the number of buckets (>= 2); DLAP: the sensitivity (>= 1) */
+    const struct dpzo__pld_mog *mog; /* MOG: the mixture (pld_source.c; pair REMOVE or ADD) */
+    double w2;    /* TSG: the weight of the sensitivity-2 component (pld_source.c) */
 } dpzo__pld_source;
+
+/* A mixture of Gaussians (issue 30): N(0, 1) against sum_i w_i N(d_i, 1) in units of sigma
+ * (d_i = c_i / sigma >= 0, w_i = p_i / sum p > 0), REMOVE: P the mixture, ADD: P = N(0, 1). */
+typedef struct dpzo__pld_mog {
+    size_t n;
+    double *d, *lw, *hd;  /* d_i, log w_i, d_i^2 / 2 (n entries each) */
+    double dmin, dmax;
+    double lw0;           /* log of the weight of the components with d_i = 0 (-inf if none) */
+    double err;           /* bound on the error of each log w_i and d_i-derived term */
+    const double *c, *p;  /* the event's arrays (for comparing mixtures) */
+    double sigma;
+} dpzo__pld_mog;
+/* From a mixture-of-Gaussians event's sigma > 0 and arrays; NULL when out of memory. */
+dpzo__pld_mog *dpzo__pld_mog_new(double sigma, const double *c, const double *p, size_t n);
+void dpzo__pld_mog_free(dpzo__pld_mog *m);
+/* Orders mixtures (for merging equal steps): 0 when they are the same mixture. */
+int dpzo__pld_mog_cmp(const dpzo__pld_mog *a, const dpzo__pld_mog *b);
 
 /* log P(L > l), log Q(L > l), log P(L <= l), log Q(L <= l); err: a bound on the absolute
  * error of each of these logs beyond the built-in rounding model (0 for built-in noises);

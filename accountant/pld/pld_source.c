@@ -32,6 +32,7 @@
  * Q exchanged: P(L <= l) = Q_A(L_A >= -l), Q(L <= l) = P_A(L_A >= -l). */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include "pld_internal.h"
 
 #define U (0.5 * DBL_EPSILON)
@@ -297,6 +298,248 @@ static void finite_tails(const dpzo__pld_source *s, double l, dpzo__pld_tails *t
     t->ql = dlap_logF(tp, l1e, sd - m - 1.0);
 }
 
+/* The mixture of Gaussians (issue 30; docs/accountant.md 3.8): in units of sigma, N(0, 1)
+ * against M = sum_i w_i N(d_i, 1) (d_i >= 0, w_i > 0). The remove pair (P = M, Q = N(0, 1))
+ * has the loss L(y) = log sum_i w_i exp(d_i y - d_i^2/2), a log-sum-exp of affine functions:
+ * convex, nondecreasing, L' a weighted mean of the d_i, in [d_min, d_max]; strictly
+ * increasing (some d_i > 0), from log w_0 (the weight at d_i = 0; -inf without one) to +inf.
+ * So {L > l} = {Y > y*}, L(y*) = l, and P(L > l) = sum_i w_i Phibar(y* - d_i),
+ * Q(L > l) = Phibar(y*). The add pair (P = N(0, 1), Q = M) has the loss -L:
+ * {-L > l} = {Y < y*(-l)}. The root is found by Newton's method from the right (for a convex
+ * increasing function every step from the left lands right of the root and the steps from
+ * the right fall to it). The cells between computed roots partition the line; an outcome
+ * beyond a computed root y_c has a true loss at least L(y_c) >= l - |L_c(y_c) - l| - e_L (e_L
+ * bounds the evaluation error of L): that is each point's slack (pld_discretize.c widens
+ * the buckets by it). Adjacent thresholds the discretisation asks for lie at least d / 2^17
+ * apart in loss, far more than twice the slack (about 1e-15 |l|), so the computed roots are
+ * ordered as the thresholds are. */
+dpzo__pld_mog *dpzo__pld_mog_new(double sigma, const double *c, const double *p, size_t n)
+{
+    dpzo__pld_mog *m = calloc(1, sizeof *m);
+    double *buf = malloc(3 * (n ? n : 1) * sizeof *buf);
+    if (m == NULL || buf == NULL) {
+        free(m);
+        free(buf);
+        return NULL;
+    }
+    m->d = buf;
+    m->lw = buf + n;
+    m->hd = buf + 2 * n;
+    m->c = c;
+    m->p = p;
+    m->sigma = sigma;
+    double sum = 0.0, w0 = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += p[i];
+    const double lsum = log(sum);
+    m->dmin = INFINITY;
+    m->dmax = 0.0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(p[i] > 0.0))
+            continue;
+        if (c[i] == 0.0) {
+            w0 += p[i];
+            continue;
+        }
+        m->d[k] = c[i] / sigma;
+        m->lw[k] = log(p[i]) - lsum;
+        m->hd[k] = 0.5 * m->d[k] * m->d[k];
+        m->dmin = m->d[k] < m->dmin ? m->d[k] : m->dmin;
+        m->dmax = m->d[k] > m->dmax ? m->d[k] : m->dmax;
+        k++;
+    }
+    /* the components at d = 0 as one: a constant term of L */
+    m->lw0 = w0 > 0.0 ? log(w0) - lsum : -INFINITY;
+    if (w0 > 0.0) {
+        m->d[k] = 0.0;
+        m->lw[k] = m->lw0;
+        m->hd[k] = 0.0;
+        m->dmin = 0.0;
+        k++;
+    }
+    m->n = k;
+    /* the sum of p (n <= 1024 terms) and the logs: a few n u in each log w_i */
+    m->err = 4.0 * U * (fabs(lsum) + 2.0) + 2.0 * (double)n * U;
+    return m;
+}
+
+void dpzo__pld_mog_free(dpzo__pld_mog *m)
+{
+    if (m == NULL)
+        return;
+    free(m->d);
+    free(m);
+}
+
+int dpzo__pld_mog_cmp(const dpzo__pld_mog *a, const dpzo__pld_mog *b)
+{
+    if (a->n != b->n)
+        return a->n < b->n ? -1 : 1;
+    if (a->sigma != b->sigma)
+        return a->sigma < b->sigma ? -1 : 1;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->d[i] != b->d[i])
+            return a->d[i] < b->d[i] ? -1 : 1;
+        if (a->lw[i] != b->lw[i])
+            return a->lw[i] < b->lw[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+/* L(y), L'(y) and a bound on the error of the computed L */
+static double mog_loss(const dpzo__pld_mog *m, double y, double *slope, double *err)
+{
+    double mx = -INFINITY, mag = 0.0;
+    for (size_t i = 0; i < m->n; i++) {
+        double a = m->lw[i] + (m->d[i] * y - m->hd[i]);
+        mx = a > mx ? a : mx;
+        double g = fabs(m->lw[i]) + fabs(m->d[i] * y) + m->hd[i];
+        mag = g > mag ? g : mag;
+    }
+    double s = 0.0, sd = 0.0;
+    for (size_t i = 0; i < m->n; i++) {
+        double e = exp(m->lw[i] + (m->d[i] * y - m->hd[i]) - mx);
+        s += e;
+        sd += e * m->d[i];
+    }
+    *slope = sd / s;
+    double L = mx + log(s);
+    *err = 4.0 * U * (mag + fabs(L) + log((double)m->n) + 3.0) + m->err;
+    return L;
+}
+
+/* y with L(y) = l (l above the infimum of L), and that point's slack */
+static _Thread_local const dpzo__pld_mog *mog_last_key;
+static _Thread_local double mog_last_y;
+
+static double mog_root(const dpzo__pld_mog *m, double l, double *slack)
+{
+    double y = mog_last_key == m && isfinite(mog_last_y) ? mog_last_y : 0.0, g, e;
+    double f = mog_loss(m, y, &g, &e) - l;
+    /* from the left: steps until right of the root (each Newton step from the left lands
+     * right of it; where the slope underflows, move by at least the distance at slope
+     * d_max) */
+    for (int it = 0; f < 0.0 && it < 200; it++) {
+        double step = g > 0.0 ? -f / g : INFINITY;
+        double least = -f / m->dmax;
+        if (!(step < 1e300) || step < least)
+            step = least > 1.0 ? least : 1.0 + fabs(y);
+        y += step;
+        f = mog_loss(m, y, &g, &e) - l;
+    }
+    /* from the right: Newton's steps fall monotonically to the root */
+    for (int it = 0; f > e && it < 200; it++) {
+        double step = f / g;
+        if (!(step > 4.0 * U * fabs(y)) || !isfinite(step))
+            break;
+        double y2 = y - step, g2, e2;
+        double f2 = mog_loss(m, y2, &g2, &e2) - l;
+        if (isnan(f2) || (!(fabs(f2) < fabs(f)) && f2 < 0.0))
+            break;
+        y = y2, f = f2, g = g2, e = e2;
+    }
+    mog_last_key = m;
+    mog_last_y = y;
+    *slack = fabs(f) + e;
+    return y;
+}
+
+/* log sum_i w_i Phibar(y - d_i) (*hi) and log sum_i w_i Phi(y - d_i) (*lo), one erfc a
+ * component, and a bound on the error of each log (into *err, the larger kept) */
+static double lse_err(const double *a, size_t n, double extra, double *r)
+{
+    double mx = -INFINITY, mag = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        mx = a[i] > mx ? a[i] : mx;
+        mag = isfinite(a[i]) && fabs(a[i]) > mag ? fabs(a[i]) : mag;
+    }
+    if (mx == -INFINITY) {
+        *r = mx;
+        return 0.0;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += exp(a[i] - mx);
+    *r = mx + log(sum);
+    return 4.0 * U * (mag + fabs(*r) + log((double)n) + 3.0) + extra;
+}
+
+static void mog_tail(const dpzo__pld_mog *m, double y, double *hi, double *lo, double *err)
+{
+    double ah[DPZO_MOG_MAX_COMPONENTS], al[DPZO_MOG_MAX_COMPONENTS];
+    for (size_t i = 0; i < m->n; i++) {
+        double lg, ll;
+        gauss_tails(y - m->d[i], 3, &lg, &ll);
+        ah[i] = m->lw[i] + lg;
+        al[i] = m->lw[i] + ll;
+    }
+    /* the argument y - d_i carries the root's rounding, which the slack covers (it moves a
+     * cell boundary, not a mass); the log-sum-exp its own */
+    double e1 = lse_err(ah, m->n, m->err, hi), e2 = lse_err(al, m->n, m->err, lo);
+    e1 = e1 > e2 ? e1 : e2;
+    *err = e1 > *err ? e1 : *err;
+}
+
+static void mog_tails(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
+{
+    const dpzo__pld_mog *m = s->mog;
+    const int add = s->pair == DPZO__PLD_ADD;
+    const double target = add ? -l : l; /* the remove loss at the boundary */
+    t->err = 0.0;
+    t->slack = 0.0;
+    /* at or below the infimum of L every outcome has L > target (remove) */
+    if (!(target > m->lw0) || target == INFINITY || isnan(target)) {
+        int all = !(target > m->lw0); /* remove: {L > l} is everything */
+        double hi = all ? 0.0 : -INFINITY, lo = all ? -INFINITY : 0.0;
+        if (add) { /* {-L > l} = {L < target}: nothing when target <= inf L */
+            double x = hi;
+            hi = lo, lo = x;
+        }
+        t->pg = t->qg = hi;
+        t->pl = t->ql = lo;
+        return;
+    }
+    double slack;
+    double y = mog_root(m, target, &slack);
+    t->slack = slack;
+    double qhi, qlo;
+    gauss_tails(y, 3, &qhi, &qlo);
+    double mhi, mlo;
+    mog_tail(m, y, &mhi, &mlo, &t->err);
+    if (!add) { /* {L > l} = {Y > y} */
+        t->pg = mhi, t->qg = qhi, t->pl = mlo, t->ql = qlo;
+    } else {    /* {-L > l} = {Y < y}: P = N(0, 1), Q = M */
+        t->pg = qlo, t->qg = mlo, t->pl = qhi, t->ql = mhi;
+    }
+}
+
+/* The truncated sampled Gaussian (issue 30; docs/accountant.md 3.8). Reveal, beside the
+ * output, whether the others' sample (m of them, the same law under both neighbours) reached
+ * the cap B: given m < B the pair is the Poisson-sampled Gaussian (q, sigma); given m >= B it
+ * is a mixture, over a coupling of the cut, of Poisson-sampled Gaussian pairs of rate
+ * q_m < q and shift at most 2, each a post-processing of the pair (q, sigma / 2) (Gaussian
+ * experiments are ordered by the shift, sampled ones by the rate). So the step is dominated by
+ * the pair that reveals a coin I with P(I = 2) = t = P(m >= B): the pair (q, sigma) if I = 1,
+ * (q, sigma / 2) if I = 2; and, the second pair dominating the first, by the same with any
+ * weight w2 >= t. Its tails at every threshold are the weighted sums of the two pairs'. */
+static void tsg_tails(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t)
+{
+    dpzo__pld_source a = *s, b = *s;
+    a.base = b.base = DPZO__PLD_GAUSSIAN;
+    b.scale = 0.5 * s->scale; /* exact */
+    dpzo__pld_tails ta, tb;
+    dpzo__pld_tails_part(&a, l, part, &ta);
+    dpzo__pld_tails_part(&b, l, part, &tb);
+    const double l1 = log1p(-s->w2), l2 = log(s->w2);
+    t->pg = part & 1 ? dpzo__log_add(l1 + ta.pg, l2 + tb.pg) : NAN;
+    t->qg = part & 1 ? dpzo__log_add(l1 + ta.qg, l2 + tb.qg) : NAN;
+    t->pl = part & 2 ? dpzo__log_add(l1 + ta.pl, l2 + tb.pl) : NAN;
+    t->ql = part & 2 ? dpzo__log_add(l1 + ta.ql, l2 + tb.ql) : NAN;
+    t->err = (ta.err > tb.err ? ta.err : tb.err) + 4.0 * U * (fabs(l1) + fabs(l2) + 2.0);
+    t->slack = 0.0;
+}
+
 double dpzo__pld_slack(const dpzo__pld_source *s)
 {
     if (s->base == DPZO__PLD_CUSTOM)
@@ -308,6 +551,8 @@ double dpzo__pld_slack(const dpzo__pld_source *s)
     }
     if (s->base == DPZO__PLD_DLAP) /* t|v - v*| <= U(|l| + 2ts) for v = fl(s - fl(l/t)) */
         return 8.0 * U * (s->scale * (double)s->k) + DBL_MIN;
+    if (s->base == DPZO__PLD_MOG) /* per point (mog_tails); positive: the buckets widen */
+        return DBL_MIN;
     return 0.0;
 }
 
@@ -323,6 +568,14 @@ void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__p
     t->slack = dpzo__pld_slack(s);
     if (s->base == DPZO__PLD_RR || s->base == DPZO__PLD_DLAP) {
         finite_tails(s, l, t);
+        return;
+    }
+    if (s->base == DPZO__PLD_MOG) {
+        mog_tails(s, l, t);
+        return;
+    }
+    if (s->base == DPZO__PLD_TSG) {
+        tsg_tails(s, l, part, t);
         return;
     }
     const int swap = (part & 1) << 1 | (part & 2) >> 1; /* upper <-> lower */
@@ -351,6 +604,21 @@ void dpzo__pld_tails_part(const dpzo__pld_source *s, double l, int part, dpzo__p
 
 void dpzo__pld_support(const dpzo__pld_source *s, double *lmin, double *lmax)
 {
+    if (s->base == DPZO__PLD_TSG) { /* both components share the edges of rate q */
+        dpzo__pld_source a = *s;
+        a.base = DPZO__PLD_GAUSSIAN;
+        dpzo__pld_support(&a, lmin, lmax);
+        return;
+    }
+    if (s->base == DPZO__PLD_MOG) {
+        /* remove: (log w_0, inf), rounded outward; add: its mirror */
+        double lo = s->mog->lw0;
+        if (isfinite(lo))
+            lo -= 4.0 * U * (fabs(lo) + 1.0) + s->mog->err;
+        *lmin = s->pair == DPZO__PLD_ADD ? -INFINITY : lo;
+        *lmax = s->pair == DPZO__PLD_ADD ? -lo : INFINITY;
+        return;
+    }
     if (s->base == DPZO__PLD_RR || s->base == DPZO__PLD_DLAP) {
         /* the largest computed loss, widened by the slack: the grid must cover the true one */
         double top;

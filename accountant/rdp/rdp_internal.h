@@ -24,6 +24,9 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
  * contract as dpzo__rdp_leaf; alpha already checked). */
 dpzo_status dpzo__rdp_mog_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
                                dpzo_bound *out);
+/* rdp_mog.c: an upper bound, rounded up, on the probability that a truncated sampled
+ * Gaussian leaf's sample is cut: P(Bin(dataset_size, q) >= B) (0: never cut). */
+double dpzo__tsg_cut_prob_up(dpzo_ctx *ctx, const dpzo_event *e);
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);

@@ -570,6 +570,14 @@ static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
     return res < ch ? res : ch;
 }
 
+double dpzo__tsg_cut_prob_up(dpzo_ctx *ctx, const dpzo_event *e)
+{
+    if (e->param2 == 0.0 || e->batch == 0 || e->n == 0)
+        return 0.0;
+    mpfr_prec_t prec = (mpfr_prec_t)dpzo_ctx_precision(ctx) + 64;
+    return binom_tail_up(prec, (double)e->n, (double)e->batch, e->param2);
+}
+
 static dpzo_status tsg_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
                            dpzo_bound *out)
 {

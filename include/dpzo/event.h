@@ -107,8 +107,8 @@ dpzo_event *dpzo_event_wr_sampled(dpzo_ctx *ctx, uint64_t n, uint64_t sample_siz
  * >= 0, every p_i in [0, 1], and sum p_i within 1e-9 of 1 (the mixture uses p_i / sum p);
  * components of p_i = 0 are dropped. sigma = 0 is epsilon +inf (unless every c_i of
  * p_i > 0 is 0: nothing released). RDP: both Renyi divergences by a certified quadrature
- * (docs/accountant.md 3.8); the PLD/PRV accountants answer with the RDP bound. Not allowed
- * under a sampler. The arrays are the caller's (copied from). */
+ * (docs/accountant.md 3.8); the PLD/PRV accountants compose its privacy loss distribution
+ * (both directions). Not allowed under a sampler. The arrays are the caller's (copied from). */
 #define DPZO_MOG_MAX_COMPONENTS 1024
 dpzo_event *dpzo_event_mixture_of_gaussians(dpzo_ctx *ctx, double standard_deviation,
                                             const double *sensitivities,
