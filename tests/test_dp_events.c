@@ -40,6 +40,22 @@ static double pld_eps(dpzo_ctx *ctx, const dpzo_event *e, double delta, int prv,
     return r->epsilon;
 }
 
+/* The PLD and PRV ends of a finite-PLD event (issue 30) around its exact epsilon: upper at
+ * or above it, within the PLD's 1e-3 (the PRV's eps_error), and never above RDP's. */
+static void check_tight(dpzo_ctx *ctx, const dpzo_event *e, double delta, double exact,
+                        double rdp, const char *what)
+{
+    for (int prv = 0; prv < 2; prv++) {
+        dpzo_pld_result r;
+        double hi = pld_eps(ctx, e, delta, prv, &r);
+        double tol = prv ? r.eps_error : fmax(1e-3 * exact, 1e-6);
+        if (!(hi >= exact && r.epsilon_lower <= exact && hi <= rdp * (1.0 + 1e-12)
+              && hi <= exact + tol))
+            fail_msg("%s (%s) at delta %g: [%.17g, %.17g], exact %.17g, RDP %.17g", what,
+                     prv ? "prv" : "pld", delta, r.epsilon_lower, hi, exact, rdp);
+    }
+}
+
 static double rdp_eps(dpzo_ctx *ctx, const dpzo_event *e, double delta)
 {
     dpzo_dp_result r;
@@ -157,18 +173,8 @@ static void test_randomized_response(void **state)
         if (!(eps >= RR_EPS[i].eps && eps <= pure + slack))
             fail_msg("RR %g %llu: dpzo %.17g, exact %.17g, pure %.17g", RR_EPS[i].p,
                      RR_EPS[i].k, eps, RR_EPS[i].eps, pure);
-        /* PLD and PRV: randomized response's own finite PLD (issue 30), both ends around
-         * the exact value, the upper end within the PLD's 1e-3 (PRV: its eps_error) */
-        for (int prv = 0; prv < 2; prv++) {
-            dpzo_pld_result r;
-            double hi = pld_eps(ctx, e, RR_EPS[i].delta, prv, &r);
-            if (!(hi >= RR_EPS[i].eps && r.epsilon_lower <= RR_EPS[i].eps
-                  && hi <= eps * (1.0 + 1e-12)
-                  && hi <= RR_EPS[i].eps + (prv ? r.eps_error : fmax(1e-3 * RR_EPS[i].eps, 1e-6))))
-                fail_msg("RR %g %llu (%s): [%.17g, %.17g], exact %.17g, RDP %.17g", RR_EPS[i].p,
-                         RR_EPS[i].k, prv ? "prv" : "pld", r.epsilon_lower, hi, RR_EPS[i].eps,
-                         eps);
-        }
+        /* PLD and PRV: randomized response's own finite PLD (issue 30) */
+        check_tight(ctx, e, RR_EPS[i].delta, RR_EPS[i].eps, eps, "RR");
         dpzo_event_free(e);
     }
     /* edges: no noise is infinite (everywhere), p = 1 or k = 1 spends nothing */
@@ -220,16 +226,7 @@ static void test_discrete_laplace(void **state)
         if (!(eps >= DL_EPS[i].eps && eps <= pure + slack))
             fail_msg("DL %g %llu: dpzo %.17g, exact %.17g, pure %.17g", DL_EPS[i].t,
                      DL_EPS[i].s, eps, DL_EPS[i].eps, pure);
-        for (int prv = 0; prv < 2; prv++) {
-            dpzo_pld_result r;
-            double hi = pld_eps(ctx, e, DL_EPS[i].delta, prv, &r);
-            if (!(hi >= DL_EPS[i].eps && r.epsilon_lower <= DL_EPS[i].eps
-                  && hi <= eps * (1.0 + 1e-12)
-                  && hi <= DL_EPS[i].eps + (prv ? r.eps_error : fmax(1e-3 * DL_EPS[i].eps, 1e-6))))
-                fail_msg("DL %g %llu (%s): [%.17g, %.17g], exact %.17g, RDP %.17g", DL_EPS[i].t,
-                         DL_EPS[i].s, prv ? "prv" : "pld", r.epsilon_lower, hi, DL_EPS[i].eps,
-                         eps);
-        }
+        check_tight(ctx, e, DL_EPS[i].delta, DL_EPS[i].eps, eps, "DL");
         dpzo_event_free(e);
     }
     double f;

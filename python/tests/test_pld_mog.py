@@ -36,15 +36,8 @@ class Mixture:
             lo *= 2
         while self.loss(hi) < l:
             hi *= 2
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            if self.loss(mid) > l:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo < mp.mpf(10) ** (-mp.mp.dps + 5) * (1 + abs(hi)):
-                break
-        return (lo + hi) / 2
+        # L is increasing: a bracketing solver (Illinois) from the bracket
+        return mp.findroot(lambda y: self.loss(y) - l, (lo, hi), solver="illinois")
 
     def mix_cdf(self, y, upper):
         if upper:
@@ -83,7 +76,7 @@ class Mixture:
             lo, hi = mp.mpf(0), mp.mpf(1)
             while self.delta1(hi, add) > delta:
                 hi *= 2
-            for _ in range(100):
+            for _ in range(64):
                 mid = (lo + hi) / 2
                 if self.delta1(mid, add) > delta:
                     lo = mid
@@ -105,7 +98,7 @@ def random_mixtures(seed, n):
         tot = sum(p)
         p = [x / tot for x in p]
         p[-1] = 1.0 - sum(p[:-1])
-        sigma = 10 ** rng.uniform(-0.5, 0.7)
+        sigma = 10 ** rng.uniform(-0.2, 0.7)
         out.append((sigma, c, p, 10 ** rng.uniform(-8, -1.5)))
     return out
 

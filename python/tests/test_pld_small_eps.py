@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Issue 30: the PLD accountant is tight at small epsilon and never looser at a finer grid.
+"""Issue 30: the PLD and PRV accountants are tight at small epsilon, and the PLD is never
+looser at a finer grid.
 
 Truths are independent closed forms evaluated with mpmath at 40 digits: one Poisson-
 sampled Gaussian step (both adjacency directions, the threshold on the output where the
@@ -82,11 +83,16 @@ def _truth(s, q, t, d):
 CASES = [_case(random.Random(seed)) for seed in range(40)]
 
 
+@pytest.mark.parametrize("name", ["pld", "prv"])
 @pytest.mark.parametrize("case", CASES, ids=[f"seed{i}" for i in range(len(CASES))])
-def test_small_epsilon_tight(case):
+def test_small_epsilon_tight(case, name):
+    """The PLD at its default grid, and the PRV at its default eps_error (0.01; where its
+    interval is wider than the accuracy it asks the PLD too, docs/accountant.md 6.5: before
+    that 24 of 60 such queries were beyond it, the worst 2500 times)."""
     s, q, t, d, _ = case
     truth = _truth(s, q, t, d)  # of the rounded delta
-    r = dpzo.PldAccountant().compose(_event(s, q, t)).epsilon(d)
+    acc = dpzo.PldAccountant() if name == "pld" else dpzo.PrvAccountant()
+    r = acc.compose(_event(s, q, t)).epsilon(d)
     tol = max(1e-3 * truth, 1e-6)
     assert r.lower <= truth * (1 + 1e-12) + 1e-300, (r, truth)
     assert r.epsilon >= truth * (1 - 1e-12), (r, truth)
