@@ -889,6 +889,11 @@ def event_good():
                   "step_counts": [1000, 10]}),
         ("rr", {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 3}),
         ("dlap", {"type": "DiscreteLaplace", "noise_parameter": 0.5, "sensitivity": 1}),
+        # a component of sensitivity 1e-300: the loss is almost flat, its root beyond any
+        # double (the PRV refused until the root search stepped past y's rounding)
+        ("mog-flat", {"type": "SelfComposed", "count": 3, "event": {
+            "type": "MixtureOfGaussians", "standard_deviation": 1,
+            "sensitivities": [5, 1e-300], "sampling_probs": [0.5, 0.5]}}),
         ("mog", {"type": "SelfComposed", "count": 20, "event": {
             "type": "MixtureOfGaussians", "standard_deviation": 1.5,
             "sensitivities": [0, 0.5, 1], "sampling_probs": [0.9, 0.07, 0.03]}}),

@@ -867,7 +867,7 @@ static void test_pld_one_step_domination(void **state)
     for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++)
         for (int dir = 0; dir < 2; dir++) {
             dpzo__pld_source s = {DPZO__PLD_CUSTOM, dir ? DPZO__PLD_ADD : DPZO__PLD_REMOVE, 1.0,
-                                  R0->q, &noise, 0, NULL, 0.0};
+                                  R0->q, &noise, 0, NULL, 0.0, 0.0, 0.0};
             dpzo__pld_pmf p;
             assert_ok(ctx, dpzo__pld_discretize(ctx, &s, grids[g], tau, 1, (size_t)1 << 24, &p));
             for (size_t i = 0; i < LMO_PLD_HS_REF_N; i++) {

@@ -103,7 +103,7 @@ static void test_fast_vs_scalar(void **state)
     for (int c = 0; done < 36; c++) {
         dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, c % 2 ? DPZO__PLD_ADD : DPZO__PLD_REMOVE,
                               pow(10.0, -0.5 + 2.0 * test_urand(&seed)),
-                              pow(10.0, -5.0 + 4.95 * test_urand(&seed)), NULL, 0, NULL, 0.0};
+                              pow(10.0, -5.0 + 4.95 * test_urand(&seed)), NULL, 0, NULL, 0.0, 0.0, 0.0};
         double d = pow(10.0, -2.0 - 2.0 * test_urand(&seed));
         /* a few hundred thousand points at most: the scalar path's time */
         size_t n = dpzo__pld_points(&s, d, 1e-12);
@@ -117,7 +117,7 @@ static void test_fast_vs_scalar(void **state)
 static void test_fallback(void **state)
 {
     dpzo_ctx *ctx = *state;
-    dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, DPZO__PLD_REMOVE, 0.03, 0.5, NULL, 0, NULL, 0.0};
+    dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, DPZO__PLD_REMOVE, 0.03, 0.5, NULL, 0, NULL, 0.0, 0.0, 0.0};
     check_pair(ctx, &s, 1e-2, 1e-12, 0);
 }
 

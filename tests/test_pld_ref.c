@@ -85,7 +85,7 @@ static void test_one_step_sampled_gaussian(void **state)
         const dpzo_pld_ref_sgm1 *r = &DPZO_PLD_REF_SGM1[i];
         dpzo__pld_source s = {DPZO__PLD_GAUSSIAN,
                               r->dir == DPZO_PLD_REF_ADD ? DPZO__PLD_ADD : DPZO__PLD_REMOVE,
-                              r->sigma, r->q, NULL, 0, NULL, 0.0};
+                              r->sigma, r->q, NULL, 0, NULL, 0.0, 0.0, 0.0};
         if (r->delta < 1e-250)
             continue; /* exact zeros are covered by the support test below */
         /* widest at eps <= 0, where the optimistic side pays for the pile at log(1-q) */
@@ -101,7 +101,7 @@ static void test_one_step_laplace(void **state)
         const dpzo_pld_ref_laplace *r = &DPZO_PLD_REF_LAPLACE[i];
         dpzo__pld_source s = {DPZO__PLD_LAPLACE,
                               r->dir == DPZO_PLD_REF_ADD ? DPZO__PLD_ADD : DPZO__PLD_REMOVE,
-                              r->b, r->q, NULL, 0, NULL, 0.0};
+                              r->b, r->q, NULL, 0, NULL, 0.0, 0.0, 0.0};
         if (r->delta == 0.0) {
             /* beyond the support: the optimistic side is exactly 0, the pessimistic one
              * at most what the split moved up to one grid step past the support's end */
@@ -139,7 +139,7 @@ static void test_compositions(void **state)
                 continue;
             dpzo__pld_source s = {DPZO__PLD_GAUSSIAN,
                                   r->dir == DPZO_PLD_REF_ADD ? DPZO__PLD_ADD : DPZO__PLD_REMOVE,
-                                  r->sigma, r->q, NULL, 0, NULL, 0.0};
+                                  r->sigma, r->q, NULL, 0, NULL, 0.0, 0.0, 0.0};
             if (r->delta == 0.0) {
                 double lo, hi;
                 bounds_at(ctx, &s, r->steps, r->eps, 1, &lo, &hi);
@@ -160,7 +160,7 @@ static void test_without_replacement_reference(void **state)
     dpzo_pld_options_default(&o);
     for (size_t i = 0; i < DPZO_PLD_REF_WOR_SYM1_N; i++) {
         const dpzo_pld_ref_wor_sym1 *r = &DPZO_PLD_REF_WOR_SYM1[i];
-        dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, DPZO__PLD_WOR, r->sigma, r->g, NULL, 0, NULL, 0.0};
+        dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, DPZO__PLD_WOR, r->sigma, r->g, NULL, 0, NULL, 0.0, 0.0, 0.0};
         check_source(ctx, &s, 1, r->eps, r->delta, r->eps > 0.0 ? 1e-5 : 1e-3,
                      "without replacement");
     }

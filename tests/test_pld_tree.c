@@ -63,7 +63,7 @@ static void compare(dpzo_ctx *ctx, const tcase *c)
     assert_non_null(p);
     assert_non_null(t);
     for (size_t i = 0; i < c->n; i++) {
-        dpzo__pld_source s = {c->base, c->pair, scale_at(c, i), c->q, NULL, 0, NULL, 0.0};
+        dpzo__pld_source s = {c->base, c->pair, scale_at(c, i), c->q, NULL, 0, NULL, 0.0, 0.0, 0.0};
         assert_ok(ctx, dpzo__pld_discretize(ctx, &s, c->d, 1e-16, c->want_opt, (size_t)1 << 24,
                                             &p[i]));
         t[i].pmf = &p[i];

@@ -76,7 +76,8 @@ typedef struct {
     const char *rdp_only; /* a leaf without a PLD source here (zCDP, repeat-and-select, ...):
                              why; the RDP accountant answers */
     int lower_trivial;    /* a step accounted through a dominating pair that the mechanism
-                             need not attain (a cut sample): no lower end is proven */
+                             need not attain (a cut sample): its lower end is not proven */
+    int instance;         /* flatten truncated steps as their concrete instance instead */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -199,15 +200,34 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
             return DPZO_OK;
         }
         /* a dominating pair (pld_source.c): the sampled Gaussian (q, sigma) mixed with
-         * (q, sigma / 2) at the weight P(the sample is cut), rounded up; never cut: exactly
-         * the sampled Gaussian */
-        double w2 = dpzo__tsg_cut_prob_up(ctx, e);
+         * (q_max, sigma / 2) and (q, sigma / 2) at the bounds on P(the sample is cut); never
+         * cut: exactly the sampled Gaussian */
+        double w_lo, w2 = dpzo__tsg_cut_prob(ctx, e, &w_lo);
         t.src.scale = e->param;
         t.src.q = e->param2;
         t.two_sided = e->param2 < 1.0;
+        if (l->instance && w2 > 0.0) {
+            /* the other records at 0, the record at 1: it is in the batch with probability
+             * q E[min(1, B/(m + 1))], and E[B/(m + 1); m >= B] >= t^2 B / E[m + 1] (Jensen on
+             * the conditional law), so with probability at least q (1 - t_up + t_lo^2 B /
+             * (Nq + 1)), rounded down: a Poisson-sampled Gaussian that a pair of datasets
+             * attains (docs 3.8) */
+            double B = (double)e->batch, N = (double)e->n;
+            double keep = dpzo__down(
+                dpzo__down(1.0 - w2)
+                + dpzo__down(dpzo__down(dpzo__down(w_lo * w_lo) * B)
+                             / dpzo__up(dpzo__up(N * e->param2) + 1.0)));
+            t.src.q = dpzo__down(e->param2 * (keep < 1.0 ? keep : 1.0));
+            if (!(t.src.q > 0.0))
+                return DPZO_OK; /* no instance claimed: nothing */
+            t.two_sided = t.src.q < 1.0;
+            break;
+        }
         if (w2 > 0.0) {
             t.src.base = DPZO__PLD_TSG;
             t.src.w2 = w2 < 1.0 ? w2 : 1.0;
+            t.src.w_lo = w_lo < t.src.w2 ? w_lo : t.src.w2;
+            t.src.q2 = dpzo__tsg_qmax_up(e);
             l->lower_trivial = 1;
         }
         break;
@@ -296,6 +316,10 @@ static int cmp_src(const void *a, const void *b)
     }
     if (x->src.w2 != y->src.w2)
         return x->src.w2 < y->src.w2 ? -1 : 1;
+    if (x->src.w_lo != y->src.w_lo)
+        return x->src.w_lo < y->src.w_lo ? -1 : 1;
+    if (x->src.q2 != y->src.q2)
+        return x->src.q2 < y->src.q2 ? -1 : 1;
     return (x->src.scale > y->src.scale) - (x->src.scale < y->src.scale);
 }
 
@@ -1150,6 +1174,43 @@ static void coarsened_note(char *note, size_t size, double asked, double used, s
              asked, (double)limit / 1048576.0, used);
 }
 
+/* Set while a query runs for a truncated event's concrete instance (its lower end). */
+static _Thread_local int tsg_instance;
+
+static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
+                             double target, int want_delta, const dpzo_pld_options *opts,
+                             int plan_only, size_t *plan_bytes, size_t *plan_fft,
+                             dpzo_pld_result *out);
+
+/* The lower end of an event holding truncated sampled Gaussians: the same query with each
+ * of them replaced by its concrete instance (the other records at 0, the record at 1: a
+ * Poisson-sampled Gaussian, flatten()), a mechanism a pair of datasets attains, so its proven
+ * lower end bounds the mechanism's worst case from below. */
+static void instance_lower(const dpzo_event *event, double target, int want_delta,
+                           const dpzo_pld_options *opts, dpzo_pld_result *out)
+{
+    dpzo_pld_result r;
+    dpzo_ctx *c2 = dpzo_ctx_new(); /* a refusal here is no error of the query's */
+    if (c2 == NULL)
+        return;
+    tsg_instance = 1;
+    dpzo_status st = query_run(c2, event, NULL, target, want_delta, opts, 0, NULL, NULL, &r);
+    tsg_instance = 0;
+    dpzo_ctx_free(c2);
+    if (st != DPZO_OK)
+        return;
+    double *lo = want_delta ? &out->delta_lower : &out->epsilon_lower;
+    const double up = want_delta ? out->delta_upper : out->epsilon_upper;
+    const double il = want_delta ? r.delta_lower : r.epsilon_lower;
+    if (!(il > *lo))
+        return;
+    *lo = il < up ? il : up;
+    if (strncmp(out->reason, "the truncated", 13) == 0)
+        snprintf(out->reason, sizeof out->reason,
+                 "the truncated sampled Gaussian is accounted through a dominating pair (the "
+                 "upper end) and a concrete instance (the lower end)");
+}
+
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
 static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm *custom,
                              double target, int want_delta, const dpzo_pld_options *opts,
@@ -1209,7 +1270,8 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
             query_free(&q);
             return st;
         }
-    } else if ((st = flatten(ctx, event, 1, &q.terms)) || (st = merge(ctx, &q.terms))) {
+    } else if ((q.terms.instance = tsg_instance, st = flatten(ctx, event, 1, &q.terms))
+               || (st = merge(ctx, &q.terms))) {
         query_free(&q);
         return st;
     } else if ((st = merge_gaussians(ctx, &q.terms, q.o.grid > 0.0 ? q.o.grid : DEFAULT_GRID))) {
@@ -1790,9 +1852,10 @@ rediscretise:
     }
     if (grid_note[0] != '\0' && !out->fallback && out->reason[0] == '\0')
         snprintf(out->reason, sizeof out->reason, "%s", grid_note);
-    if (q.terms.lower_trivial) {
+    const int trivial = q.terms.lower_trivial;
+    if (trivial) {
         /* the upper end is proven through a pair that dominates the truncated steps; that
-         * pair's lower end says nothing of the mechanism's own epsilon */
+         * pair's lower end says nothing of the mechanism's own epsilon (below: the instance's) */
         if (want_delta)
             out->delta_lower = 0.0;
         else
@@ -1813,6 +1876,8 @@ rediscretise:
                      "composition's upper end", sb);
     }
     query_free(&q);
+    if (trivial && !tsg_instance && !plan_only && event != NULL)
+        instance_lower(event, target, want_delta, opts, out);
     return DPZO_OK;
 }
 

@@ -41,7 +41,9 @@ typedef struct {
     const dpzo_pld_noise *noise; /* CUSTOM: the noise's loss tails (scale unused) */
     uint64_t k;   /* RR: the number of buckets (>= 2); DLAP: the sensitivity (>= 1) */
     const struct dpzo__pld_mog *mog; /* MOG: the mixture (pld_source.c; pair REMOVE or ADD) */
-    double w2;    /* TSG: the weight of the sensitivity-2 component (pld_source.c) */
+    double w2;    /* TSG: the upper bound on the cut probability (pld_source.c) */
+    double w_lo;  /* TSG: its lower bound */
+    double q2;    /* TSG: q_max, the rate of the cut component */
 } dpzo__pld_source;
 
 /* A mixture of Gaussians (issue 30): N(0, 1) against sum_i w_i N(d_i, 1) in units of sigma

@@ -387,25 +387,27 @@ int dpzo__pld_mog_cmp(const dpzo__pld_mog *a, const dpzo__pld_mog *b)
     return 0;
 }
 
-/* L(y), L'(y) and a bound on the error of the computed L */
+/* L(y), L'(y) and a bound on the error of the computed L. The log-sum-exp moves with each
+ * term's error weighted by the term's share: a term's rounding (4u times its magnitude) counts
+ * in proportion to e^(a_i - L), so a term of -5e150 beside one of -0.7 adds nothing (taking the
+ * largest magnitude instead made the bound 1e135 at y = -1e150). */
 static double mog_loss(const dpzo__pld_mog *m, double y, double *slope, double *err)
 {
-    double mx = -INFINITY, mag = 0.0;
+    double mx = -INFINITY;
     for (size_t i = 0; i < m->n; i++) {
         double a = m->lw[i] + (m->d[i] * y - m->hd[i]);
         mx = a > mx ? a : mx;
-        double g = fabs(m->lw[i]) + fabs(m->d[i] * y) + m->hd[i];
-        mag = g > mag ? g : mag;
     }
-    double s = 0.0, sd = 0.0;
+    double s = 0.0, sd = 0.0, sm = 0.0;
     for (size_t i = 0; i < m->n; i++) {
         double e = exp(m->lw[i] + (m->d[i] * y - m->hd[i]) - mx);
         s += e;
         sd += e * m->d[i];
+        sm += e * (fabs(m->lw[i]) + fabs(m->d[i] * y) + m->hd[i] + 1.0);
     }
     *slope = sd / s;
     double L = mx + log(s);
-    *err = 4.0 * U * (mag + fabs(L) + log((double)m->n) + 3.0) + m->err;
+    *err = 4.0 * U * (1.01 * sm / s + fabs(L) + log((double)m->n) + 3.0) + m->err;
     return L;
 }
 
@@ -413,35 +415,51 @@ static double mog_loss(const dpzo__pld_mog *m, double y, double *slope, double *
 static _Thread_local const dpzo__pld_mog *mog_last_key;
 static _Thread_local double mog_last_y;
 
+/* The root is sought in [-MOG_Y, MOG_Y]: a root beyond (a component of sensitivity 1e-300
+ * makes L almost flat) is left at the bound, where the outcomes it would misassign, beyond
+ * MOG_Y - d_max, have a mass below e^(-1e299) under both P and Q, no double: they count
+ * for nothing, and the point's slack is the evaluation error alone. MOG_Y keeps d_i y finite
+ * (d_i <= 1e6, flatten() in pld.c). */
+#define MOG_Y 1e150
+
 static double mog_root(const dpzo__pld_mog *m, double l, double *slack)
 {
-    double y = mog_last_key == m && isfinite(mog_last_y) ? mog_last_y : 0.0, g, e;
+    double y = mog_last_key == m && fabs(mog_last_y) < MOG_Y ? mog_last_y : 0.0, g, e;
     double f = mog_loss(m, y, &g, &e) - l;
-    /* from the left: steps until right of the root (each Newton step from the left lands
-     * right of it; where the slope underflows, move by at least the distance at slope
-     * d_max) */
-    for (int it = 0; f < 0.0 && it < 200; it++) {
-        double step = g > 0.0 ? -f / g : INFINITY;
-        double least = -f / m->dmax;
-        if (!(step < 1e300) || step < least)
-            step = least > 1.0 ? least : 1.0 + fabs(y);
-        y += step;
-        f = mog_loss(m, y, &g, &e) - l;
-    }
-    /* from the right: Newton's steps fall monotonically to the root */
-    for (int it = 0; f > e && it < 200; it++) {
-        double step = f / g;
-        if (!(step > 4.0 * U * fabs(y)) || !isfinite(step))
-            break;
-        double y2 = y - step, g2, e2;
-        double f2 = mog_loss(m, y2, &g2, &e2) - l;
-        if (isnan(f2) || (!(fabs(f2) < fabs(f)) && f2 < 0.0))
-            break;
+    /* A Newton step from the left of the root lands right of it (L is convex; where the
+     * slope underflows, the step is at least the distance at slope d_max); from the right the
+     * steps fall monotonically to it. */
+    for (int it = 0; it < 400 && fabs(f) > e; it++) {
+        double y2;
+        if (f < 0.0) {
+            if (y >= MOG_Y)
+                break;
+            double step = g > 0.0 ? -f / g : INFINITY;
+            double least = -f / m->dmax;
+            if (!(step < 1e300) || step < least)
+                step = least > 1.0 ? least : 1.0 + fabs(y);
+            y2 = y + step < MOG_Y ? y + step : MOG_Y;
+            if (y2 == y) /* the step is lost in y's rounding (far left, L almost flat) */
+                y2 = y < 0.0 ? 0.0 : (2.0 * y < MOG_Y ? 2.0 * y : MOG_Y);
+        } else {
+            if (y <= -MOG_Y)
+                break;
+            double step = f / g;
+            if (!(step > 4.0 * U * fabs(y)) || !isfinite(step))
+                step = 1.0 + fabs(y); /* the slope underflowed: far left of the flat part */
+            y2 = y - step > -MOG_Y ? y - step : -MOG_Y;
+            if (y2 == y)
+                break;
+        }
+        double g2, e2, f2 = mog_loss(m, y2, &g2, &e2) - l;
+        if (isnan(f2) || (f > 0.0 && f2 < 0.0 && !(fabs(f2) < fabs(f))))
+            break; /* rounding noise at the root */
         y = y2, f = f2, g = g2, e = e2;
     }
     mog_last_key = m;
     mog_last_y = y;
-    *slack = fabs(f) + e;
+    const int beyond = (y <= -MOG_Y && f > 0.0) || (y >= MOG_Y && f < 0.0);
+    *slack = (beyond ? 0.0 : fabs(f)) + e;
     return y;
 }
 
@@ -449,20 +467,22 @@ static double mog_root(const dpzo__pld_mog *m, double l, double *slack)
  * component, and a bound on the error of each log (into *err, the larger kept) */
 static double lse_err(const double *a, size_t n, double extra, double *r)
 {
-    double mx = -INFINITY, mag = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    double mx = -INFINITY;
+    for (size_t i = 0; i < n; i++)
         mx = a[i] > mx ? a[i] : mx;
-        mag = isfinite(a[i]) && fabs(a[i]) > mag ? fabs(a[i]) : mag;
-    }
     if (mx == -INFINITY) {
         *r = mx;
         return 0.0;
     }
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += exp(a[i] - mx);
+    /* each term's rounding weighted by its share, as in mog_loss */
+    double sum = 0.0, sm = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = exp(a[i] - mx);
+        sum += e;
+        sm += isfinite(a[i]) ? e * (fabs(a[i]) + 1.0) : 0.0;
+    }
     *r = mx + log(sum);
-    return 4.0 * U * (mag + fabs(*r) + log((double)n) + 3.0) + extra;
+    return 4.0 * U * (1.01 * sm / sum + fabs(*r) + log((double)n) + 3.0) + extra;
 }
 
 static void mog_tail(const dpzo__pld_mog *m, double y, double *hi, double *lo, double *err)
@@ -518,25 +538,42 @@ static void mog_tails(const dpzo__pld_source *s, double l, dpzo__pld_tails *t)
  * output, whether the others' sample (m of them, the same law under both neighbours) reached
  * the cap B: given m < B the pair is the Poisson-sampled Gaussian (q, sigma); given m >= B it
  * is a mixture, over a coupling of the cut, of Poisson-sampled Gaussian pairs of rate
- * q_m < q and shift at most 2, each a post-processing of the pair (q, sigma / 2) (Gaussian
- * experiments are ordered by the shift, sampled ones by the rate). So the step is dominated by
- * the pair that reveals a coin I with P(I = 2) = t = P(m >= B): the pair (q, sigma) if I = 1,
- * (q, sigma / 2) if I = 2; and, the second pair dominating the first, by the same with any
- * weight w2 >= t. Its tails at every threshold are the weighted sums of the two pairs'. */
+ * q_m <= q_max = qB/(B + 1) and shift at most 2, each a post-processing of the pair
+ * (q_max, sigma / 2) (Gaussian experiments are ordered by the shift, sampled ones by the
+ * rate). So the step is dominated by the pair that reveals a coin I, P(I = 2) = t = P(m >= B):
+ * (q, sigma) if I = 1, (q_max, sigma / 2) if I = 2. t is known within [t_lo, t_up]: the
+ * weight t_up - t_lo goes to (q, sigma / 2), which dominates both (a post-processing of it
+ * turns it into either), so the pair with weights 1 - t_up, t_lo, t_up - t_lo dominates the
+ * one at t. Its tails at every threshold are the weighted sums of the three pairs'. */
 static void tsg_tails(const dpzo__pld_source *s, double l, int part, dpzo__pld_tails *t)
 {
-    dpzo__pld_source a = *s, b = *s;
-    a.base = b.base = DPZO__PLD_GAUSSIAN;
-    b.scale = 0.5 * s->scale; /* exact */
-    dpzo__pld_tails ta, tb;
-    dpzo__pld_tails_part(&a, l, part, &ta);
-    dpzo__pld_tails_part(&b, l, part, &tb);
-    const double l1 = log1p(-s->w2), l2 = log(s->w2);
-    t->pg = part & 1 ? dpzo__log_add(l1 + ta.pg, l2 + tb.pg) : NAN;
-    t->qg = part & 1 ? dpzo__log_add(l1 + ta.qg, l2 + tb.qg) : NAN;
-    t->pl = part & 2 ? dpzo__log_add(l1 + ta.pl, l2 + tb.pl) : NAN;
-    t->ql = part & 2 ? dpzo__log_add(l1 + ta.ql, l2 + tb.ql) : NAN;
-    t->err = (ta.err > tb.err ? ta.err : tb.err) + 4.0 * U * (fabs(l1) + fabs(l2) + 2.0);
+    dpzo__pld_source c[3] = {*s, *s, *s};
+    const double w[3] = {1.0 - s->w2, s->w_lo, s->w2 - s->w_lo};
+    for (int i = 0; i < 3; i++)
+        c[i].base = DPZO__PLD_GAUSSIAN;
+    c[1].scale = c[2].scale = 0.5 * s->scale; /* exact */
+    c[1].q = s->q2;
+    double acc[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, err = 0.0;
+    for (int i = 0; i < 3; i++) {
+        if (!(w[i] > 0.0))
+            continue;
+        dpzo__pld_tails ti;
+        dpzo__pld_tails_part(&c[i], l, part, &ti);
+        /* 1 - t_up and t_up - t_lo are formed exactly when t_up >= 1/2 (Sterbenz) and else
+         * within half an ulp: log1p(-t_up) and the logs below carry it */
+        const double lw = i == 0 ? log1p(-s->w2) : log(w[i]);
+        acc[0] = dpzo__log_add(acc[0], lw + ti.pg);
+        acc[1] = dpzo__log_add(acc[1], lw + ti.qg);
+        acc[2] = dpzo__log_add(acc[2], lw + ti.pl);
+        acc[3] = dpzo__log_add(acc[3], lw + ti.ql);
+        double e = ti.err + 4.0 * U * (fabs(lw) + 2.0);
+        err = e > err ? e : err;
+    }
+    t->pg = part & 1 ? acc[0] : NAN;
+    t->qg = part & 1 ? acc[1] : NAN;
+    t->pl = part & 2 ? acc[2] : NAN;
+    t->ql = part & 2 ? acc[3] : NAN;
+    t->err = err + 4.0 * U * 3.0;
     t->slack = 0.0;
 }
 

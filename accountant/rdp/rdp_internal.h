@@ -24,9 +24,12 @@ dpzo_status dpzo__rdp_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
  * contract as dpzo__rdp_leaf; alpha already checked). */
 dpzo_status dpzo__rdp_mog_leaf(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
                                dpzo_bound *out);
-/* rdp_mog.c: an upper bound, rounded up, on the probability that a truncated sampled
- * Gaussian leaf's sample is cut: P(Bin(dataset_size, q) >= B) (0: never cut). */
-double dpzo__tsg_cut_prob_up(dpzo_ctx *ctx, const dpzo_event *e);
+/* rdp_mog.c: bounds on the probability that a truncated sampled Gaussian leaf's sample is
+ * cut, P(Bin(dataset_size, q) >= B): the upper one returned (0: never cut), the lower one in
+ * *lower (0 where only the upper one is computed); and q_max = qB/(B + 1) rounded up, at
+ * most q, the largest rate at which a cut sample holds the record. */
+double dpzo__tsg_cut_prob(dpzo_ctx *ctx, const dpzo_event *e, double *lower);
+double dpzo__tsg_qmax_up(const dpzo_event *e);
 double dpzo__rdp_eps_estimate(double alpha, double r, double delta, dpzo_conversion conv);
 double dpzo__rdp_eps_upper(long prec, double alpha, double r, double delta,
                            dpzo_conversion conv);

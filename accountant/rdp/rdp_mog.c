@@ -505,9 +505,10 @@ static void lfact(ival *r, double x)
  * first by log-Gammas, the rest by the ratio (N - m) q / ((m + 1)(1 - q)), which decreases
  * in m, so once it is below 1 the rest is at most term r / (1 - r)), where that takes at
  * most 10^6 terms; else, and always as a cap, Chernoff's bound (1 where k <= N q). */
-static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
+static double binom_tail(mpfr_prec_t prec, double N, double k, double q, double *lower)
 {
     double ch = chernoff_up(prec, N, k, q);
+    *lower = 0.0;
     if (ch == 0.0 || N >= 0x1p53 - 2.0 || q >= 1.0 || q <= 0.0)
         return ch;
     ival v[8];
@@ -541,6 +542,7 @@ static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
         ival_add(sum, sum, term);
         if (m == N) {
             res = ival_hi_d(sum);
+            *lower = ival_lo_d(sum);
             break;
         }
         ival_set_d(r, N - m);
@@ -558,6 +560,7 @@ static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
             int small = mpfr_cmp(x->hi, t) <= 0;
             mpfr_clear(t);
             if (small) {
+                *lower = ival_lo_d(sum); /* the terms summed; the rest is positive */
                 ival_add(sum, sum, x);
                 res = ival_hi_d(sum);
                 break;
@@ -567,15 +570,32 @@ static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
     }
     for (int i = 0; i < 8; i++)
         ival_clear(&v[i]);
-    return res < ch ? res : ch;
+    res = res < ch ? res : ch;
+    *lower = *lower < res ? *lower : res;
+    return res;
 }
 
-double dpzo__tsg_cut_prob_up(dpzo_ctx *ctx, const dpzo_event *e)
+/* An upper bound on P(Bin(N, q) >= k) (binom_tail without its lower one). */
+static double binom_tail_up(mpfr_prec_t prec, double N, double k, double q)
 {
+    double lo;
+    return binom_tail(prec, N, k, q, &lo);
+}
+
+double dpzo__tsg_cut_prob(dpzo_ctx *ctx, const dpzo_event *e, double *lower)
+{
+    *lower = 0.0;
     if (e->param2 == 0.0 || e->batch == 0 || e->n == 0)
         return 0.0;
     mpfr_prec_t prec = (mpfr_prec_t)dpzo_ctx_precision(ctx) + 64;
-    return binom_tail_up(prec, (double)e->n, (double)e->batch, e->param2);
+    return binom_tail(prec, (double)e->n, (double)e->batch, e->param2, lower);
+}
+
+double dpzo__tsg_qmax_up(const dpzo_event *e)
+{
+    double q = e->param2, B = (double)e->batch;
+    double qmax = dpzo__up(dpzo__up(q * B) / nextafter(B + 1.0, 0.0));
+    return qmax > q || !(qmax > 0.0) ? q : qmax; /* q >= q_m too (and never 0) */
 }
 
 static dpzo_status tsg_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int certified,
@@ -607,8 +627,7 @@ static dpzo_status tsg_rdp(dpzo_ctx *ctx, const dpzo_event *e, double alpha, int
         *out = r1;
         return DPZO_OK;
     }
-    double qmax = dpzo__up(dpzo__up(q * B) / nextafter(B + 1.0, 0.0));
-    qmax = qmax > q || !(qmax > 0.0) ? q : qmax; /* q >= q_m too (and never 0) */
+    double qmax = dpzo__tsg_qmax_up(e);
     double s_hi = binom_tail_up(prec, N + 1.0, B + 1.0, q);
     s_hi = dpzo__up(dpzo__up(B / nextafter(N + 1.0, 0.0)) * s_hi);
     double s2 = dpzo__up(qmax * t_hi);

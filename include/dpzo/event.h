@@ -119,7 +119,8 @@ dpzo_event *dpzo_event_mixture_of_gaussians(dpzo_ctx *ctx, double standard_devia
  * add/remove-one adjacency. Fails (DPZO_EINVAL) for q outside [0, 1] or sigma < 0 or not
  * finite; q = 0, B = 0 or n = 0 release nothing, sigma = 0 is epsilon +inf. RDP: a proven
  * mixture bound over the truncation event (docs/accountant.md 3.8); the PLD/PRV accountants
- * compose a dominating pair (upper end only). Not allowed under a sampler. */
+ * compose a dominating pair (the upper end) and a concrete instance (the lower end). Not
+ * allowed under a sampler. */
 dpzo_event *dpzo_event_truncated_subsampled_gaussian(dpzo_ctx *ctx, uint64_t dataset_size,
                                                   double sampling_probability,
                                                   uint64_t truncated_batch_size,

@@ -156,11 +156,12 @@ def test_tsg_relations_and_checks():
         assert not acc.supports(ev)
         with pytest.raises(UnsupportedDpEventError, match="ADD_OR_REMOVE_ONE"):
             acc.compose(ev)
-    # PRV: the dominating pair's upper end (test_pld_tsg.py), at most RDP's, lower end 0
+    # PRV: the dominating pair's upper end (test_pld_tsg.py), at most RDP's; the lower end a
+    # concrete instance's
     p = DpzoAccountant("prv").compose(ev, 10).epsilon(1e-5)
     r = DpzoAccountant().compose(ev, 10).epsilon(1e-5)
     assert not p.fallback and "dominating pair" in p.reason
-    assert p.lower == 0.0 < float(p) <= float(r)
+    assert 0.0 < p.lower <= float(p) <= float(r)
     for args, what in [((1000, 1.5, 20, 1.0), "sampling_probability"),
                        ((1000, 0.1, 20, -1.0), "noise_multiplier")]:
         with pytest.raises(dpzo.Error, match=what):

@@ -156,3 +156,18 @@ def test_tighter_than_rdp_and_close_to_dp_accounting() -> None:
     assert not e.fallback
     assert float(e) < float(rdp)
     assert e.lower <= 6.82538 * (1 + 1e-5) and abs(float(e) - 6.82538) <= 2e-3 * 6.82538
+
+
+def test_almost_flat_component() -> None:
+    """Regression (issue 30): a component of sensitivity 1e-300 makes the loss almost flat
+    below log 0.5, its root beyond any double. The root search stalled at y = -1e150
+    (a step lost in y's rounding) and called everything above the threshold: the PRV refused
+    ("no finite mass within the grid's index range"). Its loss distribution equals, to double
+    precision, the mixture with that component at 0."""
+    flat = event(1.0, [5.0, 1e-300], [0.5, 0.5])
+    zero = event(1.0, [5.0, 0.0], [0.5, 0.5])
+    for acc in (dpzo.PldAccountant, dpzo.PrvAccountant):
+        a = acc().compose(flat, 3).epsilon(1e-5)
+        b = acc().compose(zero, 3).epsilon(1e-5)
+        assert not a.fallback and a.lower <= float(b) and b.lower <= float(a)
+        assert abs(float(a) - float(b)) <= 1e-6 * float(b)

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The truncated sampled Gaussian through the PLD and PRV accountants (issue 30;
 docs/accountant.md 3.8): a dominating pair that reveals whether the sample was cut, the
-Poisson-sampled Gaussian (q, sigma) with weight 1 - w and (q, sigma / 2) with weight w >=
-P(Bin(N, q) >= B). Checked here, with truths formed in mpmath: one step's epsilon of that
+Poisson-sampled Gaussian (q, sigma) with weight 1 - t and (qB/(B + 1), sigma / 2) with weight
+t = P(Bin(N, q) >= B) (and (q, sigma / 2) with the width of dpzo's bounds on t). Checked here, with truths formed in mpmath: one step's epsilon of that
 pair (at the exact cut probability) lies at or below dpzo's upper end and within 1e-3 of it;
 dpzo's upper end is above a concrete instance of the mechanism (the other records at 0, the
 differing one at 1: a Poisson-sampled Gaussian of rate q E[min(1, B / (m + 1))]); never cut it
@@ -39,10 +39,11 @@ def sg_delta(q, sigma, eps, add):
                                                 + q * mp.ncdf((x - 1) / sigma))
 
 
-def pair_epsilon(q, sigma, w, delta):
-    """epsilon(delta) of one step of the dominating pair (both directions, the larger)."""
+def pair_epsilon(q, sigma, w, delta, q2):
+    """epsilon(delta) of one step of the dominating pair at the exact cut probability w (both
+    directions, the larger): (q, sigma) with weight 1 - w, (q2, sigma / 2) with weight w."""
     def dl(eps):
-        return max((1 - w) * sg_delta(q, sigma, eps, add) + w * sg_delta(q, sigma / 2, eps, add)
+        return max((1 - w) * sg_delta(q, sigma, eps, add) + w * sg_delta(q2, sigma / 2, eps, add)
                    for add in (False, True))
     if dl(0) <= delta:
         return mp.mpf(0)
@@ -66,21 +67,25 @@ CASES = [(1000, 0.05, 60, 1.0, 1e-5), (60000, 256 / 60000, 260, 1.1, 1e-6),
 def test_one_step_against_the_pair_and_an_instance(n, q, b, sigma, delta) -> None:
     with mp.workdps(30):
         t = cut_prob(n, q, b)
-        truth = pair_epsilon(q, sigma, t, delta)
+        truth = pair_epsilon(q, sigma, t, delta, mp.mpf(q) * b / (b + 1))
     assert 0 < t < 1
     ev = dpzo.TruncatedSubsampledGaussianEvent(n, q, b, sigma)
-    for acc in (dpzo.PldAccountant(), dpzo.PrvAccountant()):
-        e = acc.compose(ev).epsilon(delta)
-        assert e.lower == 0.0 and "dominating pair" in e.reason
-        assert float(e) >= truth * (1 - 1e-12), (n, q, b, float(e), truth)
-        tol = max(1e-3 * truth, 1e-6) if isinstance(acc, dpzo.PldAccountant) else 0.011
-        assert float(e) - truth <= tol, (n, q, b, float(e), truth)
     # a concrete instance of the mechanism: the others contribute 0, the record 1; it is used
-    # with probability q E[min(1, B / (m + 1))], m ~ Bin(n, q): dpzo's bound is above it
+    # with probability q E[min(1, B / (m + 1))], m ~ Bin(n, q): a Poisson-sampled Gaussian
+    # whose exact epsilon lies between dpzo's ends
     with mp.workdps(30):
         qq = mp.mpf(q)
         keep = mp.fsum(mp.binomial(n, m) * qq ** m * (1 - qq) ** (n - m)
                        * min(mp.mpf(1), mp.mpf(b) / (m + 1)) for m in range(n + 1))
+        inst = pair_epsilon(qq * keep, sigma, 0, delta, qq)
+    for acc in (dpzo.PldAccountant(), dpzo.PrvAccountant()):
+        e = acc.compose(ev).epsilon(delta)
+        assert "dominating pair" in e.reason and "concrete instance" in e.reason
+        assert 0 < e.lower <= inst * (1 + 1e-12), (n, q, b, e.lower, inst)
+        assert float(e) >= truth * (1 - 1e-12), (n, q, b, float(e), truth)
+        tol = max(1e-3 * truth, 1e-6) if isinstance(acc, dpzo.PldAccountant) else 0.011
+        assert float(e) - truth <= tol, (n, q, b, float(e), truth)
+    # over steps: dpzo's upper end is above that instance's proven lower end
     q_inst = float(qq * keep) * (1 - 1e-12)
     for steps in (1, 10):
         inst = dpzo.PldAccountant().compose(
