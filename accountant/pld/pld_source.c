@@ -242,7 +242,9 @@ typedef struct {
 static void rr_setup(const dpzo__pld_source *s, rr_consts *c)
 {
     const double p = s->scale, k = (double)s->k, lp = log(p), lk = log(k);
-    c->la = log1p(-p * ((k - 1.0) / k));     /* log a */
+    /* log a, a = 1 - p + p/k: for p >= 1/2, 1 - p is exact (Sterbenz) and a is formed with two
+     * roundings (log1p(-p (k - 1)/k) would amplify its argument's rounding by up to k - 1) */
+    c->la = p >= 0.5 ? log((1.0 - p) + p / k) : log1p(-p * ((k - 1.0) / k));
     c->lb = lp - lk;                         /* log b */
     c->l1a = lp + log1p(-1.0 / k);           /* log(1 - a) = log((k - 1) b) */
     c->l1b = log1p(-exp(c->lb));             /* log(1 - b) */
@@ -465,7 +467,7 @@ static double mog_root(const dpzo__pld_mog *m, double l, double *slack)
 
 /* log sum_i w_i Phibar(y - d_i) (*hi) and log sum_i w_i Phi(y - d_i) (*lo), one erfc a
  * component, and a bound on the error of each log (into *err, the larger kept) */
-static double lse_err(const double *a, size_t n, double extra, double *r)
+static double lse_err(const double *a, const double *x, size_t n, double extra, double *r)
 {
     double mx = -INFINITY;
     for (size_t i = 0; i < n; i++)
@@ -479,7 +481,7 @@ static double lse_err(const double *a, size_t n, double extra, double *r)
     for (size_t i = 0; i < n; i++) {
         double e = exp(a[i] - mx);
         sum += e;
-        sm += isfinite(a[i]) ? e * (fabs(a[i]) + 1.0) : 0.0;
+        sm += isfinite(a[i]) ? e * (fabs(a[i]) + 1.0 + x[i]) : 0.0;
     }
     *r = mx + log(sum);
     return 4.0 * U * (1.01 * sm / sum + fabs(*r) + log((double)n) + 3.0) + extra;
@@ -487,16 +489,19 @@ static double lse_err(const double *a, size_t n, double extra, double *r)
 
 static void mog_tail(const dpzo__pld_mog *m, double y, double *hi, double *lo, double *err)
 {
-    double ah[DPZO_MOG_MAX_COMPONENTS], al[DPZO_MOG_MAX_COMPONENTS];
+    double ah[DPZO_MOG_MAX_COMPONENTS], al[DPZO_MOG_MAX_COMPONENTS], xd[DPZO_MOG_MAX_COMPONENTS];
     for (size_t i = 0; i < m->n; i++) {
-        double lg, ll;
-        gauss_tails(y - m->d[i], 3, &lg, &ll);
+        double lg, ll, z = y - m->d[i];
+        gauss_tails(z, 3, &lg, &ll);
         ah[i] = m->lw[i] + lg;
         al[i] = m->lw[i] + ll;
+        /* d_i = c_i / sigma is rounded (by u d_i): the component's own boundary moves by that,
+         * and |d log Phibar(z) / dz|, |d log Phi(z) / dz| <= |z| + 1 */
+        xd[i] = 0.26 * m->d[i] * (fabs(z) + 1.0);
     }
-    /* the argument y - d_i carries the root's rounding, which the slack covers (it moves a
-     * cell boundary, not a mass); the log-sum-exp its own */
-    double e1 = lse_err(ah, m->n, m->err, hi), e2 = lse_err(al, m->n, m->err, lo);
+    /* the argument y - d_i also carries the root's rounding, which the slack covers (it moves
+     * the cells' common boundary, not a mass); the log-sum-exp its own */
+    double e1 = lse_err(ah, xd, m->n, m->err, hi), e2 = lse_err(al, xd, m->n, m->err, lo);
     e1 = e1 > e2 ? e1 : e2;
     *err = e1 > *err ? e1 : *err;
 }
