@@ -182,6 +182,11 @@ static double between(double ga, double la, double gb, double lb, double extra,
     /* the log of a computed tail is off by at most `extra`: a relative error of e^extra - 1 */
     if (extra > 0.0)
         *relerr += 2.0 * extra;
+    /* below DBL_MIN exp and the product keep an absolute error of an ulp or two, 2^-1074
+     * each, not a relative one (issue 30: randomized response at p = 2^-1074 has a Q-mass
+     * of 2.5e-324 at its top atom, whose merged loss then fell 1e-4 short) */
+    if (m > 0.0 && m < DBL_MIN)
+        *relerr += 4.0 * DBL_TRUE_MIN / m;
     return m > 0.0 ? m : 0.0;
 }
 
@@ -195,9 +200,12 @@ static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, do
     *qb = between(a->qg, a->ql, b->qg, b->ql, ex, &eq);
     if (*pb == 0.0)
         return -INFINITY;
-    if (*qb == 0.0)
+    /* a Q-mass of 0 is exact only where a tail says nothing lies beyond; else it underflowed
+     * (below 2^-1074: randomized response at p = 2^-1074, k = 10 has 4.9e-325 at its top
+     * atom) and is at most a few 2^-1074, which bounds the merged loss from below */
+    if (*qb == 0.0 && (a->qg == -INFINITY || b->ql == -INFINITY))
         return INFINITY;
-    double lp = log(*pb), lq = log(*qb);
+    double lp = log(*pb), lq = *qb > 0.0 ? log(*qb) : log(4.0 * DBL_TRUE_MIN);
     /* merging is a post-processing whatever the cell holds: no slack is needed here */
     return lp - lq - 2.0 * (ep + eq) - 4.0 * U * (fabs(lp) + fabs(lq) + 1.0);
 }

@@ -172,3 +172,20 @@ def test_coarse_grid_read_off_is_proven(delta: float) -> None:
         for acc in (dpzo.PldAccountant(grid=grid), dpzo.PrvAccountant()):
             e = acc.compose(dpzo.RandomizedResponseEvent(0.3, 10)).epsilon(delta)
             assert e.lower <= exact <= float(e) <= exact * (1 + 1e-9), (grid, type(acc))
+
+
+@pytest.mark.parametrize("k", [2, 10])
+def test_subnormal_q_mass(k: int) -> None:
+    """Regression (issue 30 review): randomized response at p = 2^-1074 puts a Q-mass of
+    2.5e-324 (k = 2) or 4.9e-325 (k = 10, below any double) on its top atom. The mass's
+    subnormal rounding was outside the error model: the PLD's upper end fell 1e-4 below the
+    exact epsilon (k = 2), and an underflowed 0 read as an infinite loss put the lower end
+    above it (k = 10)."""
+    p, delta = 5e-324, 1e-5
+    with mp.workdps(40):
+        b = mp.mpf(p) / k
+        a = 1 - mp.mpf(p) + b
+        exact = mp.log(a / b) + mp.log(1 - mp.mpf(delta) / a)
+    for acc in (dpzo.PldAccountant(), dpzo.PrvAccountant()):
+        e = acc.compose(dpzo.RandomizedResponseEvent(p, k)).epsilon(delta)
+        assert e.lower <= exact <= float(e), (k, type(acc), e.lower, float(e), exact)
