@@ -9,11 +9,25 @@ the output folder). The test imports :func:`make` and :func:`run` for its one-pr
 so both sides build and step the same way.
 
     python torch_ddp_worker.py OUT_DIR PROFILE
+
+Exit. Stop 38's CI saw rank 1 abort once ("terminate called without an active exception",
+SIGABRT), where every CI run before had passed; 60 runs here beside a busy core did not
+repeat it, so the cause is not proven. The message is a C++ thread object destroyed while
+its thread runs; the likeliest here is torch's gloo backend, whose objects can outlive
+destroy_process_group while Python still refers to the group (the optimisers hold it) and
+are then destroyed in interpreter finalisation (pytorch/pytorch PR 179291 describes that
+SIGABRT). So the worker collects its references to the group before destroying it, waits
+until every rank has destroyed it (a marker file per rank: no rank's store or sockets go away
+under another's shutdown), and leaves with os._exit after flushing, which runs no
+finalisation. Its results are written and closed before all this, and the test checks them
+and the exit status.
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
+import time
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -78,21 +92,45 @@ def run(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, opt: Any) -> D
     return res
 
 
+def _train(out_dir: str, profile: str, rank: int, world: int) -> None:
+    """Both algorithms' runs; every object that holds the group is gone when this returns."""
+    for algorithm in ("mezo", "dpzero"):
+        model, X, y, opt = make(algorithm, profile)
+        res = run(model, X, y, opt)
+        res["world"] = world
+        res["rank"] = rank
+        torch.save(res, os.path.join(out_dir, f"{algorithm}_rank{rank}.pt"))
+
+
+def _all_ranks_done(out_dir: str, rank: int, world: int, timeout: float = 60.0) -> bool:
+    """Marks this rank's group destroyed and waits for every rank's mark (no group left to
+    synchronise through)."""
+    with open(os.path.join(out_dir, f"destroyed_rank{rank}"), "w", encoding="ascii") as f:
+        f.write("done\n")
+    deadline = time.monotonic() + timeout
+    marks = [os.path.join(out_dir, f"destroyed_rank{r}") for r in range(world)]
+    while not all(os.path.exists(m) for m in marks):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def main(argv: List[str]) -> int:
     import torch.distributed as dist
     out_dir, profile = argv[1], argv[2]
     dist.init_process_group("gloo", init_method="env://")
-    rank = dist.get_rank()
-    for algorithm in ("mezo", "dpzero"):
-        model, X, y, opt = make(algorithm, profile)
-        res = run(model, X, y, opt)
-        res["world"] = dist.get_world_size()
-        res["rank"] = rank
-        torch.save(res, os.path.join(out_dir, f"{algorithm}_rank{rank}.pt"))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    _train(out_dir, profile, rank, world)
+    gc.collect()
     dist.barrier()
     dist.destroy_process_group()
-    return 0
+    gc.collect()
+    return 0 if _all_ranks_done(out_dir, rank, world) else 3
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
