@@ -78,6 +78,9 @@ typedef struct {
     int lower_trivial;    /* a step accounted through a dominating pair that the mechanism
                              need not attain (a cut sample): its lower end is not proven */
     int instance;         /* flatten truncated steps as their concrete instance instead */
+    int gauss_all;        /* every step is a Gaussian without sampling (merge_gaussians) ... */
+    double gauss_s;       /* ... the sum over them of count / sigma^2 ... */
+    size_t gauss_n;       /* ... over this many terms (its rounding: merged_sigma) */
 } tlist;
 
 static dpzo_status push(dpzo_ctx *ctx, tlist *l, tterm t)
@@ -384,7 +387,12 @@ static dpzo_status merge_gaussians(dpzo_ctx *ctx, tlist *l, double d)
                 first = i;
             s += (double)l->t[i].count / (l->t[i].src.scale * l->t[i].src.scale);
         }
-    if (n == 0 || (n == 1 && l->t[first].count == 1) || !isfinite(s) || !(s > 0.0))
+    if (n == 0 || !isfinite(s) || !(s > 0.0))
+        return DPZO_OK;
+    l->gauss_all = n == l->n;
+    l->gauss_s = s;
+    l->gauss_n = n;
+    if (n == 1 && l->t[first].count == 1)
         return DPZO_OK;
     double sigma = merged_sigma(s, n);
     if (!(sigma >= DBL_MIN && isfinite(sigma)))
@@ -654,6 +662,161 @@ typedef struct bounds_ {
     int at_top;  /* the upper end is the window's top cell: the scan met delta nowhere below */
     double tail; /* epsilon queries: how much of the upper end the tails at +inf make */
 } bounds;
+
+/* One step read off its own tails (issue 30). A query whose event is a single step (one
+ * term of count 1: one sampled step, or Gaussians without sampling, which merge into one) has
+ * the hockey-stick divergence delta(eps) = P(L > eps) - e^eps Q(L > eps) in closed form from
+ * the source's tails, with no grid: the discretisation's pessimism (up to a grid step in the
+ * losses) is what kept the default grid from 1e-3 relative at small epsilon (sigma 0.508,
+ * q 2.365e-4, delta 1.59e-4: upper end 6.66e-6 for a truth of 4.09e-6, and the 10 times
+ * finer grid did not fit the refinement's memory cap). Both ends are proven:
+ *  - lower: for any event A, delta(eps) >= P(A) - e^eps Q(A) (the divergence is a supremum
+ *    over events); A = the outcomes counted in {L > eps};
+ *  - upper: with slack s (an outcome counted in {L <= l} has true loss at most l + s, one
+ *    counted in {L > l} at least l - s), A' = the outcomes counted in {L > eps - s} holds
+ *    every outcome of true loss above eps, and those of A' below it have loss at least
+ *    eps - 2s, so delta(eps) <= P(A') - e^eps Q(A') + expm1(2s) P(A');
+ *  - each log tail x errs by at most 8u(|x| + 1) + err (pld_discretize.c's model), the
+ *    exponentials by 4u relative, their products and differences by the roundings added.
+ * epsilon's ends are found by bisection on these bounds (each end proven whatever the
+ * computed functions' monotonicity: an upper end is a point whose delta bound is at most the
+ * target, a lower end one whose lower bound exceeds it); over the directions, the larger. The
+ * result is intersected with the composition's ends, both proven, so a finer grid stays never
+ * looser. Cancellation: the bound's width is about 1e-15 P(L > eps), so it serves where delta
+ * is not far below the tail mass, which is where the grid is coarse against epsilon. */
+static double tail_exp(double x, double err, int up)
+{
+    if (x == -INFINITY)
+        return 0.0;
+    double m = 8.0 * DBL_EPSILON * (fabs(x) + 1.0) + err;
+    if (up) {
+        double v = exp(x + m) * (1.0 + 4.0 * DBL_EPSILON);
+        return v < DBL_MIN ? nextafter(v, INFINITY) : (v < 1.0 ? v : 1.0);
+    }
+    double v = exp(x - m) * (1.0 - 4.0 * DBL_EPSILON);
+    return v < DBL_MIN ? 0.0 : v;
+}
+
+/* [lo, hi] around delta(eps) of one direction's step; 0 where the tails are not finite */
+static int one_step_delta(const dpzo__pld_source *s, double eps, double *lo, double *hi)
+{
+    dpzo__pld_tails t, t2;
+    dpzo__pld_tails_part(s, eps, 1, &t);
+    if (isnan(t.pg) || isnan(t.qg) || !(t.err >= 0.0) || !(t.slack >= 0.0))
+        return 0;
+    double ee_lo = exp(eps) * (1.0 - 4.0 * DBL_EPSILON), ee_hi = exp(eps) * (1.0 + 4.0 * DBL_EPSILON);
+    double d = tail_exp(t.pg, t.err, 0) - ee_hi * tail_exp(t.qg, t.err, 1) * (1.0 + 2.0 * DBL_EPSILON);
+    *lo = d - 2.0 * DBL_EPSILON * fabs(d) - DBL_TRUE_MIN;
+    double s0 = t.slack;
+    if (s0 > 0.0) {
+        double l2 = nextafter(eps - s0 * (1.0 + 4.0 * DBL_EPSILON), -INFINITY);
+        dpzo__pld_tails_part(s, l2, 1, &t2);
+        if (isnan(t2.pg) || isnan(t2.qg) || !(t2.err >= 0.0) || !(t2.slack <= s0))
+            return 0;
+        t = t2;
+    }
+    double pu = tail_exp(t.pg, t.err, 1);
+    double u = pu - ee_lo * tail_exp(t.qg, t.err, 0) * (1.0 - 2.0 * DBL_EPSILON);
+    u += 2.0 * DBL_EPSILON * fabs(u) + DBL_TRUE_MIN;
+    if (s0 > 0.0)
+        u += expm1(2.0 * s0) * (1.0 + 4.0 * DBL_EPSILON) * pu * (1.0 + 2.0 * DBL_EPSILON);
+    *hi = dpzo__up(u < 1.0 ? u : 1.0);
+    return isfinite(*lo) && isfinite(*hi);
+}
+
+/* The single step's ends for the query's target (see above), intersected into b; 1 when
+ * they moved an end. Gaussians without sampling compose to one Gaussian, of
+ * 1/sigma^2 = sum count/sigma_i^2: its computed sigma errs by at most (n + 4)u relative
+ * (merged_sigma), so the upper end is read at sigma rounded down by that, the lower end at
+ * sigma rounded up. */
+static int one_step_bounds(const query *q, bounds *b)
+{
+    dpzo__pld_source su[2], sl[2];
+    int n_dirs = q->n_dirs;
+    if (!b->resolved)
+        return 0;
+    if (q->terms.gauss_all) {
+        memset(su, 0, sizeof su);
+        su[0].base = DPZO__PLD_GAUSSIAN;
+        su[0].pair = DPZO__PLD_REMOVE;
+        su[0].q = 1.0;
+        sl[0] = su[0];
+        su[0].scale = merged_sigma(q->terms.gauss_s, q->terms.gauss_n);
+        sl[0].scale = 1.0 / sqrt(q->terms.gauss_s)
+                      * (1.0 + (double)(q->terms.gauss_n + 4) * DBL_EPSILON);
+        n_dirs = 1;
+        if (!(su[0].scale >= DBL_MIN && isfinite(sl[0].scale)))
+            return 0;
+    } else if (q->terms.n == 1 && q->terms.t[0].count == 1) {
+        for (int dir = 0; dir < 2; dir++)
+            su[dir] = sl[dir] = dir_source(&q->terms.t[0], dir);
+    } else {
+        return 0;
+    }
+    double lo = 0.0, hi = 0.0;
+    if (q->want_delta) {
+        for (int dir = 0; dir < n_dirs; dir++) {
+            double l, h, l2, h2;
+            if (!one_step_delta(&su[dir], q->target, &l, &h)
+                || !one_step_delta(&sl[dir], q->target, &l2, &h2))
+                return 0;
+            lo = l2 > lo ? l2 : lo;
+            hi = h > hi ? h : hi;
+        }
+    } else {
+        for (int dir = 0; dir < n_dirs; dir++) {
+            const dpzo__pld_source *s = &su[dir];
+            double l, h;
+            /* upper end: a point whose delta bound meets the target, from a bracket that
+             * depends on the step and the target alone (not on b, which the grid sets), so
+             * that the grid's order of ends survives the intersection */
+            double a = 0.0, z = 1.0;
+            while (!(one_step_delta(s, z, &l, &h) && h <= q->target)) {
+                a = z;
+                z *= 2.0;
+                if (z > 0x1p20)
+                    return 0;
+            }
+            if (a == 0.0 && one_step_delta(s, 0.0, &l, &h) && h <= q->target)
+                z = 0.0;
+            while (z > 0.0 && z - a > 4.0 * DBL_EPSILON * z) {
+                double m = 0.5 * (a + z);
+                if (one_step_delta(s, m, &l, &h) && h <= q->target)
+                    z = m;
+                else
+                    a = m;
+            }
+            hi = z > hi ? z : hi;
+            /* lower end: a point whose lower bound on delta exceeds the target */
+            s = &sl[dir];
+            double c = 0.0, e = z;
+            if (!(one_step_delta(s, 0.0, &l, &h) && l > q->target))
+                continue; /* this direction proves nothing above 0 */
+            while (e - c > 4.0 * DBL_EPSILON * e) {
+                double m = 0.5 * (c + e);
+                if (one_step_delta(s, m, &l, &h) && l > q->target)
+                    c = m;
+                else
+                    e = m;
+            }
+            lo = c > lo ? c : lo;
+        }
+    }
+    int moved = 0;
+    if (hi < b->hi) {
+        b->hi = hi;
+        moved = 1;
+    }
+    if (lo > b->lo) {
+        b->lo = lo < b->hi ? lo : b->hi;
+        moved = 1;
+    }
+    if (b->est > b->hi)
+        b->est = b->hi;
+    if (b->est < b->lo)
+        b->est = b->lo;
+    return moved;
+}
 
 /* The interval read off one composition. */
 static void read_off(const query *q, int dir, const dpzo__pld_composed *c, bounds *bo)
@@ -1736,6 +1899,8 @@ rediscretise:
             b.lo = b.lo < b.est ? b.lo : b.est;
         }
     }
+    if (!plan_only)
+        one_step_bounds(&q, &b);
     q.lambda = q.lam[0]; /* reported: an unresolved direction's tilt, else the first's */
     for (int d = 0; d < q.n_dirs; d++)
         if (!q.done[d]) {

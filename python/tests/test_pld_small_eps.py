@@ -136,3 +136,70 @@ def test_finer_grid_never_looser(seed):
             (gc, rc), (gf, rf) = res[i], res[j]
             assert rf.epsilon <= rc.epsilon, (s, q, t, d, gc, rc, gf, rf)
             assert rf.lower >= rc.lower, (s, q, t, d, gc, rc, gf, rf)
+
+
+# One step read off its own tails (docs/accountant.md 6.5): a single step, or Gaussians
+# without sampling (one Gaussian), has delta(eps) = P(L > eps) - e^eps Q(L > eps) from the
+# source's tails with no grid; its ends are intersected with the composition's.
+
+def test_one_step_refined_beyond_the_memory_cap():
+    """Seed 404 of _case: one step at sigma 0.508, whose default grid read 6.655e-6 for a
+    truth of 4.094e-6 (1.63 times; the ten times finer grid did not fit the refinement's
+    16 MiB), in PLD and PRV alike."""
+    s, q, t, d, _ = _case(random.Random(404))
+    assert t == 1 and abs(s - 0.507986) < 1e-6
+    truth = _truth(s, q, t, d)
+    for acc in (dpzo.PldAccountant(), dpzo.PrvAccountant()):
+        r = acc.compose(_event(s, q, t)).epsilon(d)
+        assert r.lower <= truth <= r.epsilon, (r, truth)
+        assert r.epsilon - truth <= 1e-6 * truth, (r, truth)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_one_step_delta_tight_at_any_grid(seed):
+    """delta(eps) of one Poisson-sampled Gaussian step (both directions) against the four
+    normal tails, at grids 1e-2 and 1e-5: the interval holds the truth and is narrower than
+    1e-9 of it at either grid (the grid's own error is about a grid step in the losses)."""
+    rng = random.Random(500 + seed)
+    s, q = 10 ** rng.uniform(-0.3, 1.2), 10 ** rng.uniform(-4, -0.5)
+    e = 10 ** rng.uniform(-5, 0)
+    truth = max(delta_remove(s, q, e), delta_add(s, q, e))
+    ev = _event(s, q, 1)
+    for g in (1e-2, 1e-5):
+        r = dpzo.PldAccountant(grid=g).compose(ev).delta(e)
+        assert r.lower <= truth <= r.delta, (g, r, truth)
+        assert r.delta - r.lower <= 1e-9 * truth, (g, r, truth)
+
+
+def test_unsampled_gaussians_of_several_noises():
+    """Gaussians of noises 0.7, 3 and 11 (twice, 40 and 500 times) compose to one Gaussian
+    of 1/sigma^2 = sum count/sigma_i^2 (mu-GDP): both ends within 1e-9 relative of it (and
+    1e-12 absolute: at epsilon 3e-6 delta is 0.925 and its slope 0.037, so the tails'
+    rounding alone is a few 1e-14 in epsilon), from a delta that makes epsilon 3e-6, 0.02, 2."""
+    ev = dpzo.ComposedEvent([dpzo.SelfComposedEvent(dpzo.GaussianEvent(0.7), 2),
+                             dpzo.SelfComposedEvent(dpzo.GaussianEvent(3.0), 40),
+                             dpzo.SelfComposedEvent(dpzo.GaussianEvent(11.0), 500)])
+    mu = mp.sqrt(2 / mp.mpf(0.7) ** 2 + 40 / mp.mpf(3.0) ** 2 + 500 / mp.mpf(11.0) ** 2)
+    for e in (3e-6, 0.02, 2.0):
+        d = float(delta_gdp(mu, e))
+        f = lambda x: delta_gdp(mu, x)  # noqa: E731
+        lo, hi = mp.mpf(0), mp.mpf(2 * e)
+        for _ in range(120):
+            m = (lo + hi) / 2
+            lo, hi = (m, hi) if f(m) > mp.mpf(d) else (lo, m)
+        truth = float(hi)
+        for acc in (dpzo.PldAccountant(), dpzo.PrvAccountant()):
+            r = acc.compose(ev).epsilon(d)
+            assert r.lower <= truth * (1 + 1e-12) and r.epsilon >= truth * (1 - 1e-12), (r, truth)
+            assert r.epsilon - r.lower <= 1e-9 * truth + 1e-12, (r, truth)
+
+
+def test_laplace_one_step_closed_form():
+    """The Laplace mechanism of scale b (sensitivity 1): delta(eps) = 1 - e^((eps - 1/b)/2)
+    for 0 <= eps <= 1/b, so eps(delta) = 1/b + 2 log(1 - delta). Its two atoms cost the
+    grid up to a grid step (docs 6.5: 2e-3); read off the tails, 1e-9 relative."""
+    for b, d in ((0.5, 1e-3), (2.0, 0.1), (10.0, 0.04)):
+        truth = float(1 / mp.mpf(b) + 2 * mp.log(1 - mp.mpf(d)))
+        r = dpzo.PldAccountant().compose(dpzo.LaplaceEvent(b)).epsilon(d)
+        assert r.lower <= truth * (1 + 1e-12) and r.epsilon >= truth * (1 - 1e-12), (r, truth)
+        assert r.epsilon - truth <= 1e-9 * truth, (b, d, r, truth)
