@@ -24,9 +24,10 @@ static const char *help_train =
     "Trains a model on Fashion-MNIST with DPZero (differentially private zeroth-order\n"
     "training), MeZO (the same without privacy), DP-SGD or SGD, or the papers' algorithms\n"
     "DP-ZOSO (dpzoso), DP-ZOPO (dpzopo) and PAZO-M/P/S (pazo-m, pazo-p, pazo-s; with a\n"
-    "public hold-out), as the JSON configuration says; docs/trainer.md documents every key,\n"
-    "the metrics and the checkpoints, docs/algorithms.md each algorithm and its privacy\n"
-    "accounting. A private run (all but mezo and sgd) reads a noise profile (dpzo profile\n"
+    "public hold-out), or DPMD (dpmd: DP-SGD mixed with public gradients, the PAZO paper's\n"
+    "first-order public-data baseline), as the JSON configuration says; docs/trainer.md\n"
+    "documents every key, the metrics and the checkpoints, docs/algorithms.md each\n"
+    "algorithm and its privacy accounting. A private run (all but mezo and sgd) reads a noise profile (dpzo profile\n"
     "gaussian), refuses a plan the profile does not cover, draws its noise from the\n"
     "operating system's CSPRNG and reports the epsilon spent (a proven upper bound).\n"
     "  --config FILE      the run's configuration (required); relative paths in it are\n"
@@ -200,7 +201,7 @@ static void print_header(const dpzo_trainer *tr, const char *resumed, int verbos
         printf("  batches        shuffled, size %g, %llu steps\n", c->batch_size,
                (unsigned long long)c->steps);
     const dpzo_algorithm a = c->algorithm;
-    if (a != DPZO_ALG_DPSGD && a != DPZO_ALG_SGD && a != DPZO_ALG_PAZO_S)
+    if (!dpzo_algorithm_is_first_order(a) && a != DPZO_ALG_PAZO_S)
         printf("  directions     %s, lambda %g, %u per step, seed %llu\n",
                dpzo_dir_kind_name(c->direction), c->lambda, c->queries,
                (unsigned long long)c->seed);
@@ -230,6 +231,9 @@ static void print_header(const dpzo_trainer *tr, const char *resumed, int verbos
         printf("  public data    %u candidates from batches of %g per step, %s\n", c->pub.k,
                c->pub.batch_size,
                c->pub.noisy_candidate ? "plus one noisy candidate" : "no noisy candidate");
+    else if (a == DPZO_ALG_DPMD)
+        printf("  public data    one batch of %g per step, private weight cos(pi t / 2T)\n",
+               c->pub.batch_size);
     if (c->pretrain.steps > 0)
         printf("  pretrain       %llu SGD steps on the public rows, lr %g, batch %g\n",
                (unsigned long long)c->pretrain.steps, c->pretrain.lr, c->pretrain.batch_size);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Fashion-MNIST results for docs/results.md: DPZero, MeZO, DP-SGD and SGD with the same
-model; the papers' algorithms DP-ZOSO, DP-ZOPO, PAZO-M/P/S and DP-SGD with public
-pre-training; private runs at epsilon 1 and 3 (delta = 1/n, n the private rows), three
+model; the papers' algorithms DP-ZOSO, DP-ZOPO, PAZO-M/P/S, and DP-SGD and DPMD with public
+pre-training; private runs at the epsilons given (delta = 1/n, n the private rows), three
 seeds each.
 
     python3 scripts/results.py [--jobs 2] [--out results-run] [--seeds 1,2,3] [--eps 1,3]
@@ -57,6 +57,7 @@ METHODS = [
     ("pazo-m", "PAZO-M (public + private ZO)", "fmnist-pazo-m.json", True, None),
     ("pazo-p", "PAZO-P (public + private ZO)", "fmnist-pazo-p.json", True, None),
     ("pazo-s", "PAZO-S (public + private ZO)", "fmnist-pazo-s.json", True, None),
+    ("dpmd", "DPMD + public pre-training (first-order, C = 1)", "fmnist-dpmd.json", True, None),
 ]
 DEFAULT = [m[0] for m in METHODS]
 for _s in ("static", "dynamic", "increasing", "incremental"):

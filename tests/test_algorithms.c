@@ -668,6 +668,50 @@ static void test_pazo_s_clip_shares(void **state)
     cluster_sets_free(&sets);
 }
 
+/* ---- DPMD ---------------------------------------------------------------------------- */
+
+/* Ten DPMD steps without clipping (C = 1e6) and with the tests' fixed noise: each update is
+ * theta - lr (alpha_t (sum of the batch's gradients + noise_t)/B + (1 - alpha_t) g_pub) with
+ * alpha_t = cos(pi t / 20), recomputed here from the model's mean gradients of the private
+ * batch (q = 1: all 160 rows) and of the step's public batch at the step's theta. */
+static void test_dpmd_step(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    cluster_sets sets = cluster_pair(200, 40, 5, 3, 0.4, 8, 9);
+    double ns = 0.3;
+    dpzo_trainer *tr = pazo_trainer(ctx, DPZO_ALG_DPMD, &sets.tr, &sets.te, 1e6, 1, &ns);
+    const size_t P = tr->P; /* 18 */
+    const double lr = 0.5, B = 160.0;
+    assert_true(dpzo__dpmd_weight(0, 10) == 1.0);
+    assert_rel(dpzo__dpmd_weight(5, 10), 0.70710678118654752, 1e-15);
+    assert_true(fabs(dpzo__dpmd_weight(10, 10)) < 1e-16);
+    float theta0[18];
+    double gp[18], gq[18], noise[18];
+    size_t idx[200];
+    for (uint64_t t = 0; t < 10; t++) {
+        memcpy(theta0, tr->theta, sizeof theta0);
+        for (size_t i = 0; i < 160; i++)
+            idx[i] = i;
+        mean_grad(tr, &tr->priv, theta0, idx, 160, gp);
+        size_t nb = dpzo__public_batch(tr, t, 0, idx);
+        assert_int_equal(nb, 8);
+        mean_grad(tr, &tr->pub, theta0, idx, nb, gq);
+        fixed_noise(&ns, t, noise, P);
+        assert_ok(ctx, dpzo_trainer_run(ctx, tr, t + 1, NULL, NULL));
+        const double a = cos(M_PI * (double)t / 20.0);
+        for (size_t x = 0; x < P; x++) {
+            double g = a * (gp[x] * 160.0 + noise[x]) / B + (1.0 - a) * gq[x];
+            double want = (double)theta0[x] - lr * g;
+            /* float theta, and the model's float gradients summed two ways */
+            assert_true(fabs((double)tr->theta[x] - want) <=
+                        2e-7 * (fabs(want) + 1.0) + 1e-5 * lr * (fabs(gp[x]) + fabs(gq[x])));
+        }
+    }
+    assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 10 * P);
+    dpzo_trainer_free(tr);
+    cluster_sets_free(&sets);
+}
+
 /* ---- the ledger of every private algorithm ---------------------------------------- */
 
 static void test_ledger_equals_accountant(void **state)
@@ -675,7 +719,8 @@ static void test_ledger_equals_accountant(void **state)
     dpzo_ctx *ctx = *state;
     cluster_sets sets = cluster_pair(240, 60, 8, 3, 0.3, 3, 4);
     const dpzo_algorithm algs[] = {DPZO_ALG_DPZERO, DPZO_ALG_DPZOSO, DPZO_ALG_DPZOPO,
-                                   DPZO_ALG_PAZO_M, DPZO_ALG_PAZO_P, DPZO_ALG_PAZO_S};
+                                   DPZO_ALG_PAZO_M, DPZO_ALG_PAZO_P, DPZO_ALG_PAZO_S,
+                                   DPZO_ALG_DPMD};
     const char *prof = TMP "/alg_ledger_profile.json";
     for (size_t a = 0; a < sizeof algs / sizeof *algs; a++) {
         int pazo = algs[a] >= DPZO_ALG_PAZO_M;
@@ -704,7 +749,9 @@ static void test_ledger_equals_accountant(void **state)
         assert_true(r.epsilon_spent == res.epsilon);
         unsigned per = algs[a] == DPZO_ALG_PAZO_S ? 4 : pazo ? 1 : 2;
         assert_int_equal(dpzo_train_queries_per_step(&c), per);
-        assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 48 * per);
+        /* dpmd releases one vector of P coordinates a step (dpsgd's release) */
+        size_t draws = algs[a] == DPZO_ALG_DPMD ? tr->P : per;
+        assert_int_equal(dpzo_zo_noise_draws(zo_of(tr)), 48 * draws);
         dpzo_trainer_free(tr);
     }
     cluster_sets_free(&sets);
@@ -723,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_pazo_p_projection),
         cmocka_unit_test(test_pazo_s_selection),
         cmocka_unit_test(test_pazo_s_clip_shares),
+        cmocka_unit_test(test_dpmd_step),
         cmocka_unit_test(test_ledger_equals_accountant),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

@@ -130,7 +130,7 @@ static void test_rehashed_fields_refused(void **state)
         uint64_t value;
         const char *msg;
     } cases[] = {
-        {OFF_ALGORITHM, 4, 9, "field algorithm is 9"},
+        {OFF_ALGORITHM, 4, 10, "field algorithm is 10"},
         {OFF_ALGORITHM, 4, 0, "field algorithm is 0"},   /* in range, not this run's */
         {OFF_BATCHING, 4, 7, "field batching is 7"},
         {OFF_BATCHING, 4, 1, "field batching is 1"},

@@ -695,7 +695,7 @@ static void test_config_errors(void **state)
                         "unknown key 'data.dirr'");
     expect_config_error(
         ctx, "{\"algorithm\": \"zo\", \"model\": \"mlp:\"}",
-        "'algorithm' must be \"dpzero\", \"mezo\", \"dpsgd\", \"sgd\", \"dpzoso\", \"dpzopo\", \"pazo-m\", \"pazo-p\" or \"pazo-s\", got \"zo\"");
+        "'algorithm' must be \"dpzero\", \"mezo\", \"dpsgd\", \"sgd\", \"dpzoso\", \"dpzopo\", \"pazo-m\", \"pazo-p\", \"pazo-s\" or \"dpmd\", got \"zo\"");
     expect_config_error(ctx,
                         "{\"algorithm\": \"dpzero\", \"model\": \"mlp:\", \"steps\": 10, "
                         "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1}",
@@ -754,6 +754,20 @@ static void test_config_errors(void **state)
                         "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
                         "\"data\": {\"public_size\": 100}, \"public\": {\"k\": 4}}",
                         "'public.k' does not apply to pazo-m");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpmd\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\"}",
+                        "dpmd needs public rows");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpmd\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"data\": {\"public_size\": 100}, \"public\": {\"alpha\": 0.5}}",
+                        "'public.alpha' does not apply to dpmd");
+    expect_config_error(ctx,
+                        "{\"algorithm\": \"dpmd\", \"model\": \"mlp:\", \"steps\": 10, "
+                        "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
+                        "\"data\": {\"public_size\": 100}, \"lambda\": 0.01}",
+                        "'lambda' applies to the zeroth-order algorithms");
     expect_config_error(ctx,
                         "{\"algorithm\": \"pazo-s\", \"model\": \"mlp:\", \"steps\": 10, "
                         "\"batch_size\": 8, \"lr\": 0.1, \"clip\": 1, \"profile\": \"p.json\", "
@@ -907,9 +921,31 @@ static void test_cli(void **state)
     assert_non_null(strstr(r->err, "plans 200 steps but the profile accounts for 100"));
 }
 
+/* Every example configuration (examples/fmnist-*.json, the ones docs/algorithms.md and
+ * docs/results.md run) parses and validates: a key that does not apply to its algorithm, or a
+ * value out of range, fails here rather than in a user's first run. */
+static void test_examples_parse(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const char *const names[] = {
+        "dpzero", "mezo", "dpsgd", "sgd", "dpzoso", "dpzopo", "pazo-m", "pazo-p", "pazo-s",
+        "dpsgd-public", "dpmd"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/examples/fmnist-%s.json", DPZO_SOURCE_DIR, names[i]);
+        dpzo_train_config c;
+        dpzo_status st = dpzo_train_config_read_file(ctx, path, &c);
+        if (st != DPZO_OK)
+            fail_msg("%s: %s", path, dpzo_ctx_errmsg(ctx));
+        const char *want = strcmp(names[i], "dpsgd-public") == 0 ? "dpsgd" : names[i];
+        assert_string_equal(dpzo_algorithm_name(c.algorithm), want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_examples_parse),
         cmocka_unit_test(test_zo_estimate_central_difference),
         cmocka_unit_test(test_zo_estimate_directional_derivative),
         cmocka_unit_test(test_lr_schedules),

@@ -12,7 +12,8 @@ dpzo_test(test_train)
 target_link_libraries(test_train PRIVATE dpzo_trainer)
 target_include_directories(test_train PRIVATE ${PROJECT_SOURCE_DIR}/trainer)
 target_compile_definitions(test_train PRIVATE DPZO_CLI="$<TARGET_FILE:dpzo>"
-                                              DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}")
+                                              DPZO_TEST_TMP="${CMAKE_CURRENT_BINARY_DIR}"
+                                              DPZO_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 add_dependencies(test_train dpzo)
 dpzo_test(test_algorithms)
 target_link_libraries(test_algorithms PRIVATE dpzo_trainer)

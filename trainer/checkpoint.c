@@ -229,9 +229,9 @@ static dpzo_status check_fields(dpzo_ctx *ctx, const char *path, const dpzo__ckp
                                 const unsigned char *state, size_t n_params)
 {
 #define BAD(...) return dpzo__fail(ctx, DPZO_EPARSE, __VA_ARGS__)
-    if (s->algorithm > DPZO_ALG_PAZO_S)
+    if (s->algorithm > DPZO_ALG_DPMD)
         BAD("checkpoint %s: field algorithm is %u (0 to %d accepted)", path,
-            (unsigned)s->algorithm, (int)DPZO_ALG_PAZO_S);
+            (unsigned)s->algorithm, (int)DPZO_ALG_DPMD);
     if (s->batching > DPZO_BATCH_SHUFFLE)
         BAD("checkpoint %s: field batching is %u (0 poisson or 1 shuffle accepted)", path,
             (unsigned)s->batching);

@@ -16,7 +16,7 @@
 #include "dpzo/zo_step.h"
 
 static const char *const algorithm_names[] = {"dpzero", "mezo",   "dpsgd",  "sgd",   "dpzoso",
-                                              "dpzopo", "pazo-m", "pazo-p", "pazo-s"};
+                                              "dpzopo", "pazo-m", "pazo-p", "pazo-s", "dpmd"};
 static const char *const strategy_names[] = {"static", "dynamic", "increasing", "incremental"};
 static const char *const select_names[] = {"smallest", "largest"};
 static const char *const multiplier_names[] = {"mask", "rank"};
@@ -58,11 +58,19 @@ static int is_pazo(dpzo_algorithm a)
     return a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S;
 }
 
+/* The algorithms that read public batches at every step (the 'public' keys). */
+static int uses_public(dpzo_algorithm a) { return is_pazo(a) || a == DPZO_ALG_DPMD; }
+
+int dpzo_algorithm_is_first_order(dpzo_algorithm a)
+{
+    return a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD || a == DPZO_ALG_DPMD;
+}
+
 unsigned dpzo_train_queries_per_step(const dpzo_train_config *c)
 {
     if (c->algorithm == DPZO_ALG_PAZO_S)
         return c->pub.k + (c->pub.noisy_candidate ? 1u : 0u);
-    if (c->algorithm == DPZO_ALG_DPSGD || c->algorithm == DPZO_ALG_SGD)
+    if (dpzo_algorithm_is_first_order(c->algorithm))
         return 1;
     return c->queries;
 }
@@ -171,7 +179,7 @@ static dpzo_status validate_methods(dpzo_ctx *ctx, const dpzo_train_config *c, i
                               "config: 'prune.queries' must be in [1, %u] and 'prune.lambda' > 0",
                               QUERIES_MAX);
     }
-    if (is_pazo(c->algorithm)) {
+    if (uses_public(c->algorithm)) {
         const dpzo_public_config *u = &c->pub;
         if (c->public_size == 0 && !step_only)
             return dpzo__fail(ctx, DPZO_EINVAL,
@@ -644,6 +652,7 @@ static dpzo_status check_public_keys(dpzo_ctx *ctx, const dpzo_train_config *c, 
      * noisy_candidate 5 */
     unsigned allowed = c->algorithm == DPZO_ALG_PAZO_M   ? 0x05u
                        : c->algorithm == DPZO_ALG_PAZO_P ? 0x0bu
+                       : c->algorithm == DPZO_ALG_DPMD   ? 0x01u
                                                          : 0x33u;
     for (int k = 0; k < COUNT(public_keys); k++)
         if ((seen >> k & 1u) && !(allowed >> k & 1u))
@@ -680,10 +689,11 @@ static dpzo_status check_applicable(dpzo_ctx *ctx, const dpzo_train_config *c, u
                           "config: 'stages' applies to dpzoso and dpzopo, not to %s", alg);
     if ((seen & (1u << K_PRUNE)) && c->algorithm != DPZO_ALG_DPZOPO)
         return dpzo__fail(ctx, DPZO_EINVAL, "config: 'prune' applies to dpzopo, not to %s", alg);
-    if ((seen & (1u << K_PUBLIC)) && !is_pazo(c->algorithm))
+    if ((seen & (1u << K_PUBLIC)) && !uses_public(c->algorithm))
         return dpzo__fail(ctx, DPZO_EINVAL,
-                          "config: 'public' applies to pazo-m, pazo-p and pazo-s, not to %s", alg);
-    return is_pazo(c->algorithm) ? check_public_keys(ctx, c, pub_seen) : DPZO_OK;
+                          "config: 'public' applies to pazo-m, pazo-p, pazo-s and dpmd, not to %s",
+                          alg);
+    return uses_public(c->algorithm) ? check_public_keys(ctx, c, pub_seen) : DPZO_OK;
 }
 
 /* The papers' direction defaults where the configuration names none: PAZO-M samples the
@@ -841,7 +851,7 @@ void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha
             p->rate, dpzo__prune_growth(p), p->select_largest, p->rank, p->rank_upper,
             p->rank_lower, p->queries, p->lambda);
     }
-    if (is_pazo(c->algorithm)) {
+    if (uses_public(c->algorithm)) {
         const dpzo_public_config *u = &c->pub;
         ADD("public %.17g %u %.17g %d %.17g %d\n", u->batch_size, u->k, u->alpha,
             u->orthonormalize, u->candidate_scale, u->noisy_candidate);

@@ -6,7 +6,13 @@
  * released with N(0, (sigma C)^2) per coordinate (dpzo__zo_release_vector), divided by B;
  * sgd: the batch's mean gradient. B is the expected batch size (Poisson) or the batch size
  * (shuffle): dividing by the realised size would make the update depend on it without
- * accounting for that. */
+ * accounting for that.
+ * dpmd (docs/algorithms.md 7): dpsgd's release g_priv = (sum of clipped gradients + noise)/B
+ * and g_pub, the mean gradient of one public batch (place t of shuffled epochs of the public
+ * rows, as PAZO-M's), give theta - lr (alpha_t g_priv + (1 - alpha_t) g_pub) with
+ * alpha_t = cos(pi t / (2 T)): the first-order form of public-data-assisted mirror descent
+ * (Amid et al. 2022) as the PAZO paper's code runs it. Its privacy is dpsgd's: the public
+ * gradient and the weights use no private data. */
 #include <math.h>
 #include <string.h>
 #include "internal.h"
@@ -21,8 +27,15 @@ size_t dpzo__pe_chunk(size_t P, double batch)
     return c > 0 ? c : 1;
 }
 
-static dpzo_status dpsgd(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr,
-                         dpzo__loss_acc *loss)
+double dpzo__dpmd_weight(uint64_t t, uint64_t T)
+{
+    return T > 0 ? cos(M_PI * (double)t / (2.0 * (double)T)) : 1.0;
+}
+
+/* dpsgd's release into tr->gnoise (the sum of clipped gradients plus the noise, not yet
+ * divided by B). */
+static dpzo_status private_release(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b,
+                                   dpzo__loss_acc *loss)
 {
     const size_t P = tr->P;
     const dpzo_privacy *privacy = dpzo__zo_privacy(tr->zo);
@@ -43,12 +56,35 @@ static dpzo_status dpsgd(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr,
         }
     }
     loss->count += b;
-    dpzo_status st = dpzo__zo_release_vector(ctx, tr->zo, tr->gsum, tr->gnoise, P);
+    return dpzo__zo_release_vector(ctx, tr->zo, tr->gsum, tr->gnoise, P);
+}
+
+static dpzo_status dpsgd(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr,
+                         dpzo__loss_acc *loss)
+{
+    dpzo_status st = private_release(ctx, tr, b, loss);
     if (st != DPZO_OK)
         return st;
     const double B = tr->cfg.batch_size;
-    for (size_t j = 0; j < P; j++)
+    for (size_t j = 0; j < tr->P; j++)
         tr->theta[j] = (float)((double)tr->theta[j] - lr * (tr->gnoise[j] / B));
+    return DPZO_OK;
+}
+
+static dpzo_status dpmd(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr,
+                        dpzo__loss_acc *loss)
+{
+    /* both gradients at the step's theta: the public one first (theta is not yet moved) */
+    dpzo_status st = dpzo__public_grad(ctx, tr, t, 0, tr->gpub);
+    if (st == DPZO_OK)
+        st = private_release(ctx, tr, b, loss);
+    if (st != DPZO_OK)
+        return st;
+    const double B = tr->cfg.batch_size, alpha = dpzo__dpmd_weight(t, tr->cfg.steps);
+    for (size_t j = 0; j < tr->P; j++)
+        tr->theta[j] = (float)((double)tr->theta[j] -
+                               lr * (alpha * (tr->gnoise[j] / B) +
+                                     (1.0 - alpha) * (double)tr->gpub[j]));
     return DPZO_OK;
 }
 
@@ -69,10 +105,16 @@ static dpzo_status sgd(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr,
     return dpzo__zo_release_vector(ctx, tr->zo, NULL, NULL, 0); /* nothing to release */
 }
 
-dpzo_status dpzo__first_order_step(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b)
+dpzo_status dpzo__first_order_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b)
 {
     const double lr = dpzo_zo_lr(tr->zo);
     dpzo__loss_acc *loss = dpzo__zo_loss(tr->zo);
-    return tr->cfg.algorithm == DPZO_ALG_DPSGD ? dpsgd(ctx, tr, b, lr, loss)
-                                               : sgd(ctx, tr, b, lr, loss);
+    switch (tr->cfg.algorithm) {
+    case DPZO_ALG_DPSGD:
+        return dpsgd(ctx, tr, b, lr, loss);
+    case DPZO_ALG_DPMD:
+        return dpmd(ctx, tr, t, b, lr, loss);
+    default:
+        return sgd(ctx, tr, b, lr, loss);
+    }
 }

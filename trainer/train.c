@@ -97,7 +97,7 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
 {
     const size_t n = tr->priv.n, P = tr->P, Q = dpzo_train_queries_per_step(&tr->cfg);
     const dpzo_algorithm a = tr->cfg.algorithm;
-    const int first_order = a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD;
+    const int first_order = dpzo_algorithm_is_first_order(a);
     int bad = ALLOC(tr->idx, n);
     if (!first_order)
         bad |= ALLOC(tr->lp, n) | ALLOC(tr->lm, n) | ALLOC(tr->LP, n * Q) |
@@ -106,7 +106,7 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
         bad |= ALLOC(tr->grad, P);
     if (tr->pub.n > 0)
         bad |= ALLOC(tr->pub_idx, tr->pub.n) | ALLOC(tr->gpub, tr->cfg.pub.k * P);
-    if (a == DPZO_ALG_DPSGD) {
+    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_DPMD) {
         tr->pe_chunk = dpzo__pe_chunk(P, tr->cfg.batch_size);
         bad |= ALLOC(tr->gsum, P) | ALLOC(tr->gnoise, P) | ALLOC(tr->per_ex, tr->pe_chunk * P);
     }
@@ -115,9 +115,11 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
     return DPZO_OK;
 }
 
-static int is_pazo_alg(dpzo_algorithm a)
+/* The algorithms that read public batches at every step. */
+static int uses_public_alg(dpzo_algorithm a)
 {
-    return a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S;
+    return a == DPZO_ALG_PAZO_M || a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S ||
+           a == DPZO_ALG_DPMD;
 }
 
 dpzo_status dpzo__trainer_set_sampling_seed(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t seed)
@@ -157,7 +159,7 @@ dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
         (st = setup_model(ctx, tr)) == DPZO_OK &&
         (st = dpzo__zo_create(ctx, cfg, tr->P, tr->priv.n, DPZO__ZO_TRAINER, &tr->zo)) ==
             DPZO_OK &&
-        (st = setup_buffers(ctx, tr)) == DPZO_OK && is_pazo_alg(cfg->algorithm))
+        (st = setup_buffers(ctx, tr)) == DPZO_OK && uses_public_alg(cfg->algorithm))
         /* public batches: shuffled epochs keyed by the (public) seed; nothing secret */
         st = dpzo__sampler_init(ctx, &tr->pub_sampler, DPZO_BATCH_SHUFFLE,
                                 cfg->seed ^ 0x7075626c69632121ull, tr->pub.n,

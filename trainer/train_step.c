@@ -11,10 +11,10 @@
  *     object's cache for the update);
  *   - PAZO's public gradients: mean cross-entropy gradients of public batches at theta
  *     (public data costs no privacy; batch j of step t is place t k + j of shuffled epochs
- *     of the public rows keyed by the configuration's seed, k = 1 for PAZO-M);
+ *     of the public rows keyed by the configuration's seed, k = 1 for PAZO-M and DPMD);
  *   - PAZO-S's candidates' losses at theta - lr_t g_j;
  *   - DP-ZOPO's linearised network at |theta| +- beta v_p for the stage's pruning score;
- *   - the first-order baselines (dpsgd, sgd) go through first_order.c.
+ *   - the first-order baselines (dpsgd, sgd, dpmd) go through first_order.c.
  * Public pre-training (non-private SGD on the public rows before the first step) is here
  * too: it is the trainer's model and data, not a step. */
 #include <math.h>
@@ -41,13 +41,14 @@ dpzo_status dpzo__zo_differences(dpzo_model *m, const float *theta, const dpzo_d
 
 size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx)
 {
-    uint64_t per = tr->cfg.algorithm == DPZO_ALG_PAZO_M ? 1 : tr->cfg.pub.k;
+    const dpzo_algorithm a = tr->cfg.algorithm;
+    uint64_t per = a == DPZO_ALG_PAZO_M || a == DPZO_ALG_DPMD ? 1 : tr->cfg.pub.k;
     return dpzo__sampler_batch(&tr->pub_sampler, t * per + j, idx);
 }
 
 /* grad = the mean-loss gradient of public batch j of step t at theta. */
-static dpzo_status public_grad(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned j,
-                               float *grad)
+dpzo_status dpzo__public_grad(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned j,
+                              float *grad)
 {
     size_t nb = dpzo__public_batch(tr, t, j, tr->pub_idx);
     dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->pub, tr->pub_idx, nb, grad,
@@ -204,11 +205,11 @@ static dpzo_status zo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b
     if (dpzo_zo_score_queries(zo) > 0 && (st = score(ctx, tr)) != DPZO_OK)
         return st;
     if (a == DPZO_ALG_PAZO_M)
-        st = public_grad(ctx, tr, t, 0, tr->grad);
+        st = dpzo__public_grad(ctx, tr, t, 0, tr->grad);
     if (a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S) {
         const unsigned k = tr->cfg.pub.k;
         for (unsigned j = 0; j < k && st == DPZO_OK; j++)
-            st = public_grad(ctx, tr, t, j, tr->gpub + (size_t)j * tr->P);
+            st = dpzo__public_grad(ctx, tr, t, j, tr->gpub + (size_t)j * tr->P);
         if (st == DPZO_OK)
             st = dpzo_zo_set_public(ctx, zo, tr->gpub, k);
     }
@@ -231,8 +232,8 @@ dpzo_status dpzo__trainer_step(dpzo_ctx *ctx, dpzo_trainer *tr)
         return st;
     tr->lr_last = dpzo_zo_lr(zo);
     const dpzo_algorithm a = tr->cfg.algorithm;
-    if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD)
-        st = dpzo__first_order_step(ctx, tr, b);
+    if (dpzo_algorithm_is_first_order(a))
+        st = dpzo__first_order_step(ctx, tr, t, b);
     else
         st = zo_step(ctx, tr, t, b);
     if (st != DPZO_OK) {

@@ -100,7 +100,7 @@ dpzo_status dpzo__zo_create(dpzo_ctx *ctx, const dpzo_train_config *cfg, uint64_
     if (st != DPZO_OK)
         return st;
     const dpzo_algorithm a = cfg->algorithm;
-    const int first_order = a == DPZO_ALG_DPSGD || a == DPZO_ALG_SGD;
+    const int first_order = dpzo_algorithm_is_first_order(a);
     if (trainer)
         goto checked;
     if (first_order)
@@ -173,7 +173,7 @@ checked:;
                                   .steps = cfg->steps,
                                   .queries = R,
                                   .clip = cfg->clip,
-                                  .vector = a == DPZO_ALG_DPSGD,
+                                  .vector = a == DPZO_ALG_DPSGD || a == DPZO_ALG_DPMD,
                                   .adaptive = a == DPZO_ALG_PAZO_S};
         st = dpzo_privacy_open(ctx, cfg->profile, &plan, &zo->privacy);
     }
@@ -253,7 +253,7 @@ static dpzo_status need_phase(dpzo_ctx *ctx, const dpzo_zo *zo, zo_phase want,
 /* pazo-p and pazo-s: the step's directions come from the caller's public gradients. */
 static int is_first_order(const dpzo_zo *zo)
 {
-    return zo->cfg.algorithm == DPZO_ALG_DPSGD || zo->cfg.algorithm == DPZO_ALG_SGD;
+    return dpzo_algorithm_is_first_order(zo->cfg.algorithm);
 }
 
 static int uses_public_span(const dpzo_zo *zo)

@@ -103,7 +103,11 @@ dpzo_status dpzo_privacy_noise(dpzo_ctx *ctx, dpzo_privacy *p, double *out, size
  *   mezo    the same without clipping and noise (non-private);
  *   dpsgd   first order: per-example gradients clipped in L2 to C, summed, Gaussian noise
  *           (sigma C per coordinate), divided by B;
- *   sgd     first order, the mean gradient of the batch (non-private). */
+ *   sgd     first order, the mean gradient of the batch (non-private);
+ *   dpmd    first order with public data (DPMD as the PAZO paper runs it, Amid et al. 2022's
+ *           first-order form): dpsgd's release divided by B, weighted alpha_t =
+ *           cos(pi t / (2 T)), plus (1 - alpha_t) times one public batch's mean gradient;
+ *           its privacy is dpsgd's (the public part is post-processing). */
 
 typedef enum {
     DPZO_ALG_DPZERO = 0,
@@ -114,7 +118,8 @@ typedef enum {
     DPZO_ALG_DPZOPO = 5, /* DP-ZOPO: DP-ZOSO with data-free pruning masks */
     DPZO_ALG_PAZO_M = 6, /* PAZO-M: public gradient mixed with the private ZO estimate */
     DPZO_ALG_PAZO_P = 7, /* PAZO-P: private ZO directions in the span of public gradients */
-    DPZO_ALG_PAZO_S = 8  /* PAZO-S: public candidates selected by noisy private losses */
+    DPZO_ALG_PAZO_S = 8, /* PAZO-S: public candidates selected by noisy private losses */
+    DPZO_ALG_DPMD = 9    /* DPMD: dpsgd's release mixed with a public gradient (docs 7) */
 } dpzo_algorithm;
 
 /* DP-ZOSO / DP-ZOPO stages (docs/algorithms.md, 2): S stages, stage s (1-based) runs
@@ -202,7 +207,7 @@ typedef struct {
     uint64_t checkpoint_every;             /* also every k steps (0: only when a run stops) */
     dpzo_stage_config stages;              /* dpzoso, dpzopo */
     dpzo_prune_config prune;               /* dpzopo */
-    dpzo_public_config pub;                /* pazo-m, pazo-p, pazo-s */
+    dpzo_public_config pub;                /* pazo-m, pazo-p, pazo-s, dpmd (batch_size) */
     dpzo_pretrain_config pretrain;         /* any algorithm with public rows */
     unsigned threads;                      /* the model's threads (0: the machine's cores);
                                               results do not depend on it */
@@ -229,6 +234,8 @@ const char *dpzo_lr_schedule_name(dpzo_lr_schedule s);
 int dpzo_algorithm_is_private(dpzo_algorithm a);
 /* 1 for dpzoso and dpzopo. */
 int dpzo_algorithm_is_stagewise(dpzo_algorithm a);
+/* 1 for dpsgd, sgd and dpmd (gradients of dpzo's own models; `dpzo train` only). */
+int dpzo_algorithm_is_first_order(dpzo_algorithm a);
 /* Queries (noised scalars) per step: queries for the ZO algorithms, k + 1 (or k) for
  * pazo-s, 1 for the first-order ones. */
 unsigned dpzo_train_queries_per_step(const dpzo_train_config *c);
