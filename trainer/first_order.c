@@ -74,10 +74,9 @@ static dpzo_status dpsgd(dpzo_ctx *ctx, dpzo_trainer *tr, size_t b, double lr,
 static dpzo_status dpmd(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b, double lr,
                         dpzo__loss_acc *loss)
 {
-    /* both gradients at the step's theta: the public one first (theta is not yet moved) */
-    dpzo_status st = dpzo__public_grad(ctx, tr, t, 0, tr->gpub);
-    if (st == DPZO_OK)
-        st = private_release(ctx, tr, b, loss);
+    /* both gradients at the step's theta: the public one is in tr->gpub (train_step.c
+     * computed it before this step moved theta) */
+    dpzo_status st = private_release(ctx, tr, b, loss);
     if (st != DPZO_OK)
         return st;
     const double B = tr->cfg.batch_size, alpha = dpzo__dpmd_weight(t, tr->cfg.steps);

@@ -146,7 +146,8 @@ dpzo_status dpzo__model_failed(dpzo_ctx *ctx, dpzo_status st, const char *what);
 /* Step t = the steps done: its batch from the step object's sampler, then the step object's
  * sequence with the trainer's model evaluating. */
 dpzo_status dpzo__trainer_step(dpzo_ctx *ctx, dpzo_trainer *tr);
-/* dpsgd / sgd / dpmd on the begun step t's b rows (tr->idx): gradient, release, update. */
+/* dpsgd / sgd / dpmd on the begun step t's b rows (tr->idx): gradient, release, update
+ * (dpmd: its public gradient already in tr->gpub, train_step.c). */
 dpzo_status dpzo__first_order_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b);
 /* DPMD's weight on the private gradient at step t of T: cos(pi t / (2 T)). */
 double dpzo__dpmd_weight(uint64_t t, uint64_t T);
@@ -196,9 +197,6 @@ dpzo_status dpzo__prune_select(dpzo_ctx *ctx, const dpzo_prune_config *pc, const
 dpzo_status dpzo__pretrain(dpzo_ctx *ctx, dpzo_trainer *tr);
 /* Public batch j of step t: rows of tr->pub into idx (b' of them). */
 size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx);
-/* grad = the mean-loss gradient of public batch j of step t at theta. */
-dpzo_status dpzo__public_grad(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned j,
-                              float *grad);
 /* PAZO-P's basis: the k columns of G (k x P floats, column j at G + j P) orthonormalised
  * (modified Gram-Schmidt with a second pass, in double) or only normalised; columns that are
  * zero, not finite, or (orthonormalising) within 1e-6 of the span of the earlier ones are

@@ -47,8 +47,8 @@ size_t dpzo__public_batch(dpzo_trainer *tr, uint64_t t, unsigned j, size_t *idx)
 }
 
 /* grad = the mean-loss gradient of public batch j of step t at theta. */
-dpzo_status dpzo__public_grad(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned j,
-                              float *grad)
+static dpzo_status public_grad(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, unsigned j,
+                               float *grad)
 {
     size_t nb = dpzo__public_batch(tr, t, j, tr->pub_idx);
     dpzo_status st = dpzo_model_grad(tr->model, tr->theta, &tr->pub, tr->pub_idx, nb, grad,
@@ -205,11 +205,11 @@ static dpzo_status zo_step(dpzo_ctx *ctx, dpzo_trainer *tr, uint64_t t, size_t b
     if (dpzo_zo_score_queries(zo) > 0 && (st = score(ctx, tr)) != DPZO_OK)
         return st;
     if (a == DPZO_ALG_PAZO_M)
-        st = dpzo__public_grad(ctx, tr, t, 0, tr->grad);
+        st = public_grad(ctx, tr, t, 0, tr->grad);
     if (a == DPZO_ALG_PAZO_P || a == DPZO_ALG_PAZO_S) {
         const unsigned k = tr->cfg.pub.k;
         for (unsigned j = 0; j < k && st == DPZO_OK; j++)
-            st = dpzo__public_grad(ctx, tr, t, j, tr->gpub + (size_t)j * tr->P);
+            st = public_grad(ctx, tr, t, j, tr->gpub + (size_t)j * tr->P);
         if (st == DPZO_OK)
             st = dpzo_zo_set_public(ctx, zo, tr->gpub, k);
     }
@@ -232,10 +232,11 @@ dpzo_status dpzo__trainer_step(dpzo_ctx *ctx, dpzo_trainer *tr)
         return st;
     tr->lr_last = dpzo_zo_lr(zo);
     const dpzo_algorithm a = tr->cfg.algorithm;
-    if (dpzo_algorithm_is_first_order(a))
-        st = dpzo__first_order_step(ctx, tr, t, b);
-    else
+    if (!dpzo_algorithm_is_first_order(a))
         st = zo_step(ctx, tr, t, b);
+    else if (a != DPZO_ALG_DPMD /* dpmd: its public gradient at the step's theta first */
+             || (st = public_grad(ctx, tr, t, 0, tr->gpub)) == DPZO_OK)
+        st = dpzo__first_order_step(ctx, tr, t, b);
     if (st != DPZO_OK) {
         dpzo_zo_abort(zo); /* a release already made is counted by the ledger */
         return st;
