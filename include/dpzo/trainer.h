@@ -154,7 +154,7 @@ typedef struct {
     double lambda;        /* the score's ZO perturbation (default 1e-3) */
 } dpzo_prune_config;
 
-/* The public-data methods (PAZO-M/P/S; docs/algorithms.md, 4-6). */
+/* The public-data methods (PAZO-M/P/S; docs/algorithms.md, 4-6; DPMD reads batch_size, 7). */
 typedef struct {
     double batch_size;       /* b': rows per public batch (default 32) */
     unsigned k;              /* PAZO-P/S: public gradients per step (default 3) */
