@@ -6,11 +6,16 @@ issue 31), the way the PAZO paper's Figure 2 shows it.
     build/venv/bin/python examples/plot_accuracy_eps.py \\
         --summaries RUN/summaries.json [--summaries MORE.json ...] \\
         [--results-md docs/results.md] --out docs/fmnist-accuracy-eps
+    build/venv/bin/python examples/plot_accuracy_eps.py --section minilm \\
+        --jsonl bench/results/minilm_eps_sweep.jsonl --results-md docs/results.md \\
+        --out docs/minilm-accuracy-eps --title "..."
 
 Points come from two places, and the JSON written beside the figure says which for each:
   - summaries.json files of scripts/results.py (every run's test accuracy; the mean and the
-    sample standard deviation over the seeds are computed here);
-  - the Fashion-MNIST tables of docs/results.md (--results-md), rows "mean% ± sd" at a
+    sample standard deviation over the seeds are computed here), or the JSON lines of
+    examples/minilm_wordnet.py --json (--jsonl: method, epsilon_target, test_accuracy);
+  - the tables of docs/results.md (--results-md; --section fmnist, the default, reads the
+    Fashion-MNIST part, --section minilm the MiniLM part), rows "mean% ± sd" at a
     finite epsilon, for points no summaries file has (the epsilon 1 and 3 runs recorded
     there before this figure existed), and the non-private and public-only rows, drawn as
     horizontal reference lines.
@@ -37,7 +42,7 @@ METHODS = [
     ("dpmd", "DPMD + public pre-training", False),
 ]
 REFERENCES = [("sgd", "SGD, non-private"), ("mezo", "MeZO, non-private"),
-              ("public", "public pre-training only")]
+              ("public", "public data only")]
 
 
 def classify(name):
@@ -46,9 +51,9 @@ def classify(name):
     rules = [(r"^DPZero\b", "dpzero"), (r"^MeZO\b", "mezo"),
              (r"^DP-SGD \+ public", "dpsgd-public"), (r"^DP-SGD\b", "dpsgd"),
              (r"^SGD\b", "sgd"), (r"^DP-ZOSO\b", "dpzoso"), (r"^DP-ZOPO \(zeroth-order, (increasing|pruned)", "dpzopo"),
-             (r"^PAZO-M \((α|public \+)", "pazo-m"), (r"^PAZO-P\b", "pazo-p"),
+             (r"^PAZO-M( \((α|public \+)|$)", "pazo-m"), (r"^PAZO-P\b", "pazo-p"),
              (r"^PAZO-S\b", "pazo-s"), (r"^DPMD\b", "dpmd"),
-             (r"^public pre-training only", "public")]
+             (r"^public pre-training only", "public"), (r"^public-only \(Adam on", "public")]
     for pat, short in rules:
         if re.search(pat, n):
             return short
@@ -58,11 +63,13 @@ def classify(name):
 ACC = re.compile(r"^\**(\d+(?:\.\d+)?)% ± (\d+(?:\.\d+)?)\**$")
 
 
-def from_markdown(path):
-    """{(short, eps or None): (mean, sd)} from the Fashion-MNIST tables (before '# MiniLM')."""
+def from_markdown(path, section="fmnist"):
+    """{(short, eps or None): (mean, sd)} from the Fashion-MNIST tables (before '# MiniLM')
+    or the MiniLM ones (after it)."""
     out = {}
     with open(path, encoding="utf-8") as f:
-        text = f.read().split("\n# MiniLM")[0]
+        parts = f.read().split("\n# MiniLM")
+    text = parts[0] if section == "fmnist" else (parts[1] if len(parts) > 1 else "")
     for line in text.splitlines():
         if not line.startswith("| ") or line.startswith("| method") or "---" in line:
             continue
@@ -77,7 +84,7 @@ def from_markdown(path):
         try:
             e = float(eps)
         except ValueError:
-            e = None
+            continue  # not an epsilon column (a table with one column per epsilon)
         finite = e is not None and math.isfinite(e) and short not in ("public", "sgd", "mezo")
         key = (short, e if finite else None)
         out.setdefault(key, (float(acc.group(1)), float(acc.group(2))))
@@ -100,23 +107,43 @@ def from_summaries(paths):
     return out
 
 
+def from_jsonl(paths):
+    """{(short, eps): [accuracy % per run]} from examples/minilm_wordnet.py's JSON lines."""
+    out = {}
+    for p in paths:
+        with open(p, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    e = r.get("epsilon_target")
+                    out.setdefault((r["method"], float(e) if e is not None else None),
+                                   []).append(100.0 * r["test_accuracy"])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--summaries", action="append", default=[])
     ap.add_argument("--results-md", default=None)
+    ap.add_argument("--section", choices=("fmnist", "minilm"), default="fmnist")
+    ap.add_argument("--jsonl", action="append", default=[])
     ap.add_argument("--out", required=True, help="output path without extension")
     ap.add_argument("--title", default="Fashion-MNIST (mlp:128): test accuracy against ε")
+    ap.add_argument("--delta-label", default="δ = 1/n", help="the x label's delta")
     a = ap.parse_args()
     points = {}  # (short, eps) -> dict(mean, sd, n, source)
     if a.results_md:
-        for k, (m, sd) in from_markdown(a.results_md).items():
+        for k, (m, sd) in from_markdown(a.results_md, a.section).items():
             points[k] = {"mean": m, "sd": sd, "n": 3, "source": a.results_md}
-    for k, accs in from_summaries(a.summaries).items():
+    runs = from_summaries(a.summaries)
+    for k, accs in from_jsonl(a.jsonl).items():
+        runs.setdefault(k, []).extend(accs)
+    for k, accs in runs.items():
         sd = statistics.stdev(accs) if len(accs) > 1 else 0.0
         points[k] = {"mean": statistics.mean(accs), "sd": sd, "n": len(accs),
-                     "source": "summaries"}
+                     "source": "runs (--summaries / --jsonl)"}
     if not points:
-        sys.exit("no points: give --summaries or --results-md")
+        sys.exit("no points: give --summaries, --jsonl or --results-md")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -143,7 +170,7 @@ def main():
     ax.set_xticks(ticks)
     ax.set_xticklabels(["%g" % t for t in ticks])
     ax.minorticks_off()
-    ax.set_xlabel("ε (δ = 1/n), log scale")
+    ax.set_xlabel("ε (%s), log scale" % a.delta_label)
     ax.set_ylabel("test accuracy, % (mean ± sd over seeds)")
     ax.set_title(a.title, fontsize=10)
     ax.grid(True, alpha=0.3)
