@@ -673,9 +673,9 @@ typedef struct bounds_ {
  *  - lower: for any event A, delta(eps) >= P(A) - e^eps Q(A) (the divergence is a supremum
  *    over events); A = the outcomes counted in {L > eps};
  *  - upper: with slack s (an outcome counted in {L <= l} has true loss at most l + s, one
- *    counted in {L > l} at least l - s), A' = the outcomes counted in {L > eps - s} holds
- *    every outcome of true loss above eps, and those of A' below it have loss at least
- *    eps - 2s, so delta(eps) <= P(A') - e^eps Q(A') + expm1(2s) P(A');
+ *    counted in {L > l} at least l - s), A' = the outcomes counted in {L > l2}, l2 <= eps - s,
+ *    holds every outcome of true loss above eps, and those of A' below it have loss at least
+ *    l2 - s, so delta(eps) <= P(A') - e^eps Q(A') + expm1(eps - l2 + s) P(A');
  *  - each log tail x errs by at most 8u(|x| + 1) + err (pld_discretize.c's model), the
  *    exponentials by 4u relative, their products and differences by the roundings added.
  * epsilon's ends are found by bisection on these bounds (each end proven whatever the
@@ -707,19 +707,23 @@ static int one_step_delta(const dpzo__pld_source *s, double eps, double *lo, dou
     double ee_lo = exp(eps) * (1.0 - 4.0 * DBL_EPSILON), ee_hi = exp(eps) * (1.0 + 4.0 * DBL_EPSILON);
     double d = tail_exp(t.pg, t.err, 0) - ee_hi * tail_exp(t.qg, t.err, 1) * (1.0 + 2.0 * DBL_EPSILON);
     *lo = d - 2.0 * DBL_EPSILON * fabs(d) - DBL_TRUE_MIN;
-    double s0 = t.slack;
+    double s0 = t.slack, w = 0.0;
     if (s0 > 0.0) {
         double l2 = nextafter(eps - s0 * (1.0 + 4.0 * DBL_EPSILON), -INFINITY);
         dpzo__pld_tails_part(s, l2, 1, &t2);
         if (isnan(t2.pg) || isnan(t2.qg) || !(t2.err >= 0.0) || !(t2.slack <= s0))
             return 0;
         t = t2;
+        /* an outcome of A' lies at or above l2 - s0, i.e. at most w below eps: w is
+         * (eps - l2) + s0, not 2 s0 (l2 is eps less s0 rounded down, at least a whole ulp
+         * of eps below it however small s0 is: the MoG's DBL_MIN) */
+        w = ((eps - l2) + s0) * (1.0 + 4.0 * DBL_EPSILON);
     }
     double pu = tail_exp(t.pg, t.err, 1);
     double u = pu - ee_lo * tail_exp(t.qg, t.err, 0) * (1.0 - 2.0 * DBL_EPSILON);
     u += 2.0 * DBL_EPSILON * fabs(u) + DBL_TRUE_MIN;
-    if (s0 > 0.0)
-        u += expm1(2.0 * s0) * (1.0 + 4.0 * DBL_EPSILON) * pu * (1.0 + 2.0 * DBL_EPSILON);
+    if (w > 0.0)
+        u += expm1(w) * (1.0 + 4.0 * DBL_EPSILON) * pu * (1.0 + 2.0 * DBL_EPSILON);
     *hi = dpzo__up(u < 1.0 ? u : 1.0);
     return isfinite(*lo) && isfinite(*hi);
 }
