@@ -105,7 +105,8 @@ static dpzo_status setup_buffers(dpzo_ctx *ctx, dpzo_trainer *tr)
     if (first_order || tr->pub.n > 0)
         bad |= ALLOC(tr->grad, P);
     if (tr->pub.n > 0)
-        bad |= ALLOC(tr->pub_idx, tr->pub.n) | ALLOC(tr->gpub, tr->cfg.pub.k * P);
+        bad |= ALLOC(tr->pub_idx, tr->pub.n) |
+               ALLOC(tr->gpub, (a == DPZO_ALG_DPMD ? 1 : tr->cfg.pub.k) * P); /* dpmd: one */
     if (a == DPZO_ALG_DPSGD || a == DPZO_ALG_DPMD) {
         tr->pe_chunk = dpzo__pe_chunk(P, tr->cfg.batch_size);
         bad |= ALLOC(tr->gsum, P) | ALLOC(tr->gnoise, P) | ALLOC(tr->per_ex, tr->pe_chunk * P);
