@@ -48,7 +48,8 @@ static const char *help_train =
     "                     (0, the default: all the machine's cores); the results are the\n"
     "                     same bits whatever N\n"
     "  --json             print the summary as one JSON object (test_accuracy, test_loss,\n"
-    "                     epsilon_spent (\"inf\" when not private), delta, steps, ...)\n"
+    "                     epsilon_spent (\"inf\" when not private), delta, steps, ...;\n"
+    "                     validation_accuracy and validation_loss with data.validation_size)\n"
     "  --verbose          also say which BLAS and which of its kernels the model's matrix\n"
     "                     products run on, and why (a \"blas\" object in --json): dpzo\n"
     "                     switches OpenBLAS from generic SSE kernels to the CPU's AVX2 or\n"
@@ -185,6 +186,8 @@ static void print_header(const dpzo_trainer *tr, const char *resumed, int verbos
            dpzo_trainer_n_train(tr));
     if (dpzo_trainer_n_public(tr) > 0)
         printf(" (+%zu public held out)", dpzo_trainer_n_public(tr));
+    if (dpzo_trainer_n_validation(tr) > 0)
+        printf(" (+%zu held out for validation)", dpzo_trainer_n_validation(tr));
     printf(", %zu test rows\n", dpzo_trainer_n_test(tr));
     if (verbose) { /* the model was created: the selection has been made */
         dpzo_blas_info info;
@@ -248,7 +251,7 @@ static void print_header(const dpzo_trainer *tr, const char *resumed, int verbos
 }
 
 typedef struct {
-    double acc, loss, seconds, eps, budget, delta;
+    double acc, loss, vacc, vloss, seconds, eps, budget, delta;
     uint64_t step;
     const char *stopped; /* NULL: finished */
 } summary;
@@ -260,6 +263,9 @@ static void print_summary_text(const dpzo_trainer *tr, const summary *s)
            s->stopped ? "stopped" : "done", (unsigned long long)s->step,
            (unsigned long long)c->steps, s->seconds);
     printf("  test accuracy  %.4f\n  test loss      %.4f\n", s->acc, s->loss);
+    if (dpzo_trainer_n_validation(tr) > 0)
+        printf("  validation     accuracy %.4f, loss %.4f (%zu held-out rows)\n", s->vacc,
+               s->vloss, dpzo_trainer_n_validation(tr));
     if (isinf(s->eps)) {
         printf("  epsilon spent  inf (not private)\n");
     } else {
@@ -303,6 +309,11 @@ static void print_summary_json(const dpzo_trainer *tr, const summary *s, int ver
     cJSON_AddNumberToObject(o, "test_rows", (double)dpzo_trainer_n_test(tr));
     json_number(o, "test_accuracy", s->acc);
     json_number(o, "test_loss", s->loss);
+    if (dpzo_trainer_n_validation(tr) > 0) { /* only where there are such rows */
+        cJSON_AddNumberToObject(o, "validation_rows", (double)dpzo_trainer_n_validation(tr));
+        json_number(o, "validation_accuracy", s->vacc);
+        json_number(o, "validation_loss", s->vloss);
+    }
     json_number(o, "epsilon_spent", s->eps);
     json_number(o, "epsilon_budget", s->budget);
     if (isnan(s->delta))
@@ -383,13 +394,16 @@ static int finish(dpzo_ctx *ctx, dpzo_trainer *tr, dpzo_status st, int json, int
         fprintf(stderr, "dpzo: %s\n", dpzo_ctx_errmsg(ctx));
     dpzo_train_report r;
     dpzo_trainer_report_now(tr, &r);
-    summary s = {r.test_accuracy, r.test_loss, r.seconds, r.epsilon_spent, INFINITY, NAN,
-                 r.step, stopped};
+    summary s = {r.test_accuracy, r.test_loss, r.validation_accuracy, r.validation_loss,
+                 r.seconds, r.epsilon_spent, INFINITY, NAN, r.step, stopped};
     if (stopped == NULL && r.step < r.steps)
         s.stopped = "until";
     dpzo_status est = DPZO_OK;
     if (s.stopped != NULL) /* the metrics' last evaluation may be older: evaluate now */
         est = dpzo_trainer_evaluate(ctx, tr, &s.acc, &s.loss);
+    /* validation: also when this session made no evaluation (resumed at the end) */
+    if (est == DPZO_OK && (s.stopped != NULL || isnan(s.vacc)))
+        est = dpzo_trainer_validate(ctx, tr, &s.vacc, &s.vloss);
     if (est != DPZO_OK)
         return fail(ctx, est);
     const dpzo_privacy *p = dpzo_trainer_privacy(tr);

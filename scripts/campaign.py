@@ -1105,7 +1105,8 @@ def phase_nul(c, pool, quick):
 INTEGER_KEYS = {
     "profile": {"schema_version", "queries_per_step", "steps", "batch_size", "dataset_size",
                 "grid_index"},
-    "config": {"steps", "seed", "eval_every", "train_subset", "public_size", "queries",
+    "config": {"steps", "seed", "eval_every", "train_subset", "public_size", "validation_size",
+               "queries",
                "threads", "checkpoint_every", "first_steps", "count", "k"},
     "claim": {"steps", "batch_size", "dataset_size", "effective_batch_size", "tp", "fp", "tn",
               "fn", "canaries", "guesses", "correct"},
@@ -1164,6 +1165,60 @@ def phase_bigint(c, pool, quick):
                 futs.append(pool.submit(c.run, name, a, kind="bigint:%s-%s" % (key, label),
                                         refuse=True, allow1=name == "profile-verify",
                                         check=_check_inexact_integer))
+    return futs
+
+
+# ---- issue 31: the validation hold-out (data.validation_size) beside the public one. Rows
+# held out for validation and as public data must leave at least one private row; the count is
+# an integer >= 0; the summary says how many rows each part got.
+
+def _holdout_check(want):
+    """want: {"train_rows": n, "validation_rows": v} for an accepted run, or a text its
+    refusal (exit 2) must contain."""
+    def check(rc, out, err):
+        if isinstance(want, str):
+            if rc == 2 and want in err:
+                return None
+            return "exit %s, not refused naming %r: %s" % (rc, want, last_line(err))
+        if rc != 0:
+            return "exit %s on an accepted hold-out: %s" % (rc, last_line(err))
+        got = parse_json(out)
+        for k, v in want.items():
+            if got.get(k) != v:
+                return "%s = %r, expected %r" % (k, got.get(k), v)
+        acc = got.get("validation_accuracy")
+        if not (isinstance(acc, (int, float)) and 0.0 <= acc <= 1.0):
+            return "validation_accuracy %r not in [0, 1]" % (acc,)
+        return None
+    return check
+
+
+def phase_holdouts(c, pool):
+    futs = []
+    if not c.files.get("train"):
+        return futs
+    base = json.loads(open(c.files["train"]).read())  # 512 rows
+    cases = [  # (label, data, expected)
+        ("all", {"validation_size": 512}, "data.validation_size 512"),
+        ("with-public", {"validation_size": 500, "public_size": 12}, "leave no private rows"),
+        ("negative", {"validation_size": -1}, "data.validation_size"),
+        ("fraction", {"validation_size": 1.5}, "data.validation_size"),
+        ("text", {"validation_size": "10"}, "data.validation_size"),
+        ("huge", {"validation_size": 1e300}, "data.validation_size"),
+        ("one-private", {"validation_size": 500, "public_size": 11},
+         {"train_rows": 1, "validation_rows": 500}),
+        ("some", {"validation_size": 100}, {"train_rows": 412, "validation_rows": 100}),
+    ]
+    for label, data, want in cases:
+        cfg = dict(base, data=dict(base["data"], **data))
+        if not isinstance(want, str):  # accepted: non-private (the profile's rate is n's)
+            cfg = {k: v for k, v in cfg.items() if k not in ("profile", "clip")}
+            cfg.update(algorithm="mezo", batch_size=1)
+        path = c.write("train.holdout-%s.json" % label, json.dumps(cfg))
+        futs.append(pool.submit(c.run, "train-holdout", ["train", "--config", path, "--steps",
+                                                         "1", "--json"],
+                                kind="holdout:" + label, refuse=isinstance(want, str),
+                                check=_holdout_check(want)))
     return futs
 
 
@@ -2372,7 +2427,7 @@ def main():
     ap.add_argument("--only", action="append", default=[],
                     help="phases: environment, numeric, files, outputs, unwritable, "
                          "exitcodes, soundness, bounds, tight, monotone, nul, bigint, "
-                         "pyoverflow, work, events (repeatable)")
+                         "pyoverflow, work, events, rehashed, holdouts (repeatable)")
     ap.add_argument("--json", help="write every run to this file")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--verbose", action="store_true", help="print every run")
@@ -2394,7 +2449,8 @@ def main():
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
     phases = args.only or ["environment", "soundness", "bounds", "tight", "monotone", "nul",
-                           "bigint", "pyoverflow", "work", "events", "rehashed", "files",
+                           "bigint", "pyoverflow", "work", "events", "rehashed", "holdouts",
+                           "files",
                            "outputs",
                            "unwritable",
                            "exitcodes", "numeric"]
@@ -2435,6 +2491,8 @@ def main():
                 futs += phase_pyoverflow(c, pool, args.quick)
             elif ph == "rehashed":
                 futs += phase_rehashed(c, pool)
+            elif ph == "holdouts":
+                futs += phase_holdouts(c, pool)
             elif ph == "events":
                 futs += phase_events(c, pool, args.quick)
             else:

@@ -693,7 +693,10 @@ static void test_config_errors(void **state)
     expect_config_error(ctx, "{" MEZO_BASE ", \"threads\": 1e12}",
                         "'threads' must be 0 (the machine's cores) to 256");
     expect_config_error(ctx, "{" MEZO_BASE ", \"data\": {\"dirr\": \"x\"}}",
-                        "unknown key 'data.dirr'");
+                        "unknown key 'data.dirr' (known: dir, train_subset, public_size, "
+                        "validation_size)");
+    expect_config_error(ctx, "{" MEZO_BASE ", \"data\": {\"validation_size\": -5}}",
+                        "data.validation_size");
     expect_config_error(
         ctx, "{\"algorithm\": \"zo\", \"model\": \"mlp:\"}",
         "'algorithm' must be \"dpzero\", \"mezo\", \"dpsgd\", \"sgd\", \"dpzoso\", \"dpzopo\", \"pazo-m\", \"pazo-p\", \"pazo-s\" or \"dpmd\", got \"zo\"");
@@ -789,7 +792,8 @@ static void test_config_errors(void **state)
                        "\"batch_size\": 8, \"lr\": 0.1, \"profile\": \"p.json\", \"clip\": 2, "
                        "\"seed\": \"18446744073709551615\", \"direction\": \"sphere\", "
                        "\"radius\": \"d_quarter\", \"metrics\": \"/abs/m.jsonl\", "
-                       "\"data\": {\"dir\": \"fm\", \"train_subset\": 500, \"public_size\": 50}}",
+                       "\"data\": {\"dir\": \"fm\", \"train_subset\": 500, \"public_size\": 50, "
+                       "\"validation_size\": 25}}",
                        "/cfg", &c));
     assert_int_equal(c.algorithm, DPZO_ALG_DPZERO);
     assert_true(c.seed == UINT64_MAX);
@@ -798,9 +802,125 @@ static void test_config_errors(void **state)
     assert_string_equal(c.metrics, "/abs/m.jsonl");
     assert_int_equal(c.train_subset, 500);
     assert_int_equal(c.public_size, 50);
+    assert_int_equal(c.validation_size, 25);
     assert_int_equal(c.radius_kind, DPZO_RADIUS_D_QUARTER);
     assert_true(c.lambda == 1e-3 && c.queries == 1 && c.batching == DPZO_BATCH_POISSON);
     assert_rel(dpzo__train_radius(&c, 10000), 10.0, 1e-15);
+}
+
+/* ---- the validation hold-out ------------------------------------------------------------ */
+
+/* The row ids (the last feature, id / 1000) of a data set, marked in seen[]; fails on a row
+ * seen twice. */
+static void mark_rows(const dpzo_dataset *d, unsigned char *seen, size_t n_all)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        size_t id = (size_t)lround(1000.0 * d->x[i * d->dim + d->dim - 1]);
+        assert_true(id < n_all);
+        if (seen[id])
+            fail_msg("row %zu is in two parts", id);
+        seen[id] = 1;
+    }
+}
+
+/* data.validation_size: the same rows for every seed and algorithm (the fixed-key shuffle's
+ * first places), disjoint from the public and private rows, which come from the rest as
+ * before; evaluated at every metrics line; too many is refused. */
+static void test_validation_holdout(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    cluster_sets sets = cluster_pair(300, 30, 5, 3, 0.3, 5, 6);
+    for (size_t i = 0; i < sets.tr.n; i++) /* a row id, small beside the clusters' features */
+        sets.tr.x[i * sets.tr.dim + 4] = (float)((double)i / 1000.0);
+    dpzo_dataset want_val, want_rest;
+    assert_ok(ctx, dpzo_dataset_split(ctx, &sets.tr, 50, DPZO__VALIDATION_KEY, &want_val,
+                                      &want_rest));
+    unsigned char pub_seen[2][300];
+    for (int run = 0; run < 2; run++) {
+        dpzo_train_config c = base_config(run ? DPZO_ALG_MEZO : DPZO_ALG_SGD, "mlp:", 20,
+                                          16.0, 0.05);
+        c.seed = 7 + (uint64_t)run;
+        c.public_size = 40;
+        c.validation_size = 50;
+        c.eval_every = 10;
+        snprintf(c.metrics, sizeof c.metrics, TMP "/train_validation_%d.jsonl", run);
+        dpzo_trainer *tr;
+        assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
+        assert_int_equal(dpzo_trainer_n_validation(tr), 50);
+        assert_int_equal(dpzo_trainer_n_public(tr), 40);
+        assert_int_equal(dpzo_trainer_n_train(tr), 210);
+        /* the validation rows: exactly the documented split's, in the file's order */
+        assert_int_equal(tr->val.n, want_val.n);
+        assert_memory_equal(tr->val.x, want_val.x, want_val.n * want_val.dim * sizeof(float));
+        assert_memory_equal(tr->val.y, want_val.y, want_val.n * sizeof(int32_t));
+        /* the public rows: the seed's split of the rest */
+        dpzo_dataset want_pub, want_priv;
+        assert_ok(ctx, dpzo_dataset_split(ctx, &want_rest, 40, c.seed, &want_pub, &want_priv));
+        assert_memory_equal(tr->pub.x, want_pub.x, 40 * want_pub.dim * sizeof(float));
+        assert_memory_equal(tr->priv.x, want_priv.x, 210 * want_priv.dim * sizeof(float));
+        dpzo_dataset_free(&want_pub);
+        dpzo_dataset_free(&want_priv);
+        /* the three parts cover the 300 rows once */
+        unsigned char seen[300] = {0};
+        mark_rows(&tr->val, seen, 300);
+        mark_rows(&tr->pub, seen, 300);
+        mark_rows(&tr->priv, seen, 300);
+        for (size_t i = 0; i < 300; i++)
+            assert_true(seen[i]);
+        memset(pub_seen[run], 0, 300);
+        mark_rows(&tr->pub, pub_seen[run], 300);
+        assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
+        dpzo_train_report r;
+        dpzo_trainer_report_now(tr, &r);
+        double acc, loss;
+        assert_ok(ctx, dpzo_trainer_validate(ctx, tr, &acc, &loss));
+        assert_true(acc == r.validation_accuracy && loss == r.validation_loss);
+        assert_true(acc > 0.4 && acc <= 1.0); /* 3 separable clusters, chance 1/3 */
+        /* every metrics line has the fields; the last one has the final values */
+        char *m = slurp_alloc(c.metrics);
+        int lines = 0;
+        for (char *p = m; (p = strstr(p, "\"validation_accuracy\": ")) != NULL; p++)
+            lines++;
+        assert_int_equal(lines, 3); /* steps 0, 10, 20 */
+        char want[96];
+        snprintf(want, sizeof want, "\"validation_accuracy\": %.17g", acc);
+        char *last = strrchr(m, '{');
+        assert_non_null(last);
+        if (strtod(strstr(last, "\"validation_accuracy\": ") + 23, NULL) != acc)
+            fail_msg("last metrics line %s, want %s", last, want);
+        free(m);
+        dpzo_trainer_free(tr);
+    }
+    assert_memory_not_equal(pub_seen[0], pub_seen[1], 300); /* the seed keys the public rows */
+    /* none, as before: no validation fields; the public rows are the seed's split of all */
+    dpzo_train_config c = base_config(DPZO_ALG_SGD, "mlp:", 5, 16.0, 0.05);
+    c.public_size = 40;
+    snprintf(c.metrics, sizeof c.metrics, TMP "/train_validation_none.jsonl");
+    dpzo_trainer *tr;
+    assert_ok(ctx, dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr));
+    dpzo_dataset want_pub, want_priv;
+    assert_ok(ctx, dpzo_dataset_split(ctx, &sets.tr, 40, c.seed, &want_pub, &want_priv));
+    assert_memory_equal(tr->pub.x, want_pub.x, 40 * want_pub.dim * sizeof(float));
+    dpzo_dataset_free(&want_pub);
+    dpzo_dataset_free(&want_priv);
+    assert_int_equal(dpzo_trainer_n_validation(tr), 0);
+    assert_ok(ctx, dpzo_trainer_run(ctx, tr, 0, NULL, NULL));
+    double acc, loss;
+    assert_ok(ctx, dpzo_trainer_validate(ctx, tr, &acc, &loss));
+    assert_true(isnan(acc) && isnan(loss));
+    char *m = slurp_alloc(c.metrics);
+    assert_null(strstr(m, "validation"));
+    free(m);
+    dpzo_trainer_free(tr);
+    /* too many rows held out */
+    c.validation_size = 260;
+    dpzo_status st = dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr);
+    assert_int_equal(st, DPZO_EINVAL);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "data.validation_size 260 and data.public_size "
+                                                  "40 leave no private rows (of 300)"));
+    dpzo_dataset_free(&want_val);
+    dpzo_dataset_free(&want_rest);
+    cluster_sets_free(&sets);
 }
 
 /* ---- learning ---------------------------------------------------------------------------- */
@@ -964,6 +1084,7 @@ int main(void)
         cmocka_unit_test(test_resume_pazo),
         cmocka_unit_test(test_checkpoint_refusals),
         cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_validation_holdout),
         cmocka_unit_test(test_mezo_learns),
         cmocka_unit_test(test_direction_cache),
         cmocka_unit_test(test_cli),

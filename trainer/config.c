@@ -414,7 +414,8 @@ static const char *const prune_keys[] = {"strategy",   "rate",       "growth",
 static const char *const public_keys[] = {"batch_size",      "k",              "alpha",
                                           "orthonormalize",  "candidate_scale", "noisy_candidate"};
 static const char *const pretrain_keys[] = {"steps", "lr", "batch_size"};
-static const char *const data_keys[] = {"dir", "train_subset", "public_size"};
+static const char *const data_keys[] = {"dir", "train_subset", "public_size",
+                                        "validation_size"};
 
 static int key_index(const char *const *names, int n, const char *key)
 {
@@ -441,7 +442,7 @@ static dpzo_status parse_data(dpzo_ctx *ctx, const cJSON *v, const char *base_di
     if (!cJSON_IsObject(v))
         return dpzo__fail(ctx, DPZO_EPARSE,
                           "config: 'data' must be an object {\"dir\", \"train_subset\", "
-                          "\"public_size\"}");
+                          "\"public_size\", \"validation_size\"}");
     unsigned seen = 0;
     const cJSON *it;
     cJSON_ArrayForEach(it, v)
@@ -454,7 +455,9 @@ static dpzo_status parse_data(dpzo_ctx *ctx, const cJSON *v, const char *base_di
         seen |= 1u << k;
         dpzo_status st = k == 0   ? get_path(ctx, it, "data.dir", base_dir, c->data_dir)
                          : k == 1 ? get_count(ctx, it, "data.train_subset", &c->train_subset)
-                                  : get_count(ctx, it, "data.public_size", &c->public_size);
+                         : k == 2 ? get_count(ctx, it, "data.public_size", &c->public_size)
+                                  : get_count(ctx, it, "data.validation_size",
+                                              &c->validation_size);
         if (st != DPZO_OK)
             return st;
     }
@@ -859,6 +862,8 @@ void dpzo__train_fingerprint(const dpzo_train_config *c, const char *profile_sha
     if (c->pretrain.steps > 0)
         ADD("pretrain %llu %.17g %.17g\n", (unsigned long long)c->pretrain.steps, c->pretrain.lr,
             c->pretrain.batch_size);
+    if (c->validation_size > 0) /* which rows are private depends on it */
+        ADD("validation_size %llu\n", (unsigned long long)c->validation_size);
 #undef ADD
     dpzo__sha256_hex(text, len, hex);
 }

@@ -22,7 +22,8 @@
 /* ---- set-up -------------------------------------------------------------------------- */
 
 /* The private training rows: the caller's or Fashion-MNIST's, the first train_subset of
- * them, minus the public hold-out. */
+ * them, minus the validation hold-out (validation_size rows, the same for every seed), minus
+ * the public hold-out (public_size rows of the rest, keyed by the seed). */
 static dpzo_status setup_data(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo_dataset *train,
                               const dpzo_dataset *test)
 {
@@ -56,16 +57,34 @@ static dpzo_status setup_data(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo_datase
         rows.n = (size_t)c->train_subset;
     }
     tr->test = test;
-    if (c->public_size == 0) {
+    const uint64_t nv = c->validation_size, np = c->public_size;
+    if (nv + np >= rows.n) {
+        if (nv == 0)
+            return dpzo__fail(ctx, DPZO_EINVAL,
+                              "config: data.public_size %llu leaves no private rows (of %zu)",
+                              (unsigned long long)np, rows.n);
+        return dpzo__fail(ctx, DPZO_EINVAL,
+                          "config: data.validation_size %llu and data.public_size %llu leave no "
+                          "private rows (of %zu)",
+                          (unsigned long long)nv, (unsigned long long)np, rows.n);
+    }
+    dpzo_dataset rest = {0};
+    if (nv > 0) {
+        /* the same rows for every seed and algorithm: a shuffle with a fixed key */
+        dpzo_status st =
+            dpzo_dataset_split(ctx, &rows, (size_t)nv, DPZO__VALIDATION_KEY, &tr->val, &rest);
+        if (st != DPZO_OK)
+            return st;
+        dpzo_dataset_free(&tr->loaded); /* the split holds copies */
+        rows = rest;
+    }
+    if (np == 0) {
         tr->priv = rows;
+        tr->priv_owned = nv > 0; /* rest */
         return DPZO_OK;
     }
-    if (c->public_size >= rows.n)
-        return dpzo__fail(ctx, DPZO_EINVAL,
-                          "config: data.public_size %llu leaves no private rows (of %zu)",
-                          (unsigned long long)c->public_size, rows.n);
-    dpzo_status st = dpzo_dataset_split(ctx, &rows, (size_t)c->public_size, c->seed, &tr->pub,
-                                        &tr->priv);
+    dpzo_status st = dpzo_dataset_split(ctx, &rows, (size_t)np, c->seed, &tr->pub, &tr->priv);
+    dpzo_dataset_free(&rest);
     if (st != DPZO_OK)
         return st;
     tr->priv_owned = 1;
@@ -151,7 +170,7 @@ dpzo_status dpzo_trainer_create(dpzo_ctx *ctx, const dpzo_train_config *cfg,
     if (tr == NULL)
         return dpzo__fail(ctx, DPZO_ENOMEM, "trainer: out of memory");
     tr->cfg = *cfg;
-    tr->test_acc = tr->test_loss = NAN;
+    tr->test_acc = tr->test_loss = tr->val_acc = tr->val_loss = NAN;
     tr->session_start = -1.0;
     tr->lr_last = dpzo_lr_at(cfg->lr_schedule, cfg->lr, 0, cfg->steps);
     /* the step object opens the privacy object (the plan checked against the profile) and
@@ -182,6 +201,7 @@ void dpzo_trainer_free(dpzo_trainer *tr)
     dpzo_dataset_free(&tr->loaded);
     dpzo_dataset_free(&tr->test_loaded);
     dpzo_dataset_free(&tr->pub);
+    dpzo_dataset_free(&tr->val);
     if (tr->priv_owned)
         dpzo_dataset_free(&tr->priv);
     dpzo_model_free(tr->model);
@@ -206,6 +226,7 @@ const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr)
 }
 size_t dpzo_trainer_n_train(const dpzo_trainer *tr) { return tr->priv.n; }
 size_t dpzo_trainer_n_public(const dpzo_trainer *tr) { return tr->pub.n; }
+size_t dpzo_trainer_n_validation(const dpzo_trainer *tr) { return tr->val.n; }
 size_t dpzo_trainer_n_test(const dpzo_trainer *tr) { return tr->test->n; }
 const char *dpzo_trainer_fingerprint(const dpzo_trainer *tr) { return tr->fingerprint; }
 
@@ -218,6 +239,8 @@ void dpzo_trainer_report_now(const dpzo_trainer *tr, dpzo_train_report *r)
     r->train_loss = loss->count > 0 ? loss->sum / (double)loss->count : NAN;
     r->test_accuracy = tr->test_acc;
     r->test_loss = tr->test_loss;
+    r->validation_accuracy = tr->val_acc;
+    r->validation_loss = tr->val_loss;
     r->epsilon_spent = dpzo_zo_epsilon(tr->zo);
     r->lr = tr->lr_last;
     r->seconds = dpzo__trainer_seconds(tr);
@@ -229,6 +252,18 @@ dpzo_status dpzo_trainer_evaluate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accur
     dpzo_status st = dpzo_model_accuracy(tr->model, tr->theta, tr->test, accuracy, loss);
     if (st != DPZO_OK)
         return dpzo__fail(ctx, st, "test evaluation failed: %s", dpzo_status_name(st));
+    return DPZO_OK;
+}
+
+dpzo_status dpzo_trainer_validate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
+                                  double *loss)
+{
+    *accuracy = *loss = NAN;
+    if (tr->val.n == 0)
+        return DPZO_OK;
+    dpzo_status st = dpzo_model_accuracy(tr->model, tr->theta, &tr->val, accuracy, loss);
+    if (st != DPZO_OK)
+        return dpzo__fail(ctx, st, "validation failed: %s", dpzo_status_name(st));
     return DPZO_OK;
 }
 
@@ -292,13 +327,17 @@ static dpzo_status metrics_line(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const 
     *dpzo__zo_loss(tr->zo) = (dpzo__loss_acc){0.0, 0};
     if (f == NULL)
         return DPZO_OK;
-    char b[5][40];
+    char b[7][40], val[128] = ""; /* the validation fields only where there are such rows */
+    if (tr->val.n > 0)
+        snprintf(val, sizeof val, ", \"validation_accuracy\": %s, \"validation_loss\": %s",
+                 json_num(b[5], 40, r.validation_accuracy),
+                 json_num(b[6], 40, r.validation_loss));
     int n = fprintf(f,
                     "{\"step\": %llu, \"train_loss\": %s, \"test_accuracy\": %s, "
-                    "\"test_loss\": %s, \"epsilon_spent\": %s, \"lr\": %s, "
+                    "\"test_loss\": %s%s, \"epsilon_spent\": %s, \"lr\": %s, "
                     "\"seconds\": %.3f%s%s%s}\n",
                     (unsigned long long)r.step, json_num(b[0], 40, r.train_loss),
-                    json_num(b[1], 40, r.test_accuracy), json_num(b[2], 40, r.test_loss),
+                    json_num(b[1], 40, r.test_accuracy), json_num(b[2], 40, r.test_loss), val,
                     json_num(b[3], 40, r.epsilon_spent), json_num(b[4], 40, r.lr), r.seconds,
                     stopped ? ", \"stopped\": \"" : "", stopped ? stopped : "",
                     stopped ? "\"" : "");
@@ -309,11 +348,13 @@ static dpzo_status metrics_line(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const 
     return DPZO_OK;
 }
 
-/* Evaluates on the test set and logs it. */
+/* Evaluates on the test set (and the validation rows) and logs it. */
 static dpzo_status eval_and_log(dpzo_ctx *ctx, dpzo_trainer *tr, FILE *f, const char *stopped,
                                 dpzo_train_report *r)
 {
     dpzo_status st = dpzo_trainer_evaluate(ctx, tr, &tr->test_acc, &tr->test_loss);
+    if (st == DPZO_OK)
+        st = dpzo_trainer_validate(ctx, tr, &tr->val_acc, &tr->val_loss);
     if (st != DPZO_OK)
         return st;
     dpzo_trainer_report_now(tr, r); /* train_loss before the accumulators restart */

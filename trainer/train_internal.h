@@ -52,7 +52,7 @@ struct dpzo_trainer {
     char fingerprint[65];
     /* data: `loaded` / `test_loaded` own what was read from disk; `priv` and `pub` own the
      * split when public_size > 0, else priv is a view of the (subset of the) training set */
-    dpzo_dataset loaded, test_loaded, priv, pub;
+    dpzo_dataset loaded, test_loaded, priv, pub, val;
     int priv_owned;
     const dpzo_dataset *test;
     dpzo_model *model;
@@ -76,6 +76,7 @@ struct dpzo_trainer {
     /* progress (the step count is the step object's) */
     double lr_last;
     double test_acc, test_loss;
+    double val_acc, val_loss; /* NaN until this session's first evaluation */
     double seconds;           /* of finished sessions (and the current one at a save) */
     double session_start;     /* monotonic clock at the current run's start, < 0: none */
     uint64_t metrics_offset;  /* bytes of the metrics file that belong to this run */
@@ -170,6 +171,9 @@ typedef struct {
 
 /* The pruning score's directions: Gaussian, keyed by (seed ^ this, stage - 1, query). */
 #define DPZO__PRUNE_SEED_TWEAK 0x5052554e45534545ull
+/* The key of the validation hold-out's shuffle ("VALIDATE"): fixed, so that every seed and
+ * algorithm holds out the same data.validation_size rows. */
+#define DPZO__VALIDATION_KEY 0x56414c4944415445ull
 
 /* The stage of step t (0-based) of a stagewise configuration. */
 void dpzo__stage_of(const dpzo_train_config *c, uint64_t t, dpzo__stage *out);

@@ -188,6 +188,7 @@ typedef struct {
     char data_dir[DPZO_TRAIN_PATH_MAX];    /* Fashion-MNIST directory; "" = dpzo_fmnist_find */
     uint64_t train_subset;                 /* use the first N training rows (0: all) */
     uint64_t public_size;                  /* rows held out as public data (0: none) */
+    uint64_t validation_size;              /* rows held out for validation only (0: none) */
     char profile[DPZO_TRAIN_PATH_MAX];     /* noise profile (private algorithms); "" otherwise */
     uint64_t steps;                        /* T: planned steps, 1 .. 2^32 - 1 */
     double batch_size;                     /* B: expected (poisson) or exact (shuffle) */
@@ -255,6 +256,9 @@ typedef struct {
                                 first order: f(theta)); NaN when there were none */
     double test_accuracy;    /* of the latest evaluation (NaN before the first) */
     double test_loss;
+    double validation_accuracy; /* on the data.validation_size rows, at the latest
+                                   evaluation of this session (NaN: none or not yet) */
+    double validation_loss;
     double epsilon_spent;    /* proven upper bound after `step` steps; +inf: non-private */
     double lr;               /* the learning rate of the latest step */
     double seconds;          /* training wall time so far, over all resumed sessions */
@@ -265,7 +269,8 @@ typedef int (*dpzo_train_callback)(void *user, const dpzo_train_report *r);
 
 /* Sets up a run: loads the data (train and test NULL: Fashion-MNIST as the configuration
  * says; otherwise the caller's data sets, which must outlive the trainer), takes the first
- * train_subset rows, holds out public_size rows (dpzo_dataset_split with the seed), builds
+ * train_subset rows, holds out validation_size rows (dpzo_dataset_split with a fixed key, the
+ * same rows for every seed), then public_size of the rest (dpzo_dataset_split with the seed), builds
  * the model, initialises theta from the seed, opens the privacy object (private algorithms: a
  * plan beyond the profile is refused with DPZO_EINFEASIBLE) and draws the sampling seed
  * from getrandom. */
@@ -292,15 +297,20 @@ dpzo_status dpzo_trainer_save(dpzo_ctx *ctx, dpzo_trainer *tr, const char *path)
 /* Test accuracy and mean loss at the current theta (no metrics line). */
 dpzo_status dpzo_trainer_evaluate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
                                   double *loss);
+/* The same on the validation rows (data.validation_size); NaN and NaN when there are none. */
+dpzo_status dpzo_trainer_validate(dpzo_ctx *ctx, dpzo_trainer *tr, double *accuracy,
+                                  double *loss);
 void dpzo_trainer_report_now(const dpzo_trainer *tr, dpzo_train_report *r);
 const float *dpzo_trainer_theta(const dpzo_trainer *tr);
 size_t dpzo_trainer_n_params(const dpzo_trainer *tr);
 const dpzo_train_config *dpzo_trainer_config(const dpzo_trainer *tr);
 /* NULL for mezo and sgd. */
 const dpzo_privacy *dpzo_trainer_privacy(const dpzo_trainer *tr);
-/* Rows of the private training set, of the public hold-out, of the test set. */
+/* Rows of the private training set, of the public hold-out, of the validation hold-out,
+ * of the test set. */
 size_t dpzo_trainer_n_train(const dpzo_trainer *tr);
 size_t dpzo_trainer_n_public(const dpzo_trainer *tr);
+size_t dpzo_trainer_n_validation(const dpzo_trainer *tr);
 size_t dpzo_trainer_n_test(const dpzo_trainer *tr);
 /* The configuration fingerprint (64 hex digits). */
 const char *dpzo_trainer_fingerprint(const dpzo_trainer *tr);
