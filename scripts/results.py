@@ -8,6 +8,7 @@ seeds each.
     python3 scripts/results.py [--jobs 2] [--out results-run] [--seeds 1,2,3] [--eps 1,3]
                                [--methods dpzoso,pazo-m,...] [--dpzo build/bin/dpzo]
                                [--nice N] [--threads 1]
+                               [--validation-size V] [--tune | --tuned OUT/tuning.json]
 
 Each method is an example configuration (examples/fmnist-<method>.json). A method whose
 example holds out public rows (data.public_size) trains on n = 60000 - public_size
@@ -32,10 +33,22 @@ The summaries of all runs so far are kept in OUT/summaries.json (new runs replac
 entries of their method and epsilon). With public pre-training, the
 metrics line at step 0 is the accuracy after pre-training, before any private step: the
 "public pre-training only" row is its mean over the seeds (it depends on the seed only).
+
+Hyperparameters per epsilon on held-out data (docs/results.md, "Hyperparameters per ε"):
+--validation-size V adds data.validation_size = V to every configuration: V rows that no run
+trains on (the same rows for every seed and method), so n = 60000 - public_size - V.
+--tune (with --validation-size) runs, for each method and epsilon, one run per learning rate
+of --grid (multiples of the example's lr; default 1/3, 1, 3) with --tune-seed (default 0),
+each for the first --tune-fraction (default 1/2) of the example's steps (dpzo train --until:
+the same profile, plan, schedule and noise per step as a whole run), and picks the learning
+rate with the highest validation accuracy (ties: the one nearer the example's); the choice
+and every candidate's validation accuracy go to OUT/tuning.json (test accuracy is not read).
+--tuned OUT/tuning.json then runs each method and epsilon at its chosen learning rate.
 """
 import argparse
 import concurrent.futures as cf
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -92,7 +105,8 @@ def run(cmd):
 
 
 def n_train(cfg):
-    return N_ALL - cfg.get("data", {}).get("public_size", 0)
+    d = cfg.get("data", {})
+    return N_ALL - d.get("public_size", 0) - d.get("validation_size", 0)
 
 
 def profile_for(cfg, short, eps, out):
@@ -105,20 +119,74 @@ def profile_for(cfg, short, eps, out):
     return path
 
 
-def train(cfg, name, out):
+def train(cfg, name, out, until=0):
     path = os.path.join(out, name + ".json")
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2)
     out, cpu = run(NICE + [DPZO, "train", "--config", path, "--threads", str(THREADS),
-                           "--json"])
+                           "--json"] + (["--until", str(until)] if until else []))
     s = json.loads(out)
     s["cpu_seconds"] = cpu
     s["seed"] = cfg["seed"]
+    s["lr"] = cfg["lr"]
     with open(cfg["metrics"]) as f:  # the step-0 line: after pre-training, before step 1
         first = json.loads(f.readline())
     s["step0_accuracy"] = first["test_accuracy"]
     s["step0_seconds"] = first["seconds"]
     return s
+
+
+def tune(methods, epsilons, a):
+    """--tune: the grid at each (method, epsilon); writes OUT/tuning.json."""
+    grid = [float(g) for g in a.grid.split(",")]
+    jobs = []  # (short, eps, multiplier, cfg, name, until)
+    for short, method, example, private, over in methods:
+        if not private:
+            continue
+        base = merge(json.load(open(os.path.join(ROOT, "examples", example))), over)
+        base.pop("checkpoint", None)
+        base = merge(base, {"data": {"validation_size": a.validation_size}})
+        until = max(1, int(round(base["steps"] * a.tune_fraction)))
+        for eps in epsilons:
+            prof = profile_for(base, short, eps, a.out)
+            for g in grid:
+                cfg = dict(base, seed=a.tune_seed, lr=base["lr"] * g, profile=os.path.abspath(prof))
+                name = "tune-%s-eps%g-lrx%g" % (short, eps, g)
+                cfg["metrics"] = os.path.abspath(os.path.join(a.out, name + ".jsonl"))
+                jobs.append((short, eps, g, cfg, name, until))
+    found = {}
+    with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = {ex.submit(train, cfg, name, a.out, until): (sh, e, g, cfg["lr"])
+                for sh, e, g, cfg, name, until in jobs}
+        for fut in cf.as_completed(futs):
+            sh, e, g, lr = futs[fut]
+            r = fut.result()
+            found.setdefault("%s|%g" % (sh, e), []).append({
+                "multiplier": g, "lr": lr, "steps": r["steps"],
+                "validation_accuracy": r["validation_accuracy"],
+                "validation_loss": r["validation_loss"], "epsilon_spent": r["epsilon_spent"],
+                "cpu_seconds": r["cpu_seconds"]})
+    tpath = os.path.join(a.out, "tuning.json")
+    tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
+    for key, cands in found.items():
+        cands.sort(key=lambda c: c["multiplier"])
+        best = max(cands, key=lambda c: (c["validation_accuracy"],
+                                         -abs(math.log(c["multiplier"]))))
+        tuning[key] = {"lr": best["lr"], "multiplier": best["multiplier"],
+                       "validation_size": a.validation_size, "tune_seed": a.tune_seed,
+                       "candidates": cands}
+    with open(tpath + ".tmp", "w") as f:
+        json.dump(tuning, f, indent=1)
+    os.replace(tpath + ".tmp", tpath)
+    print()
+    print("| method | ε | " + " | ".join("lr × %g" % g for g in grid) + " | chosen lr |")
+    print("|---|---:|" + "---:|" * (len(grid) + 1))
+    for short, method, example, private, over in methods:
+        for eps in (epsilons if private else []):
+            t = tuning["%s|%g" % (short, eps)]
+            accs = {c["multiplier"]: c["validation_accuracy"] for c in t["candidates"]}
+            print("| %s | %g | %s | %g |" % (short, eps, " | ".join(
+                "%.2f%%" % (100 * accs[g]) if g in accs else "" for g in grid), t["lr"]))
 
 
 def merge(base, over):
@@ -142,7 +210,21 @@ def main():
     ap.add_argument("--threads", type=int, default=1,
                     help="dpzo train --threads N: the model's threads per run (default 1; "
                     "0: all cores)")
+    ap.add_argument("--validation-size", type=int, default=0,
+                    help="data.validation_size of every run: rows held out of all training")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--tune", action="store_true",
+                      help="choose each method's lr per epsilon on the validation rows")
+    mode.add_argument("--tuned", help="OUT/tuning.json of a --tune run: use its choices")
+    ap.add_argument("--grid", default="%r,1,3" % (1 / 3), help="--tune: lr multipliers")
+    ap.add_argument("--tune-seed", type=int, default=0)
+    ap.add_argument("--tune-fraction", type=float, default=0.5,
+                    help="--tune: the part of the example's steps each candidate runs")
     a = ap.parse_args()
+    if (a.tune or a.tuned) and a.validation_size <= 0:
+        sys.exit("--tune and --tuned need --validation-size V > 0 (the rows choices are made on)")
+    if not 0.0 < a.tune_fraction <= 1.0:
+        sys.exit("--tune-fraction must be in (0, 1]")
     THREADS = a.threads
     DPZO = os.path.abspath(a.dpzo)
     NICE = ["nice", "-n", str(a.nice)] if a.nice else []
@@ -155,15 +237,28 @@ def main():
         if w not in known:
             sys.exit("unknown method %r (known: %s)" % (w, ", ".join(sorted(known))))
     methods = [m for m in METHODS if m[0] in wanted]
+    if a.tune:
+        tune(methods, epsilons, a)
+        return
+    tuning = json.load(open(a.tuned)) if a.tuned else None
     jobs = []  # (method, eps or None, seed, cfg, name)
     for short, method, example, private, over in methods:
         base = json.load(open(os.path.join(ROOT, "examples", example)))
         base = merge(base, over)
         base.pop("checkpoint", None)
+        if a.validation_size:
+            base = merge(base, {"data": {"validation_size": a.validation_size}})
         for eps in (epsilons if private else [None]):
             prof = profile_for(base, short, eps, a.out) if private else None
+            lr = base["lr"]
+            if tuning is not None and private:
+                t = tuning.get("%s|%g" % (short, eps))
+                if t is None or t["validation_size"] != a.validation_size:
+                    sys.exit("%s: no choice for %s at epsilon %g with --validation-size %d" % (
+                        a.tuned, short, eps, a.validation_size))
+                lr = t["lr"]
             for seed in seeds:
-                cfg = dict(base, seed=seed)
+                cfg = dict(base, seed=seed, lr=lr)
                 if prof:
                     cfg["profile"] = os.path.abspath(prof)
                 name = "%s-eps%s-seed%d" % (short, eps if eps else "inf", seed)
@@ -187,6 +282,8 @@ def main():
     pre = {}  # public pre-training only: the step-0 accuracy of each seed
     for short, method, example, private, over in methods:
         cfg = json.load(open(os.path.join(ROOT, "examples", example)))
+        if a.validation_size:
+            cfg = merge(cfg, {"data": {"validation_size": a.validation_size}})
         n = n_train(cfg)
         for eps in (epsilons if private else [None]):
             rs = results[(method, eps)]
