@@ -235,7 +235,19 @@ def test_example_head_dpzero_and_pazo_m(tmp_path):
     assert third["cache_hit"] is False and third["steps"] == 5
     assert [p.name for p in (tmp_path / "features").iterdir()] == [cached[0].name]
     assert _run_example(["--method", "public-only", *common], tmp_path)["cache_hit"] is True
-    for result, method in ((first, "dpzero"), (second, "pazo-m")):
+    # issue 31's methods on the same cached features: the first-order public-data baseline
+    # (public training, then DP-SGD), DP-ZOSO, DP-ZOPO (its score on a ones input), and the
+    # non-private first-order reference
+    more = {m: _run_example(["--method", m, "--pretrain-steps", "3", *common], tmp_path)
+            for m in ("dpsgd-public", "dpzoso", "dpzopo", "non-private")}
+    assert more["dpsgd-public"]["pretrain_steps"] == 3
+    assert 0.0 < more["dpsgd-public"]["epsilon"] <= 3.0
+    assert more["non-private"]["epsilon"] == float("inf")
+    for m, r in more.items():
+        assert r["method"] == m and r["cache_hit"] is True and r["steps"] == 5
+        assert 0.0 <= r["test_accuracy"] <= 1.0
+    for result, method in ((first, "dpzero"), (second, "pazo-m"), (more["dpzoso"], "dpzoso"),
+                           (more["dpzopo"], "dpzopo")):
         assert result["method"] == method and result["tune"] == "head"
         assert result["steps"] == 5
         assert result["train_size"] == 256 and result["public_size"] == 128
