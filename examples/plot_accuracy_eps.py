@@ -25,6 +25,7 @@ Matplotlib is the only dependency beyond the standard library (build/venv has it
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -41,8 +42,14 @@ METHODS = [
     ("dpsgd-public", "DP-SGD + public pre-training", False),
     ("dpmd", "DPMD + public pre-training", False),
 ]
-REFERENCES = [("sgd", "SGD, non-private"), ("mezo", "MeZO, non-private"),
-              ("public", "public data only")]
+REFERENCES = [("sgd", "SGD, non-private"), ("adam", "Adam, non-private"),
+              ("mezo", "MeZO, non-private"), ("public", "public data only")]
+# examples/minilm_wordnet.py's non-private methods: reference lines (their epsilon_target is
+# the option's default, not a budget)
+JSONL_REFERENCES = {"public-only": "public", "non-private": "adam", "mezo": "mezo"}
+# the methods whose runs start from public pre-training: their step-0 accuracy (scripts/
+# results.py's step0_accuracy) is the public data's alone
+PRETRAINED = ("dpsgd-public", "dpmd", "pazo-m", "pazo-p", "pazo-s")
 
 
 def classify(name):
@@ -92,8 +99,11 @@ def from_markdown(path, section="fmnist"):
 
 
 def from_summaries(paths):
-    """{(short, eps): [accuracy % per run]} from scripts/results.py's summaries.json files."""
+    """{(short, eps): [accuracy % per run]} from scripts/results.py's summaries.json files,
+    and ("public", None): the step-0 accuracy (after public pre-training, before any private
+    step) of each seed, where the runs have it."""
     out = {}
+    step0 = {}  # seed -> the step-0 accuracies of the pre-trained runs
     for p in paths:
         with open(p, encoding="utf-8") as f:
             data = json.load(f)
@@ -104,6 +114,15 @@ def from_summaries(paths):
                 continue
             e = None if eps in ("None", "inf") else float(eps)
             out.setdefault((short, e), []).extend(100.0 * r["test_accuracy"] for r in runs)
+            if short in PRETRAINED:
+                for r in runs:
+                    if "step0_accuracy" in r and "seed" in r:
+                        step0.setdefault(r["seed"], set()).add(r["step0_accuracy"])
+    if step0:
+        if any(len(v) != 1 for v in step0.values()):
+            sys.exit("the pre-trained runs of one seed start from different accuracies: "
+                     "not one public pre-training")
+        out[("public", None)] = [100.0 * min(v) for _, v in sorted(step0.items())]
     return out
 
 
@@ -116,7 +135,10 @@ def from_jsonl(paths):
                 if line.strip():
                     r = json.loads(line)
                     e = r.get("epsilon_target")
-                    out.setdefault((r["method"], float(e) if e is not None else None),
+                    m = r["method"]
+                    if m in JSONL_REFERENCES:
+                        m, e = JSONL_REFERENCES[m], None
+                    out.setdefault((m, float(e) if e is not None else None),
                                    []).append(100.0 * r["test_accuracy"])
     return out
 
@@ -163,7 +185,7 @@ def main():
     for j, (short, label) in enumerate(REFERENCES):
         v = points.get((short, None))
         if v is not None:
-            ax.axhline(v["mean"], color="0.5", linestyle=[":", "-.", (0, (1, 3))][j],
+            ax.axhline(v["mean"], color="0.5", linestyle=[":", (0, (5, 2)), "-.", (0, (1, 3))][j],
                        linewidth=1.0, label="%s (%.1f%%)" % (label, v["mean"]))
     ax.set_xscale("log")
     ticks = sorted({e for (_, e) in points if e is not None})
@@ -176,13 +198,16 @@ def main():
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(a.out + ".png", dpi=150, metadata={"Software": None})
-    fig.savefig(a.out + ".svg", metadata={"Date": None, "Creator": None})
+    # each file written beside its name and renamed over it: a reader never sees half a file
+    fig.savefig(a.out + ".tmp.png", dpi=150, metadata={"Software": None})
+    fig.savefig(a.out + ".tmp.svg", metadata={"Date": None, "Creator": None})
     rows = [dict(method=s, epsilon=e, **v) for (s, e), v in
             sorted(points.items(), key=lambda kv: (kv[0][0], kv[0][1] or math.inf))]
-    with open(a.out + ".json", "w", encoding="utf-8") as f:
+    with open(a.out + ".tmp.json", "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")
+    for ext in (".png", ".svg", ".json"):
+        os.replace(a.out + ".tmp" + ext, a.out + ext)
     print("wrote %s.png, %s.svg, %s.json (%d points)" % (a.out, a.out, a.out, len(rows)))
 
 
