@@ -66,7 +66,8 @@ def main():
     ap.add_argument("--tune-seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--stage", choices=("tune", "final", "both"), default="both")
+    ap.add_argument("--stage", choices=("tune", "final", "both", "table"), default="both",
+                    help="table: print the Markdown tables of DIR's runs only")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     methods = a.methods.split(",")
@@ -116,6 +117,9 @@ def main():
                 accs = {c["multiplier"]: c["val_accuracy"] for c in t["candidates"]}
                 print("| %s | %s | %s | %.3g |" % (m, "%g" % e if e is not None else "-", " | ".join(
                     "%.1f%%" % (100 * accs[g]) if g in accs else "" for g in grid), t["lr"]))
+    if a.stage == "table":
+        print_tables(a.out, methods, epsilons)
+        return
     if a.stage in ("final", "both"):
         tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
         jobs = []
@@ -132,6 +136,45 @@ def main():
     for f in os.listdir(a.out):  # the zeroth-order runs' profiles
         if f.startswith("profile-") and f.endswith(".json"):
             os.remove(os.path.join(a.out, f))
+    print_tables(a.out, methods, epsilons)
+
+
+def print_tables(out, methods, epsilons):
+    """Test accuracy (mean ± sample sd over the seeds) by method and epsilon, the chosen
+    learning rates, and the largest epsilon spent minus its target."""
+    import statistics
+    path = os.path.join(out, "final.jsonl")
+    if not os.path.exists(path):
+        return
+    runs = {}
+    worst = -math.inf
+    for line in open(path):
+        r = json.loads(line)
+        e = r["epsilon_target"] if r["method"] in PRIVATE else None
+        runs.setdefault((r["method"], e), []).append(r)
+        if r["method"] in PRIVATE:
+            worst = max(worst, r["epsilon"] - r["epsilon_target"])
+    tuning = json.load(open(os.path.join(out, "tuning.json")))
+
+    def cell(m, e):
+        rs = runs.get((m, e))
+        if not rs:
+            return ""
+        acc = [100 * r["test_accuracy"] for r in rs]
+        sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
+        t = tuning.get("%s|%s" % (m, "%g" % e if e is not None else "none"))
+        return "%.2f%% ± %.2f%s" % (statistics.mean(acc), sd,
+                                    " (lr %.3g)" % t["lr"] if t else "")
+    print("\n| method | " + " | ".join("ε = %g" % e for e in epsilons) + " |")
+    print("|---|" + "---:|" * len(epsilons))
+    for m in methods:
+        if m in PRIVATE:
+            print("| %s | %s |" % (m, " | ".join(cell(m, e) for e in epsilons)))
+    for m in methods:
+        if m not in PRIVATE:
+            print("| %s (no ε) | %s |" % (m, cell(m, None)))
+    print("\nlargest epsilon spent minus target: %.3g; runs: %d" % (
+        worst, sum(len(v) for v in runs.values())))
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ trains on (the same rows for every seed and method), so n = 60000 - public_size 
 of --grid (multiples of the example's lr; default 1/3, 1, 3) with --tune-seed (default 0),
 each for the first --tune-fraction (default 1/2) of the example's steps (dpzo train --until:
 the same profile, plan, schedule and noise per step as a whole run), and picks the learning
-rate with the highest validation accuracy (ties: the one nearer the example's); the choice
-and every candidate's validation accuracy go to OUT/tuning.json (test accuracy is not read).
+rate with the highest validation accuracy (ties: the one nearer the example's). Where that is
+the smallest or largest rate tried, it tries the next one beyond (/ 3 or x 3), up to --extend
+rounds (default 2). The choice and every candidate's validation accuracy go to
+OUT/tuning.json (test accuracy is not read); candidates already there are not run again.
 --tuned OUT/tuning.json then runs each method and epsilon at its chosen learning rate.
 """
 import argparse
@@ -137,9 +139,14 @@ def train(cfg, name, out, until=0):
 
 
 def tune(methods, epsilons, a):
-    """--tune: the grid at each (method, epsilon); writes OUT/tuning.json."""
+    """--tune: the grid at each (method, epsilon), then, where the best learning rate is at
+    an end of what was tried, the next multiple beyond it (x 3 or / 3; up to --extend
+    rounds); writes OUT/tuning.json after each round. Candidates already in OUT/tuning.json
+    (same validation rows and seed) are not run again."""
     grid = [float(g) for g in a.grid.split(",")]
-    jobs = []  # (short, eps, multiplier, cfg, name, until)
+    tpath = os.path.join(a.out, "tuning.json")
+    tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
+    cells = {}  # key -> (base configuration, profile, until)
     for short, method, example, private, over in methods:
         if not private:
             continue
@@ -148,45 +155,69 @@ def tune(methods, epsilons, a):
         base = merge(base, {"data": {"validation_size": a.validation_size}})
         until = max(1, int(round(base["steps"] * a.tune_fraction)))
         for eps in epsilons:
-            prof = profile_for(base, short, eps, a.out)
-            for g in grid:
-                cfg = dict(base, seed=a.tune_seed, lr=base["lr"] * g, profile=os.path.abspath(prof))
-                name = "tune-%s-eps%g-lrx%g" % (short, eps, g)
+            cells["%s|%g" % (short, eps)] = (short, eps, base,
+                                             profile_for(base, short, eps, a.out), until)
+    cands = {}
+    for key in cells:
+        t = tuning.get(key)
+        same = t and t["validation_size"] == a.validation_size and t["tune_seed"] == a.tune_seed
+        cands[key] = list(t["candidates"]) if same else []
+    want = {key: list(grid) for key in cells}
+    for rnd in range(a.extend + 1):
+        jobs = []
+        for key, gs in want.items():
+            short, eps, base, prof, until = cells[key]
+            have = {round(c["multiplier"], 9) for c in cands[key]}
+            for g in gs:
+                if round(g, 9) in have:
+                    continue
+                cfg = dict(base, seed=a.tune_seed, lr=base["lr"] * g,
+                           profile=os.path.abspath(prof))
+                name = "tune-%s-eps%g-lrx%.6g" % (short, eps, g)
                 cfg["metrics"] = os.path.abspath(os.path.join(a.out, name + ".jsonl"))
-                jobs.append((short, eps, g, cfg, name, until))
-    found = {}
-    with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = {ex.submit(train, cfg, name, a.out, until): (sh, e, g, cfg["lr"])
-                for sh, e, g, cfg, name, until in jobs}
-        for fut in cf.as_completed(futs):
-            sh, e, g, lr = futs[fut]
-            r = fut.result()
-            found.setdefault("%s|%g" % (sh, e), []).append({
-                "multiplier": g, "lr": lr, "steps": r["steps"],
-                "validation_accuracy": r["validation_accuracy"],
-                "validation_loss": r["validation_loss"], "epsilon_spent": r["epsilon_spent"],
-                "cpu_seconds": r["cpu_seconds"]})
-    tpath = os.path.join(a.out, "tuning.json")
-    tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
-    for key, cands in found.items():
-        cands.sort(key=lambda c: c["multiplier"])
-        best = max(cands, key=lambda c: (c["validation_accuracy"],
-                                         -abs(math.log(c["multiplier"]))))
-        tuning[key] = {"lr": best["lr"], "multiplier": best["multiplier"],
-                       "validation_size": a.validation_size, "tune_seed": a.tune_seed,
-                       "candidates": cands}
-    with open(tpath + ".tmp", "w") as f:
-        json.dump(tuning, f, indent=1)
-    os.replace(tpath + ".tmp", tpath)
+                jobs.append((key, g, cfg, name, until))
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            futs = {ex.submit(train, cfg, name, a.out, until): (key, g, cfg["lr"])
+                    for key, g, cfg, name, until in jobs}
+            for fut in cf.as_completed(futs):
+                key, g, lr = futs[fut]
+                r = fut.result()
+                cands[key].append({
+                    "multiplier": g, "lr": lr, "steps": r["steps"],
+                    "validation_accuracy": r["validation_accuracy"],
+                    "validation_loss": r["validation_loss"], "epsilon_spent": r["epsilon_spent"],
+                    "cpu_seconds": r["cpu_seconds"]})
+        want = {}
+        for key, cs in cands.items():
+            if not cs:
+                continue
+            cs.sort(key=lambda c: c["multiplier"])
+            best = max(cs, key=lambda c: (c["validation_accuracy"],
+                                          -abs(math.log(c["multiplier"]))))
+            tuning[key] = {"lr": best["lr"], "multiplier": best["multiplier"],
+                           "validation_size": a.validation_size, "tune_seed": a.tune_seed,
+                           "candidates": cs}
+            if best is cs[0]:
+                want[key] = [best["multiplier"] / 3]
+            elif best is cs[-1]:
+                want[key] = [best["multiplier"] * 3]
+        with open(tpath + ".tmp", "w") as f:
+            json.dump(tuning, f, indent=1)
+        os.replace(tpath + ".tmp", tpath)
+        if not want:
+            break
     print()
-    print("| method | ε | " + " | ".join("lr × %g" % g for g in grid) + " | chosen lr |")
-    print("|---|---:|" + "---:|" * (len(grid) + 1))
-    for short, method, example, private, over in methods:
-        for eps in (epsilons if private else []):
-            t = tuning["%s|%g" % (short, eps)]
-            accs = {c["multiplier"]: c["validation_accuracy"] for c in t["candidates"]}
-            print("| %s | %g | %s | %g |" % (short, eps, " | ".join(
-                "%.2f%%" % (100 * accs[g]) if g in accs else "" for g in grid), t["lr"]))
+    print("| method | ε | validation accuracy by lr (× the example's) | chosen lr |")
+    print("|---|---:|---|---:|")
+    for key in cells:
+        t = tuning.get(key)
+        if t:
+            print("| %s | %s | %s | %g%s |" % (
+                cells[key][0], key.split("|")[1], ", ".join(
+                    "×%.3g: %.2f%%" % (c["multiplier"], 100 * c["validation_accuracy"])
+                    for c in t["candidates"]), t["lr"],
+                " (an end of the range tried)" if t["multiplier"] in (
+                    t["candidates"][0]["multiplier"], t["candidates"][-1]["multiplier"]) else ""))
 
 
 def merge(base, over):
@@ -218,6 +249,8 @@ def main():
     mode.add_argument("--tuned", help="OUT/tuning.json of a --tune run: use its choices")
     ap.add_argument("--grid", default="%r,1,3" % (1 / 3), help="--tune: lr multipliers")
     ap.add_argument("--tune-seed", type=int, default=0)
+    ap.add_argument("--extend", type=int, default=2,
+                    help="--tune: rounds of one more lr beyond a best at an end (default 2)")
     ap.add_argument("--tune-fraction", type=float, default=0.5,
                     help="--tune: the part of the example's steps each candidate runs")
     a = ap.parse_args()
