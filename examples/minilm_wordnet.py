@@ -715,7 +715,8 @@ def main(argv=None) -> int:
     result.update(method=args.method, tune=args.tune, seed=args.seed, epsilon_target=args.epsilon,
                   seconds=round(time.time() - t0, 1), threads=args.threads, device=str(DEVICE),
                   splits=fp, train_size=len(data.train), public_size=len(data.public),
-                  test_size=len(data.test), batch_size=args.batch_size, lr=default_lr(args)
+                  test_size=len(data.test), val_size=args.val_size,
+                  batch_size=args.batch_size, lr=default_lr(args)
                   if args.method not in ("zero-shot", "time-forward") else None,
                   tuned_parameters=tuned)
     print(json.dumps(result, default=str), flush=True)

@@ -16,7 +16,9 @@ rate of --grid (multiples of the example's --tune head default, DEFAULT_LR_HEAD)
 --tune-seed and --val-size V: the last V public glosses held out of training, their accuracy
 the val_accuracy the choice is made on (public data: choosing costs no privacy; the test set
 is not read). The choice (highest val_accuracy; ties: nearer the default) goes to
-DIR/tuning.json with every candidate.
+DIR/tuning.json with every candidate; where it is the smallest or largest rate tried, the
+next one past it (/ 3 or x 3) is tried too, up to --extend rounds. Runs already in
+DIR/tune.jsonl are not run again, so an interrupted sweep continues where it stopped.
 
 final: every method, epsilon and seed at the chosen learning rate, on all 2,000 public
 glosses (public data; the private glosses and the test set as in every run).
@@ -54,6 +56,68 @@ def run(argv, log):
     return json.loads(line)
 
 
+def tune(a, cells, grid, common, key, eps_args, tpath):
+    """The grid per cell, then one more rate past a best at an end of what was tried (/ 3 or
+    x 3, --extend rounds); runs already in DIR/tune.jsonl (same held-out size and seed) are
+    not run again. Writes DIR/tuning.json and prints every candidate."""
+    log = os.path.join(a.out, "tune.jsonl")
+    cands = {key(m, e): [] for m, e in cells if m != "mezo"}
+    if os.path.exists(log):
+        for line in open(log):
+            r = json.loads(line)
+            e = r["epsilon_target"] if r["method"] in PRIVATE else None
+            k = key(r["method"], e)
+            if (k in cands and r["seed"] == a.tune_seed and r["steps"] == a.steps and
+                    r.get("val_size", 2000 - r["public_size"]) == a.val_size):
+                cands[k].append({"multiplier": r["lr"] / default_lr(r["method"]), "lr": r["lr"],
+                                 "val_accuracy": r["val_accuracy"], "epsilon": r["epsilon"]})
+    want = {k: list(grid) for k in cands}
+    cell_of = {key(m, e): (m, e) for m, e in cells}
+    tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
+    for rnd in range(a.extend + 1):
+        jobs = []
+        for k, gs in want.items():
+            have = {round(c["multiplier"], 6) for c in cands[k]}
+            jobs += [(k, g) for g in gs if round(g, 6) not in have]
+        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+            futs = {}
+            for k, g in jobs:
+                m, e = cell_of[k]
+                futs[ex.submit(run, ["--method", m, "--lr", repr(default_lr(m) * g), "--seed",
+                                     str(a.tune_seed), "--val-size", str(a.val_size)]
+                               + eps_args(e) + common, log)] = (k, g)
+            for fut in cf.as_completed(futs):
+                k, g = futs[fut]
+                r = fut.result()
+                cands[k].append({"multiplier": g, "lr": r["lr"],
+                                 "val_accuracy": r["val_accuracy"], "epsilon": r["epsilon"]})
+        want = {}
+        for k, cs in cands.items():
+            if not cs:
+                continue
+            cs.sort(key=lambda c: c["multiplier"])
+            best = max(cs, key=lambda c: (c["val_accuracy"], -abs(math.log(c["multiplier"]))))
+            tuning[k] = {"lr": best["lr"], "multiplier": best["multiplier"],
+                         "val_size": a.val_size, "tune_seed": a.tune_seed, "candidates": cs}
+            if best is cs[0]:
+                want[k] = [best["multiplier"] / 3]
+            elif best is cs[-1]:
+                want[k] = [best["multiplier"] * 3]
+        with open(tpath + ".tmp", "w") as f:
+            json.dump(tuning, f, indent=1)
+        os.replace(tpath + ".tmp", tpath)
+        if not want:
+            break
+    print("\n| method | ε | validation accuracy by lr | chosen lr |")
+    print("|---|---:|---|---:|")
+    for m, e in cells:
+        t = tuning.get(key(m, e))
+        if t:
+            print("| %s | %s | %s | %.3g |" % (m, "%g" % e if e is not None else "-", ", ".join(
+                "%.3g: %.1f%%" % (c["lr"], 100 * c["val_accuracy"]) for c in t["candidates"]),
+                t["lr"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -63,6 +127,8 @@ def main():
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--grid", default="%r,1,3" % (1 / 3))
     ap.add_argument("--val-size", type=int, default=500)
+    ap.add_argument("--extend", type=int, default=2,
+                    help="tune: rounds of one more lr past a best at an end (default 2)")
     ap.add_argument("--tune-seed", type=int, default=0)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--batch-size", type=int, default=64)
@@ -87,36 +153,7 @@ def main():
         return ["--epsilon", repr(e)] if e is not None else []
 
     if a.stage in ("tune", "both"):
-        jobs = [(m, e, g) for m, e in cells if m != "mezo" for g in grid]
-        found = {}
-        with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-            futs = {ex.submit(run, ["--method", m, "--lr", repr(default_lr(m) * g),
-                                    "--seed", str(a.tune_seed), "--val-size", str(a.val_size)]
-                              + eps_args(e) + common, os.path.join(a.out, "tune.jsonl")):
-                    (m, e, g) for m, e, g in jobs}
-            for fut in cf.as_completed(futs):
-                m, e, g = futs[fut]
-                r = fut.result()
-                found.setdefault(key(m, e), []).append(
-                    {"multiplier": g, "lr": r["lr"], "val_accuracy": r["val_accuracy"],
-                     "epsilon": r["epsilon"]})
-        tuning = json.load(open(tpath)) if os.path.exists(tpath) else {}
-        for k, cands in found.items():
-            cands.sort(key=lambda c: c["multiplier"])
-            best = max(cands, key=lambda c: (c["val_accuracy"], -abs(math.log(c["multiplier"]))))
-            tuning[k] = {"lr": best["lr"], "multiplier": best["multiplier"],
-                         "val_size": a.val_size, "tune_seed": a.tune_seed, "candidates": cands}
-        with open(tpath + ".tmp", "w") as f:
-            json.dump(tuning, f, indent=1)
-        os.replace(tpath + ".tmp", tpath)
-        print("\n| method | ε | " + " | ".join("lr × %.3g" % g for g in grid) + " | chosen lr |")
-        print("|---|---:|" + "---:|" * (len(grid) + 1))
-        for m, e in cells:
-            t = tuning.get(key(m, e))
-            if t:
-                accs = {c["multiplier"]: c["val_accuracy"] for c in t["candidates"]}
-                print("| %s | %s | %s | %.3g |" % (m, "%g" % e if e is not None else "-", " | ".join(
-                    "%.1f%%" % (100 * accs[g]) if g in accs else "" for g in grid), t["lr"]))
+        tune(a, cells, grid, common, key, eps_args, tpath)
     if a.stage == "table":
         print_tables(a.out, methods, epsilons)
         return
