@@ -9,6 +9,7 @@ seeds each.
                                [--methods dpzoso,pazo-m,...] [--dpzo build/bin/dpzo]
                                [--nice N] [--threads 1]
                                [--validation-size V] [--tune | --tuned OUT/tuning.json]
+                               [--table SUMMARIES.json ...]
 
 Each method is an example configuration (examples/fmnist-<method>.json). A method whose
 example holds out public rows (data.public_size) trains on n = 60000 - public_size
@@ -220,6 +221,45 @@ def tune(methods, epsilons, a):
                     t["candidates"][0]["multiplier"], t["candidates"][-1]["multiplier"]) else ""))
 
 
+def table(methods, epsilons, paths):
+    """--table: test accuracy by method and epsilon from summaries.json files."""
+    runs = {}
+    for p in paths:
+        runs.update(json.load(open(p)))
+    print("| method | " + " | ".join("ε = %g" % e for e in epsilons) + " | no ε |")
+    print("|---|" + "---:|" * (len(epsilons) + 1))
+    worst, count, pre = -math.inf, 0, {}
+    for short, method, example, private, over in methods:
+        cells = []
+        for eps in (epsilons if private else []) + ([] if private else [None]):
+            rs = runs.get("%s|%s" % (method, eps))
+            if not rs:
+                cells.append("")
+                continue
+            count += len(rs)
+            acc = [100.0 * r["test_accuracy"] for r in rs]
+            sd = statistics.stdev(acc) if len(acc) > 1 else 0.0
+            lrs = sorted({r["lr"] for r in rs if "lr" in r})
+            cells.append("%.2f%% ± %.2f%s" % (statistics.mean(acc), sd, " (lr %s)" % "/".join(
+                "%g" % x for x in lrs) if lrs else ""))
+            if private:
+                worst = max(worst, max(r["epsilon_spent"] for r in rs) - eps)
+            if short in ("dpsgd-public", "dpmd") or short.startswith("pazo-"):
+                for r in rs:
+                    pre.setdefault(r["seed"], set()).add(r["step0_accuracy"])
+        if private:
+            print("| %s | %s | |" % (method, " | ".join(cells)))
+        else:
+            print("| %s |%s %s |" % (method, " |" * len(epsilons), cells[0]))
+    if pre:
+        acc = [100.0 * min(v) for v in pre.values()]
+        print("| public pre-training only (step 0) |%s %.2f%% ± %.2f%s |" % (
+            " |" * len(epsilons), statistics.mean(acc),
+            statistics.stdev(acc) if len(acc) > 1 else 0.0,
+            "" if all(len(v) == 1 for v in pre.values()) else " (differs between runs!)"))
+    print("\n%d runs; largest epsilon spent minus target: %.3g" % (count, worst))
+
+
 def merge(base, over):
     out = dict(base)
     for k, v in (over or {}).items():
@@ -247,6 +287,9 @@ def main():
     mode.add_argument("--tune", action="store_true",
                       help="choose each method's lr per epsilon on the validation rows")
     mode.add_argument("--tuned", help="OUT/tuning.json of a --tune run: use its choices")
+    mode.add_argument("--table", nargs="+", metavar="SUMMARIES",
+                      help="print one table, method by epsilon (mean ± sd, the lr each ran "
+                      "at), of these summaries.json files; nothing is run")
     ap.add_argument("--grid", default="%r,1,3" % (1 / 3), help="--tune: lr multipliers")
     ap.add_argument("--tune-seed", type=int, default=0)
     ap.add_argument("--extend", type=int, default=2,
@@ -270,6 +313,9 @@ def main():
         if w not in known:
             sys.exit("unknown method %r (known: %s)" % (w, ", ".join(sorted(known))))
     methods = [m for m in METHODS if m[0] in wanted]
+    if a.table:
+        table(methods, epsilons, a.table)
+        return
     if a.tune:
         tune(methods, epsilons, a)
         return
