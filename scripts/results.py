@@ -292,6 +292,9 @@ def main():
                       "at), of these summaries.json files; nothing is run")
     ap.add_argument("--grid", default="%r,1,3" % (1 / 3), help="--tune: lr multipliers")
     ap.add_argument("--tune-seed", type=int, default=0)
+    ap.add_argument("--method-major", action="store_true",
+                    help="run each method's seeds before the next method's (default: seed 1 "
+                    "of every method first), in --methods order")
     ap.add_argument("--extend", type=int, default=2,
                     help="--tune: rounds of one more lr beyond a best at an end (default 2)")
     ap.add_argument("--tune-fraction", type=float, default=0.5,
@@ -313,6 +316,8 @@ def main():
         if w not in known:
             sys.exit("unknown method %r (known: %s)" % (w, ", ".join(sorted(known))))
     methods = [m for m in METHODS if m[0] in wanted]
+    if a.method_major:
+        methods.sort(key=lambda m: wanted.index(m[0]))
     if a.table:
         table(methods, epsilons, a.table)
         return
@@ -343,7 +348,8 @@ def main():
                 name = "%s-eps%s-seed%d" % (short, eps if eps else "inf", seed)
                 cfg["metrics"] = os.path.abspath(os.path.join(a.out, name + ".jsonl"))
                 jobs.append((method, eps, seed, cfg, name))
-    jobs.sort(key=lambda j: j[2])  # seed-major: an interrupted run still has whole seeds
+    if not a.method_major:  # seed-major: an interrupted run still has whole seeds
+        jobs.sort(key=lambda j: j[2])
     results = {}
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         futs = {ex.submit(train, cfg, name, a.out): (m, e, s) for m, e, s, cfg, name in jobs}
