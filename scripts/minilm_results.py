@@ -32,6 +32,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from results import choose, write_json  # noqa: E402  (scripts/results.py --tune's rule)
 EXAMPLE = os.path.join(ROOT, "examples", "minilm_wordnet.py")
 PRIVATE = ["dpsgd", "dpsgd-public", "dpzero", "dpzoso", "dpzopo", "pazo-m", "pazo-p", "pazo-s"]
 NON_PRIVATE = ["public-only", "non-private", "mezo"]
@@ -95,17 +97,12 @@ def tune(a, cells, grid, common, key, eps_args, tpath):
         for k, cs in cands.items():
             if not cs:
                 continue
-            cs.sort(key=lambda c: c["multiplier"])
-            best = max(cs, key=lambda c: (c["val_accuracy"], -abs(math.log(c["multiplier"]))))
+            best, beyond = choose(cs, "val_accuracy")
             tuning[k] = {"lr": best["lr"], "multiplier": best["multiplier"],
                          "val_size": a.val_size, "tune_seed": a.tune_seed, "candidates": cs}
-            if best is cs[0]:
-                want[k] = [best["multiplier"] / 3]
-            elif best is cs[-1]:
-                want[k] = [best["multiplier"] * 3]
-        with open(tpath + ".tmp", "w") as f:
-            json.dump(tuning, f, indent=1)
-        os.replace(tpath + ".tmp", tpath)
+            if beyond is not None:
+                want[k] = [beyond]
+        write_json(tpath, tuning)
         if not want:
             break
     print("\n| method | ε | validation accuracy by lr | chosen lr |")

@@ -139,6 +139,27 @@ def train(cfg, name, out, until=0):
     return s
 
 
+def write_json(path, obj):
+    """obj as JSON at path, written beside it and renamed over it (never half a file)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+
+def choose(cands, score):
+    """The candidate (dicts with "multiplier" and the score) with the highest score, ties to
+    the multiplier nearer 1; and the multiplier to try next when it is the smallest or the
+    largest tried (/ 3 or x 3), else None. Sorts cands by multiplier. Shared with
+    scripts/minilm_results.py."""
+    cands.sort(key=lambda c: c["multiplier"])
+    best = max(cands, key=lambda c: (c[score], -abs(math.log(c["multiplier"]))))
+    if len(cands) > 1 and best is cands[0]:
+        return best, best["multiplier"] / 3
+    if len(cands) > 1 and best is cands[-1]:
+        return best, best["multiplier"] * 3
+    return best, None
+
+
 def tune(methods, epsilons, a):
     """--tune: the grid at each (method, epsilon), then, where the best learning rate is at
     an end of what was tried, the next multiple beyond it (x 3 or / 3; up to --extend
@@ -192,19 +213,13 @@ def tune(methods, epsilons, a):
         for key, cs in cands.items():
             if not cs:
                 continue
-            cs.sort(key=lambda c: c["multiplier"])
-            best = max(cs, key=lambda c: (c["validation_accuracy"],
-                                          -abs(math.log(c["multiplier"]))))
+            best, beyond = choose(cs, "validation_accuracy")
             tuning[key] = {"lr": best["lr"], "multiplier": best["multiplier"],
                            "validation_size": a.validation_size, "tune_seed": a.tune_seed,
                            "candidates": cs}
-            if best is cs[0]:
-                want[key] = [best["multiplier"] / 3]
-            elif best is cs[-1]:
-                want[key] = [best["multiplier"] * 3]
-        with open(tpath + ".tmp", "w") as f:
-            json.dump(tuning, f, indent=1)
-        os.replace(tpath + ".tmp", tpath)
+            if beyond is not None:
+                want[key] = [beyond]
+        write_json(tpath, tuning)
         if not want:
             break
     print()
