@@ -918,6 +918,11 @@ static void test_validation_holdout(void **state)
     assert_int_equal(st, DPZO_EINVAL);
     assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "data.validation_size 260 and data.public_size "
                                                   "40 leave no private rows (of 300)"));
+    /* counts whose sum wraps around 2^64 are refused the same way, not split */
+    c.validation_size = UINT64_MAX;
+    c.public_size = 1;
+    assert_int_equal(dpzo_trainer_create(ctx, &c, &sets.tr, &sets.te, &tr), DPZO_EINVAL);
+    assert_non_null(strstr(dpzo_ctx_errmsg(ctx), "leave no private rows (of 300)"));
     dpzo_dataset_free(&want_val);
     dpzo_dataset_free(&want_rest);
     cluster_sets_free(&sets);

@@ -58,7 +58,7 @@ static dpzo_status setup_data(dpzo_ctx *ctx, dpzo_trainer *tr, const dpzo_datase
     }
     tr->test = test;
     const uint64_t nv = c->validation_size, np = c->public_size;
-    if (nv + np >= rows.n) {
+    if (nv >= rows.n || np >= rows.n - nv) { /* no sum: counts near 2^64 would wrap */
         if (nv == 0)
             return dpzo__fail(ctx, DPZO_EINVAL,
                               "config: data.public_size %llu leaves no private rows (of %zu)",
