@@ -374,7 +374,7 @@ def main():
     spath = os.path.join(a.out, "summaries.json")
     summaries = json.load(open(spath)) if os.path.exists(spath) else {}
     summaries.update({"%s|%s" % k: v for k, v in results.items()})
-    json.dump(summaries, open(spath, "w"), indent=1)
+    write_json(spath, summaries)
     print()
     print("| method | steps | ε | δ | test accuracy, mean ± sd (%d seeds) | ε spent | "
           "wall time per run | CPU time per run | per step |" % len(seeds))
