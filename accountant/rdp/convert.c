@@ -19,6 +19,9 @@
 
 #define COARSE_MAX 512
 #define GOLDEN_RTOL 1e-6
+/* orders below the coarse grid: 1 + 0.01 / 2^k down to 1 + LOW_MIN */
+#define LOW_MAX 40
+#define LOW_MIN 1e-9
 
 /* ---- single-order formulas (fast, double) ---------------------------------- */
 
@@ -325,7 +328,7 @@ static dpzo_status wor_candidates(objective *o, double alpha_max, double alpha_l
 static dpzo_status continuous_search(objective *o, double alpha_max, double *best_alpha,
                                      int *at_edge)
 {
-    double grid[COARSE_MAX], val[COARSE_MAX], r;
+    double grid[COARSE_MAX + LOW_MAX], val[COARSE_MAX + LOW_MAX], r;
     size_t n = coarse_orders(alpha_max, grid);
     for (size_t i = 0; i < n; i++)
         val[i] = NAN;
@@ -356,16 +359,56 @@ static dpzo_status continuous_search(objective *o, double alpha_max, double *bes
             bi = i;
         }
     }
+    if (!isfinite(best)) {
+        *at_edge = (bi == 0 || bi == n - 1);
+        *best_alpha = grid[bi];
+        return DPZO_OK; /* infinite everywhere (e.g. sigma = 0): nothing to refine */
+    }
+    if (bi == 0) {
+        /* The best order may lie below the grid's first, 1.01: at sigma 0.01, q 0.004, 1000
+         * steps, delta 1e-5 epsilon is 4.49e6 at 1.01 and 8.44e4 at 1.0003, and the PLD's
+         * tilt (alpha - 1) taken from 1.01 set its window far above the answer. alpha - 1 is
+         * halved while that improves, down to LOW_MIN; an epsilon query stops where the
+         * conversion term alone reaches the best. */
+        double low[LOW_MAX], lval[LOW_MAX];
+        size_t m = 0, lb = 0; /* orders tried; the best's position among them, plus one */
+        for (double s = 0.5 * (grid[0] - 1.0); m < LOW_MAX && s >= LOW_MIN; s *= 0.5) {
+            double a = 1.0 + s;
+            if (bound_below(o, a) >= best) {
+                low[m] = a; /* no order at or below a wins: the golden section's lower end */
+                lval[m++] = INFINITY;
+                break;
+            }
+            double v = obj_eval(o, a, &r);
+            if (o->st)
+                return o->st;
+            low[m] = a;
+            lval[m++] = v;
+            if (!(v < best))
+                break;
+            best = v;
+            lb = m;
+        }
+        /* the grid with the orders tried below it in front, ascending */
+        memmove(grid + m, grid, n * sizeof *grid);
+        memmove(val + m, val, n * sizeof *val);
+        for (size_t i = 0; i < m; i++) {
+            grid[m - 1 - i] = low[i];
+            val[m - 1 - i] = lval[i];
+        }
+        n += m;
+        bi = lb > 0 ? m - lb : m;
+    }
     *at_edge = (bi == 0 || bi == n - 1);
     *best_alpha = grid[bi];
-    if (!isfinite(best))
-        return DPZO_OK; /* infinite everywhere (e.g. sigma = 0): nothing to refine */
     /* golden section on [grid[bi-1], grid[bi+1]] */
     double a = grid[bi > 0 ? bi - 1 : 0], b = grid[bi + 1 < n ? bi + 1 : n - 1];
     const double g = 0.5 * (sqrt(5.0) - 1.0);
     double x1 = b - g * (b - a), x2 = a + g * (b - a);
     double f1 = obj_eval(o, x1, &r), f2 = obj_eval(o, x2, &r);
-    for (int it = 0; it < 80 && (b - a) > GOLDEN_RTOL * b && !o->st; it++) {
+    /* relative to alpha - 1 below the coarse grid (at 1 + 1e-8, 1e-6 b is 100 alpha - 1) */
+    for (int it = 0; it < 80 && (b - a) > GOLDEN_RTOL * fmin(b, 100.0 * (b - 1.0)) && !o->st;
+         it++) {
         if (f1 <= f2) {
             b = x2;
             x2 = x1;
