@@ -11,6 +11,8 @@
  *    1e-6 of 1 - Q(L > top);
  *  - a step whose tails fall below 2^-960 inside its range (sigma 0.03) goes the scalar
  *    way: no fast step is counted and the arrays equal the scalar path's bit for bit;
+ *  - the optimistic side keeps the mass piled at a remove pair's floor log(1 - q) (sigma
+ *    0.005 to 0.02, grids 0.02 to 1, both paths: its masses sum to 1 within 1e-9);
  *  - the public accountant on 200 distinct steps (sigma = linspace(1, 2, 200), q 0.01,
  *    delta 1e-6, grid 1e-3): the interval with the fast path is within 1e-8 relative of
  *    the scalar path's at both ends. */
@@ -121,6 +123,41 @@ static void test_fallback(void **state)
     check_pair(ctx, &s, 1e-2, 1e-12, 0);
 }
 
+/* The optimistic side keeps the pile at a remove pair's floor log(1 - q) at every grid, by
+ * both paths. At sigma 0.01, q 0.004 the first bucket's merged loss, computed again, fell
+ * below the first grid point at grids 0.5, 0.2 and 0.05 (the point is the grid offset's
+ * rounded-down estimate of the same merged loss), and with no point below it the bucket's
+ * mass, 1 - q, was dropped: the optimistic side held 0.004 of 1, the composition's window
+ * (sized on both sides) grew to 2^27 points at grid 0.05 and the query was refused. */
+static void test_opt_keeps_floor(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const double grids[] = {1.0, 0.5, 0.2, 0.1, 0.05, 0.02};
+    static const double sq[][2] = {{0.01, 0.004}, {0.02, 0.001}, {0.005, 0.01}};
+    for (size_t c = 0; c < sizeof sq / sizeof *sq; c++)
+        for (size_t g = 0; g < sizeof grids / sizeof *grids; g++)
+            for (int fast = 1; fast >= 0; fast--) {
+                dpzo__pld_source s = {DPZO__PLD_GAUSSIAN, DPZO__PLD_REMOVE, sq[c][0], sq[c][1],
+                                      NULL, 0, NULL, 0.0, 0.0, 0.0};
+                if (dpzo__pld_points(&s, grids[g], 1e-12) > 600000)
+                    continue;
+                dpzo__pld_pmf f;
+                dpzo__pld_discretize_fast(fast);
+                dpzo_status st = dpzo__pld_discretize(ctx, &s, grids[g], 1e-12, 1,
+                                                      (size_t)1 << 24, &f);
+                dpzo__pld_discretize_fast(1);
+                assert_ok(ctx, st);
+                double opt = 0.0;
+                for (size_t i = 0; i < f.n; i++)
+                    opt += f.opt[i];
+                /* the tails dropped are at most tau = 1e-12 each; merging loses no mass */
+                if (!(fabs(opt - 1.0) < 1e-9))
+                    fail_msg("sigma %g q %g grid %g (%s path): optimistic mass %.17g, not 1",
+                             sq[c][0], sq[c][1], grids[g], fast ? "fast" : "scalar", opt);
+                dpzo__pld_pmf_free(&f);
+            }
+}
+
 static void interval(dpzo_ctx *ctx, const dpzo_event *e, int fast, dpzo_pld_result *r)
 {
     dpzo_pld_options o;
@@ -159,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fast_vs_scalar),
         cmocka_unit_test(test_fallback),
+        cmocka_unit_test(test_opt_keeps_floor),
         cmocka_unit_test(test_accountant),
     };
     return cmocka_run_group_tests(tests, ctx_setup, ctx_teardown);

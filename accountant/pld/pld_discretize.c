@@ -210,6 +210,30 @@ static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, do
     return lp - lq - 2.0 * (ep + eq) - 4.0 * U * (fabs(lp) + fabs(lq) + 1.0);
 }
 
+/* A proven lower end of the support of L under P where one is known to a few ulps, else
+ * -inf: a sampled Gaussian's remove pair (log1p(-q), within an ulp or two of log(1 - q)) and
+ * a mixture of Gaussians' (already rounded outward). Every outcome then has loss at least
+ * this, so every bucket's merged loss does too: the optimistic side's first bucket goes to
+ * the first grid point wherever that point lies at or below it, whatever the rounding of
+ * the bucket's own merged loss says. The grid offset puts that point at the first bucket's
+ * merged loss rounded down by its error bound, below log(1 - q) by ~4u (|l| + 1); a merged
+ * loss computed again over the optimistic bucket fell on either side of it, and where it fell
+ * below, the first point had nowhere lower to go and the bucket's mass was dropped (the whole
+ * 1 - q: sigma 0.01, q 0.004 lost it at grids 0.05, 0.2 and 0.5 and kept it at 0.02, 0.1 and
+ * 1; the optimistic composition then held only the sampled outcomes, its window grew to 2^27
+ * points and the query was refused). */
+static double support_floor(const dpzo__pld_source *s)
+{
+    if (s->pair != DPZO__PLD_REMOVE
+        || !(s->base == DPZO__PLD_GAUSSIAN || s->base == DPZO__PLD_TSG || s->base == DPZO__PLD_MOG))
+        return -INFINITY;
+    double lmin, lmax;
+    dpzo__pld_support(s, &lmin, &lmax);
+    if (!isfinite(lmin))
+        return -INFINITY;
+    return s->base == DPZO__PLD_MOG ? lmin : lmin - 2.0 * U * fabs(lmin) - DBL_TRUE_MIN;
+}
+
 /* The grid offset. Sampled pairs pile mass up against one end of their bounded support
  * (remove: just above log(1-q); add: just below -log(1-q)). A grid point is put at the
  * merged loss of the d-wide bucket at that end (three fixed-point steps), so the pile is
@@ -507,6 +531,7 @@ static int opt_fast(const dpzo__pld_source *s, const double *bnd, long bot, doub
                     size_t n, double *opt, fast_ws *W)
 {
     const size_t m = fast_chunk_points(n);
+    const double floor0 = support_floor(s);
     for (size_t k0 = 0; k0 < n; k0 += FAST_CHUNK) {
         size_t mc = n - k0 < FAST_CHUNK ? n - k0 : FAST_CHUNK;
         if (dpzo__pld_fast_cells(s, bnd + k0, mc + 1, 0, W->pb, W->qb, W->ep, W->eq, NULL, NULL,
@@ -515,9 +540,14 @@ static int opt_fast(const dpzo__pld_source *s, const double *bnd, long bot, doub
         double *below = W->w, *fix = W->w + m;
         dpzo__pld_grid(bot + (long)k0, off, d, mc, W->x);
         dpzo__pld_fast_merge(W->x, W->pb, W->qb, W->ep, W->eq, mc, opt + k0, below, W->v, fix);
-        for (size_t i = 0; i < mc; i++)
-            if (below[i] != 0.0)
+        for (size_t i = 0; i < mc; i++) {
+            if (below[i] == 0.0)
+                continue;
+            if (k0 + i == 0 && W->x[i] <= floor0)
+                opt[0] += W->pb[i]; /* at or above the support's floor (support_floor) */
+            else
                 opt_below_fast(s, bnd, k0 + i, W->x[i], W->pb[i], opt);
+        }
     }
     return 0;
 }
@@ -666,13 +696,14 @@ dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, doubl
     if (want_opt) {
         opt_boundaries(p, n, bot, d, off, bnd);
         tails_run(s, bnd, 0, 0.0, 0.0, n + 1, t);
+        const double floor0 = support_floor(s);
         for (size_t k = 0; k < n; k++) {
             double pb, qb;
             double lstar = merged_loss(&t[k], &t[k + 1], &pb, &qb);
             if (pb == 0.0)
                 continue;
             double lk = grid_loss(bot + (long)k, d, off);
-            if (lstar >= lk) {
+            if (lstar >= lk || (k == 0 && lk <= floor0)) {
                 out->opt[k] += pb;
                 continue;
             }
