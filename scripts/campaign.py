@@ -2294,6 +2294,131 @@ def phase_tight(c, pool, quick):
     return futs
 
 
+# ---- tinynoise: many sampled steps at tiny noise (issue 30) ------------------------------------
+
+
+def hits_epsilon(s, q, T, delta):
+    """eps(delta) of T Poisson-sampled Gaussian steps at sigma s <= 0.03, rate q, by mpmath
+    (python/tests/test_tiny_noise.py): a step's loss is log(1 - q) unless its record is
+    sampled, then log q + (x - 1/2)/s^2 with x ~ N(1, s^2), to within exp(-1/(8 s^2)); with
+    K ~ Binomial(T, q) sampled the total is Gaussian given K. The add direction's loss is
+    at most -T log(1 - q), below these answers."""
+    import mpmath as m
+    with m.workdps(40):
+        s_, q_ = m.mpf(s), m.mpf(q)
+        l0, l1 = m.log(1 - q_), m.log(q_) + 1 / (2 * s_ * s_)
+        terms = []
+        for k in range(T + 1):
+            pk = m.binomial(T, k) * q_ ** k * (1 - q_) ** (T - k)
+            if k > 10 and pk < m.mpf(10) ** -40:
+                break
+            terms.append((k, pk))
+
+        def dl(eps):
+            tot = m.mpf(0)
+            for k, pk in terms:
+                mu = k * l1 + (T - k) * l0
+                if k == 0:
+                    tot += pk * max(m.mpf(0), 1 - m.e ** (eps - mu))
+                    continue
+                sd = m.sqrt(k) / s_
+                a = (mu - eps) / sd
+                tot += pk * (m.ncdf(a) - m.e ** (eps - mu + sd * sd / 2) * m.ncdf(a - sd))
+            return tot
+
+        lo, hi = m.mpf(0), m.mpf(1)
+        while dl(hi) > delta:
+            hi *= 2
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dl(mid) > delta else (lo, mid)
+        return float(hi)
+
+
+def tinynoise_cases(quick):
+    """(sigma, q, steps): the audit input that took 60 s, and seeded ones"""
+    rng = random.Random(30)
+    cases = [(0.01, 0.004, 1000)]
+    for _ in range(2 if quick else 6):
+        cases.append((rng.choice([0.005, 0.01, 0.02, 0.03]), rng.choice([0.001, 0.004, 0.01]),
+                      rng.choice([30, 100, 300, 1000])))
+    return cases
+
+
+def check_tiny(truth, acc, tight):
+    """pld/prv: no fallback, the interval holds the truth, the upper end within 1e-3 of it
+    (tight: the default grid) or the interval within 1e-4 of it (grid 0.05 given);
+    rdp: an upper bound within 2x the truth (60x with the search stopped at order 1.01),
+    at an order below 1.01"""
+    def check(rc, out, err):
+        if rc != 0:
+            return "exit %d: %s" % (rc, last_line(err))
+        j = parse_json(out)
+        up = num(j.get("epsilon_upper", j.get("epsilon")))
+        if acc == "rdp":
+            o = num(j.get("order"))
+            if up is None or not truth <= up <= 2.0 * truth or o is None or not o < 1.01:
+                return "RDP epsilon %r at order %r for a truth of %r (the order search stopped " \
+                       "at 1.01: 60x the truth)" % (up, o, truth)
+            return None
+        if j.get("fallback"):
+            return "fallback: %s" % j.get("fallback_reason")
+        lo = num(j.get("epsilon_lower"))
+        if lo is None or up is None or not lo <= truth <= up:
+            return "[%r, %r] does not hold the truth %r" % (lo, up, truth)
+        if tight and up - truth > 1e-3 * truth:
+            return "upper end %r more than 1e-3 above the truth %r" % (up, truth)
+        if not tight and up - lo > 1e-4 * truth:
+            return "interval [%r, %r] wider than 1e-4 of the truth %r" % (lo, up, truth)
+        return None
+    return check
+
+
+def phase_tinynoise(c, pool, quick):
+    """Many Poisson-sampled Gaussian steps at sigma 0.005 to 0.03 (issue 30): `dpzo audit
+    --noise-multiplier 0.01 --sampling-rate 0.004 --steps 1000 --epsilon 11000` took 60 s
+    and answered [4.0, 4.49e6], the RDP order search having stopped at 1.01 and the PLD's
+    optimistic side having dropped the pile at log(1 - q). Each case against its mpmath
+    truth: RDP, PLD and PRV at their defaults (memory limit 256 MiB), the PLD at grid 0.05,
+    and the audit of the 60 s input within 30 s."""
+    try:
+        import mpmath  # noqa: F401
+    except ImportError:
+        print("campaign: the tinynoise phase needs mpmath (python3-mpmath); skipped",
+              file=sys.stderr)
+        return []
+    futs = []
+    for s, q, T in tinynoise_cases(quick):
+        truth = hits_epsilon(s, q, T, 1e-5)
+        base = ["epsilon", "--noise-multiplier", repr(s), "--sampling-rate", repr(q), "--steps",
+                str(T), "--delta", "1e-5", "--json"]
+        futs.append(pool.submit(c.run, "tinynoise-rdp", base, kind="tinynoise",
+                                check=check_tiny(truth, "rdp", True)))
+        for acc in ("pld", "prv"):
+            argv = base + ["--accountant", acc, "--memory-limit", "256"]
+            futs.append(pool.submit(c.run, "tinynoise-" + acc, argv, kind="tinynoise",
+                                    check=check_tiny(truth, acc, True)))
+        argv = base + ["--accountant", "pld", "--grid", "0.05", "--memory-limit", "1024"]
+        futs.append(pool.submit(c.run, "tinynoise-pld-grid", argv, kind="tinynoise",
+                                check=check_tiny(truth, "pld", False)))
+    argv = ["audit", "--noise-multiplier", "0.01", "--sampling-rate", "0.004", "--steps", "1000",
+            "--epsilon", "11000", "--delta", "1e-5", "--grid", "0.05", "--json"]
+    truth = hits_epsilon(0.01, 0.004, 1000, 1e-5)
+
+    def check_audit(rc, out, err):
+        if rc != 0:
+            return "exit %d: %s" % (rc, last_line(err))
+        r = parse_json(out)["claims"][0]
+        lo, up = num(r.get("lower")), num(r.get("upper"))
+        if r.get("verdict") != "VIOLATED" or not lo <= truth <= up or up > truth * (1 + 1e-4):
+            return "verdict %s, [%r, %r] for a truth of %r" % (r.get("verdict"), lo, up, truth)
+        return None
+
+    futs.append(pool.submit(c.run, "tinynoise-audit", argv, kind="tinynoise", timeout=30,
+                            check=check_audit))
+    return futs
+
+
 # ---- monotone: epsilon(delta) never rises with delta (issue 28, item 4) ------------------------
 
 LADDER = ["1e-14", "1e-11", "3e-10", "2.28e-9", "4.53e-8", "1e-7", "1e-6", "1e-5", "1e-4", "1e-3"]
@@ -2448,7 +2573,8 @@ def main():
         return 2
     c = Campaign(args)
     # the largest phase last, so that a budget cuts it rather than the others
-    phases = args.only or ["environment", "soundness", "bounds", "tight", "monotone", "nul",
+    phases = args.only or ["environment", "soundness", "bounds", "tight", "tinynoise",
+                           "monotone", "nul",
                            "bigint", "pyoverflow", "work", "events", "rehashed", "holdouts",
                            "files",
                            "outputs",
@@ -2479,6 +2605,8 @@ def main():
                 futs += phase_bounds(c, pool, args.quick)
             elif ph == "tight":
                 futs += phase_tight(c, pool, args.quick)
+            elif ph == "tinynoise":
+                futs += phase_tinynoise(c, pool, args.quick)
             elif ph == "monotone":
                 futs += phase_monotone(c, pool, args.quick)
             elif ph == "nul":
