@@ -315,8 +315,10 @@ static void test_heterogeneous(void **state)
     dpzo_event_free(hi);
 }
 
-/* Sampling without replacement: below its RDP bound, above Poisson sampling at the same
- * rate (replace-one adjacency is the stronger notion), symmetric in direction. */
+/* Sampling without replacement: the upper end below its RDP bound and above Poisson
+ * sampling at the same rate (the dominating pair of replace-one adjacency); the lower end
+ * that of the batches' concrete instance, Poisson sampling at q = B/n (issue 30: it was the
+ * dominating pair's, 0.7216 here at 1000 steps, not proven of the mechanism). */
 static void test_without_replacement(void **state)
 {
     dpzo_ctx *ctx = *state;
@@ -330,8 +332,11 @@ static void test_without_replacement(void **state)
     assert_ok(ctx, dpzo_pld_epsilon(ctx, p, 1e-5, &o, &rp));
     assert_ok(ctx, dpzo_event_epsilon(ctx, w, 1e-5, NULL, &rr));
     assert_true(rw.epsilon_upper <= rr.epsilon);
-    assert_true(rw.epsilon_lower > rp.epsilon_upper);
-    assert_true(rw.epsilon_upper - rw.epsilon_lower < 0.05);
+    assert_true(rw.epsilon_upper > rp.epsilon_upper);
+    /* the instance is this Poisson event: its proven lower end, within the grid's rounding */
+    assert_true(rw.epsilon_lower <= rp.epsilon_upper);
+    assert_true(fabs(rw.epsilon_lower - rp.epsilon_lower) <= 1e-3 * rp.epsilon_lower);
+    assert_true(strstr(rw.reason, "Poisson at q = B/n") != NULL);
     dpzo_event_free(w);
     dpzo_event_free(p);
 }
