@@ -2298,41 +2298,11 @@ def phase_tight(c, pool, quick):
 
 
 def hits_epsilon(s, q, T, delta):
-    """eps(delta) of T Poisson-sampled Gaussian steps at sigma s <= 0.03, rate q, by mpmath
-    (python/tests/test_tiny_noise.py): a step's loss is log(1 - q) unless its record is
-    sampled, then log q + (x - 1/2)/s^2 with x ~ N(1, s^2), to within exp(-1/(8 s^2)); with
-    K ~ Binomial(T, q) sampled the total is Gaussian given K. The add direction's loss is
-    at most -T log(1 - q), below these answers."""
-    import mpmath as m
-    with m.workdps(40):
-        s_, q_ = m.mpf(s), m.mpf(q)
-        l0, l1 = m.log(1 - q_), m.log(q_) + 1 / (2 * s_ * s_)
-        terms = []
-        for k in range(T + 1):
-            pk = m.binomial(T, k) * q_ ** k * (1 - q_) ** (T - k)
-            if k > 10 and pk < m.mpf(10) ** -40:
-                break
-            terms.append((k, pk))
-
-        def dl(eps):
-            tot = m.mpf(0)
-            for k, pk in terms:
-                mu = k * l1 + (T - k) * l0
-                if k == 0:
-                    tot += pk * max(m.mpf(0), 1 - m.e ** (eps - mu))
-                    continue
-                sd = m.sqrt(k) / s_
-                a = (mu - eps) / sd
-                tot += pk * (m.ncdf(a) - m.e ** (eps - mu + sd * sd / 2) * m.ncdf(a - sd))
-            return tot
-
-        lo, hi = m.mpf(0), m.mpf(1)
-        while dl(hi) > delta:
-            hi *= 2
-        for _ in range(80):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if dl(mid) > delta else (lo, mid)
-        return float(hi)
+    """eps(delta) of T Poisson-sampled Gaussian steps at sigma s <= 0.03, rate q, by mpmath:
+    tests/ref/sampled_hits.py (a closed form over the number of sampled steps)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "ref"))
+    import sampled_hits
+    return sampled_hits.hits_epsilon(s, q, T, delta)
 
 
 def tinynoise_cases(quick):

@@ -10,48 +10,18 @@ Two causes, each with its check here:
   some grids (tests/test_pld_fast.c test_opt_keeps_floor), so its window was sized on the
   sampled outcomes alone: 2^27 points at grid 0.05, refused.
 
-Truth. At sigma <= 0.03 the step's privacy loss is, to within exp(-1/(8 sigma^2)) (below
-e^-138), log(1 - q) when the record is not sampled and log q + (x - 1/2)/sigma^2, x ~ N(1,
-sigma^2), when it is: with K ~ Binomial(T, q) records sampled the total loss is Gaussian,
-mean K (log q + 1/(2 sigma^2)) + (T - K) log(1 - q), variance K / sigma^2, so delta(eps) =
-sum_k P(K = k) [Phi(a) - e^(eps - m + v/2) Phi(a - sqrt v)], a = (m - eps)/sqrt v. The add
-direction's loss is at most -T log(1 - q) (4.0 here), far below these epsilons. eps(delta)
-by bisection at 40 digits.
+Truth: tests/ref/sampled_hits.py (a closed form over the number of sampled steps, mpmath).
 """
+import sys
+from pathlib import Path
+
 import pytest
 
 import dpzo
 
 mp = pytest.importorskip("mpmath")
-
-
-def hits_delta(s, q, t, eps):
-    with mp.workdps(40):
-        s, q, eps = mp.mpf(s), mp.mpf(q), mp.mpf(eps)
-        l0, l1 = mp.log(1 - q), mp.log(q) + 1 / (2 * s * s)
-        total = mp.mpf(0)
-        for k in range(0, t + 1):
-            pk = mp.binomial(t, k) * q ** k * (1 - q) ** (t - k)
-            if k > 10 and pk < mp.mpf(10) ** -40:
-                break
-            m = k * l1 + (t - k) * l0
-            if k == 0:
-                total += pk * max(mp.mpf(0), 1 - mp.e ** (eps - m))
-                continue
-            sd = mp.sqrt(k) / s
-            a = (m - eps) / sd
-            total += pk * (mp.ncdf(a) - mp.e ** (eps - m + sd * sd / 2) * mp.ncdf(a - sd))
-        return total
-
-
-def hits_epsilon(s, q, t, delta):
-    lo, hi = mp.mpf(0), mp.mpf(1)
-    while hits_delta(s, q, t, hi) > delta:
-        hi *= 2
-    for _ in range(90):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if hits_delta(s, q, t, mid) > delta else (lo, mid)
-    return float(hi)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "ref"))
+from sampled_hits import hits_epsilon  # noqa: E402
 
 
 CASES = [(0.01, 0.004, 1000), (0.01, 0.004, 100), (0.02, 0.001, 1000), (0.005, 0.01, 300)]
