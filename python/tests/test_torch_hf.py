@@ -90,6 +90,10 @@ def test_mezo_runs_the_zo_step_and_logs_the_loss(tmp_path):
     before = params(model)
     tr = ZOTrainer(model=model, args=targs(tmp_path), train_dataset=Tokens(),
                    dpzo_algorithm="mezo", perturbation=1e-3)
+    # the known seed's batches: with the secret one a batch is empty with probability
+    # (1 - 6/48)^48 = 0.16% a step, its loss NaN, which the Trainer's logging_nan_inf_filter
+    # logs as 0 (one run in about 120 failed the range below that way)
+    fix_sampling_seed(tr.zo_optimizer)
     out = tr.train()
     assert tr.zo_optimizer.steps_done == 5 and out.global_step == 5
     changed = [not torch.equal(a, b) for a, b in zip(before, model.parameters())]
