@@ -236,3 +236,17 @@ def test_selection_of_sampling_without_replacement_under_replace_one() -> None:
         ours = DpzoAccountant(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
         theirs = DpaRdp(neighboring_relation=REPLACE_ONE).compose(ev).get_epsilon(1e-5)
         assert base < ours <= theirs * (1 + 1e-9), (mean, shape, base, ours, theirs)
+
+
+@pytest.mark.parametrize("mean,shape", [(1000, 0.0), (1000, 1.0), (1000, 0.5), (100, 2.0),
+                                        (1000, 5.0)])
+def test_pure_dp_inner_against_corollary_3(mean: float, shape: float) -> None:
+    """dp_accounting's own cases (rdp_privacy_accountant_test.py,
+    test_repeat_select_pure_negative_binomial): a 1-DP Laplace run selected over a truncated
+    negative binomial number of runs is (2 + shape)-DP (Papernot-Steinke, Corollary 3), which
+    dp_accounting reaches at order 1e10 and delta 1e-10. dpzo's orders end at 1e5 (1e6 at
+    most), so its certified epsilon lies just above: within 1e-3, never below."""
+    a = dpzo.RdpAccountant()
+    a.compose(dpzo.RepeatAndSelectEvent(dpzo.LaplaceEvent(1.0), mean, shape))
+    eps = a.epsilon(1e-10).epsilon
+    assert 2 + shape <= eps <= 2 + shape + 1e-3
