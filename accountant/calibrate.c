@@ -12,6 +12,7 @@
 #include <string.h>
 #include "dpzo/pld.h"
 #include "internal.h"
+#include "pld_internal.h"
 #include "rdp_internal.h"
 
 #define DEFAULT_RTOL 1e-6
@@ -57,9 +58,11 @@ static dpzo_status eps_at(problem *p, double x, int certify, dpzo_dp_result *res
     p->evaluations++;
     dpzo_status st;
     if (p->tight != NULL) {
-        /* the tight accountants' upper end is always proven: no separate certification */
+        /* the tight accountants' upper end is always proven: no separate certification;
+         * the search reads the upper end only, the certification the lower end too */
         dpzo_pld_result t;
-        st = dpzo_pld_epsilon(p->ctx, e, p->delta, p->tight, &t);
+        st = certify ? dpzo_pld_epsilon(p->ctx, e, p->delta, p->tight, &t)
+                     : dpzo__pld_epsilon_upper(p->ctx, e, p->delta, p->tight, &t);
         memset(res, 0, sizeof *res);
         res->epsilon = t.epsilon;
         res->epsilon_estimate = t.epsilon_estimate;

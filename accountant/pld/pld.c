@@ -2318,8 +2318,9 @@ static dpzo_status query_public(dpzo_ctx *ctx, const dpzo_event *event, double t
     return query_run(ctx, event, NULL, target, want_delta, opts, 0, NULL, NULL, out);
 }
 
-dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
-                             const dpzo_pld_options *opts, dpzo_pld_result *out)
+static dpzo_status pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                               const dpzo_pld_options *opts, int want_lower,
+                               dpzo_pld_result *out)
 {
     if (!(delta > 0.0 && delta < 1.0))
         return dpzo__fail(ctx, DPZO_EINVAL, "delta must be in (0, 1), got %g", delta);
@@ -2334,9 +2335,25 @@ dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delt
         refine_default_grid(event, delta, &o, out);
     if (st == DPZO_OK && event != NULL && o.method == DPZO_PLD_PRV)
         prv_tighten(event, delta, &o, out);
-    if (st == DPZO_OK && event_has_wor(event))
-        wor_lower(event, delta, 0, &o, out);
+    if (st == DPZO_OK && event_has_wor(event)) {
+        if (want_lower)
+            wor_lower(event, delta, 0, &o, out);
+        else
+            out->epsilon_lower = 0.0; /* the dominating pair's is no lower end (wor_lower) */
+    }
     return st;
+}
+
+dpzo_status dpzo_pld_epsilon(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                             const dpzo_pld_options *opts, dpzo_pld_result *out)
+{
+    return pld_epsilon(ctx, event, delta, opts, 1, out);
+}
+
+dpzo_status dpzo__pld_epsilon_upper(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                                    const dpzo_pld_options *opts, dpzo_pld_result *out)
+{
+    return pld_epsilon(ctx, event, delta, opts, 0, out);
 }
 
 dpzo_status dpzo_pld_delta(dpzo_ctx *ctx, const dpzo_event *event, double epsilon,

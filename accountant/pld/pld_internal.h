@@ -104,6 +104,12 @@ typedef struct {
     double bias, bad_mass;
 } dpzo__pld_pmf;
 
+/* dpzo_pld_epsilon for a caller that reads the upper end only (calibration's search): a
+ * batch drawn without replacement gets no concrete instance's lower end (a second query,
+ * pld.c wor_lower); its lower end is then the trivial 0. */
+dpzo_status dpzo__pld_epsilon_upper(dpzo_ctx *ctx, const dpzo_event *event, double delta,
+                                    const dpzo_pld_options *opts, dpzo_pld_result *out);
+
 /* tau: the tail mass (under P) allowed outside the grid at each end. */
 dpzo_status dpzo__pld_discretize(dpzo_ctx *ctx, const dpzo__pld_source *s, double d, double tau,
                                  int want_opt, size_t max_points, dpzo__pld_pmf *out);
