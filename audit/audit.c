@@ -31,6 +31,7 @@
 #include "dpzo/audit.h"
 #include "internal.h"
 #include "audit_internal.h"
+#include "pld_internal.h"
 
 void dpzo_claim_init(dpzo_claim *c)
 {
@@ -748,7 +749,8 @@ static dpzo_status sigma_meets(dpzo_ctx *ctx, const dpzo_claim *c, double sigma,
         dpzo_pld_result pr;
         if ((st = dpzo_pld_plan(ctx, up, c->delta, 0, &po, &bytes, &fft)) == DPZO_OK
             && bytes <= po.memory_limit) {
-            st = dpzo_pld_epsilon(ctx, up, c->delta, &po, &pr);
+            /* the upper end only: a batch's concrete instance (its lower end) is not read */
+            st = dpzo__pld_epsilon_upper(ctx, up, c->delta, &po, &pr);
             if (st == DPZO_OK)
                 upper = fmin(upper, pr.epsilon_upper);
         }
