@@ -1371,29 +1371,30 @@ static dpzo_status query_run(dpzo_ctx *ctx, const dpzo_event *event, const tterm
  * other records at 0, the record at 1: a Poisson-sampled Gaussian, flatten()), a mechanism a
  * pair of datasets attains, so its proven lower end bounds the mechanism's worst case from
  * below. */
-static void instance_lower(const dpzo_event *event, double target, int want_delta,
-                           const dpzo_pld_options *opts, dpzo_pld_result *out)
+static int instance_lower(const dpzo_event *event, double target, int want_delta,
+                          const dpzo_pld_options *opts, dpzo_pld_result *out)
 {
     dpzo_pld_result r;
     dpzo_ctx *c2 = dpzo_ctx_new(); /* a refusal here is no error of the query's */
     if (c2 == NULL)
-        return;
+        return 0;
     tsg_instance = 1;
     dpzo_status st = query_run(c2, event, NULL, target, want_delta, opts, 0, NULL, NULL, &r);
     tsg_instance = 0;
     dpzo_ctx_free(c2);
     if (st != DPZO_OK)
-        return;
+        return 0;
     double *lo = want_delta ? &out->delta_lower : &out->epsilon_lower;
     const double up = want_delta ? out->delta_upper : out->epsilon_upper;
     const double il = want_delta ? r.delta_lower : r.epsilon_lower;
     if (!(il > *lo))
-        return;
+        return 1;
     *lo = il < up ? il : up;
     if (strncmp(out->reason, "the truncated", 13) == 0)
         snprintf(out->reason, sizeof out->reason,
                  "the truncated sampled Gaussian is accounted through a dominating pair (the "
                  "upper end) and a concrete instance (the lower end)");
+    return 1;
 }
 
 /* One query, of an event or (event NULL) of the single custom term `custom`. */
@@ -2284,24 +2285,8 @@ static int event_has_wor(const dpzo_event *e)
 static void wor_lower(const dpzo_event *event, double target, int want_delta,
                       const dpzo_pld_options *opts, dpzo_pld_result *out)
 {
-    double *lo = want_delta ? &out->delta_lower : &out->epsilon_lower;
-    const double up = want_delta ? out->delta_upper : out->epsilon_upper;
-    *lo = 0.0;
-    dpzo_pld_result r;
-    dpzo_ctx *c2 = dpzo_ctx_new();
-    if (c2 == NULL)
-        return;
-    dpzo_pld_options o = *opts;
-    o.ladder = 0;
-    tsg_instance = 1;
-    dpzo_status st = query_run(c2, event, NULL, target, want_delta, &o, 0, NULL, NULL, &r);
-    tsg_instance = 0;
-    dpzo_ctx_free(c2);
-    if (st != DPZO_OK)
-        return;
-    const double il = want_delta ? r.delta_lower : r.epsilon_lower;
-    *lo = il < up ? il : up;
-    if (out->reason[0] == '\0')
+    *(want_delta ? &out->delta_lower : &out->epsilon_lower) = 0.0;
+    if (instance_lower(event, target, want_delta, opts, out) && out->reason[0] == '\0')
         snprintf(out->reason, sizeof out->reason,
                  "batches without replacement: upper end through the pair dominating them "
                  "(Balle et al. 2018), lower end through an instance that datasets attain, "
