@@ -53,6 +53,7 @@ import concurrent.futures as cf
 import json
 import math
 import os
+import stat
 import statistics
 import subprocess
 import sys
@@ -140,10 +141,23 @@ def train(cfg, name, out, until=0):
 
 
 def write_json(path, obj):
-    """obj as JSON at path, written beside it and renamed over it (never half a file)."""
-    with open(path + ".tmp", "w") as f:
-        json.dump(obj, f, indent=1)
-    os.replace(path + ".tmp", path)
+    """obj as JSON at path: written to a temporary file in its folder, synced and renamed
+    over it, so that a reader never sees half a file; anything at path but a regular file
+    (a FIFO, a device, a folder, a link) is refused rather than replaced."""
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        sys.exit("%s exists and is not a regular file" % path)
+    fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def choose(cands, score):
@@ -240,7 +254,8 @@ def table(methods, epsilons, paths):
     """--table: test accuracy by method and epsilon from summaries.json files."""
     runs = {}
     for p in paths:
-        runs.update(json.load(open(p)))
+        with open(p) as f:
+            runs.update(json.load(f))
     print("| method | " + " | ".join("ε = %g" % e for e in epsilons) + " | no ε |")
     print("|---|" + "---:|" * (len(epsilons) + 1))
     worst, count, pre = -math.inf, 0, {}
