@@ -2347,7 +2347,7 @@ def check_tiny(truth, acc, tight):
 def phase_tinynoise(c, pool, quick):
     """Many Poisson-sampled Gaussian steps at sigma 0.005 to 0.03 (issue 30): `dpzo audit
     --noise-multiplier 0.01 --sampling-rate 0.004 --steps 1000 --epsilon 11000` took 60 s
-    and answered [4.0, 4.49e6], the RDP order search having stopped at 1.01 and the PLD's
+    and answered UNDETERMINED in [5450, 4.49e6], the RDP order search having stopped at 1.01 and the PLD's
     optimistic side having dropped the pile at log(1 - q). Each case against its mpmath
     truth: RDP, PLD and PRV at their defaults (memory limit 256 MiB), the PLD at grid 0.05,
     and the audit of the 60 s input within 30 s."""

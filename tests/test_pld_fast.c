@@ -128,7 +128,8 @@ static void test_fallback(void **state)
  * below the first grid point at grids 0.5, 0.2 and 0.05 (the point is the grid offset's
  * rounded-down estimate of the same merged loss), and with no point below it the bucket's
  * mass, 1 - q, was dropped: the optimistic side held 0.004 of 1, the composition's window
- * (sized on both sides) grew to 2^27 points at grid 0.05 and the query was refused. */
+ * (sized on both sides) grew to 2^27 points at grid 0.05 and, with the RDP tilt of
+ * cc72c8d, the query was refused (before it, the query fell back to the RDP bound). */
 static void test_opt_keeps_floor(void **state)
 {
     dpzo_ctx *ctx = *state;

@@ -221,7 +221,8 @@ static double merged_loss(const dpzo__pld_tails *a, const dpzo__pld_tails *b, do
  * below, the first point had nowhere lower to go and the bucket's mass was dropped (the whole
  * 1 - q: sigma 0.01, q 0.004 lost it at grids 0.05, 0.2 and 0.5 and kept it at 0.02, 0.1 and
  * 1; the optimistic composition then held only the sampled outcomes, its window grew to 2^27
- * points and the query was refused). */
+ * points and, at the tilt the RDP's order search gives since issue 30, the query was
+ * refused; before, it fell back to the RDP bound). */
 static double support_floor(const dpzo__pld_source *s)
 {
     if (s->pair != DPZO__PLD_REMOVE

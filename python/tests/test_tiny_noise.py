@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Issue 30: many Poisson-sampled Gaussian steps at tiny noise (sigma 0.01, q 0.004, 1000
-steps, delta 1e-5: `dpzo audit --epsilon 11000` took 60 s and answered [4.0, 4.49e6]).
+steps, delta 1e-5: `dpzo audit --epsilon 11000` took 60 s and answered UNDETERMINED in [5450, 4.49e6]).
 
 Two causes, each with its check here:
 - the RDP order search stopped at 1.01, the first order of its coarse grid, though the best
