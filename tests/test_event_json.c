@@ -66,6 +66,9 @@ static void test_every_kind(void **state)
     same(ctx, "{\"type\": \"SingleEpochTreeAggregation\", \"noise_multiplier\": 3, "
               "\"step_counts\": 1000}",
          dpzo_event_tree_aggregation(ctx, 3.0, counts + 1, 1));
+    same(ctx, "{\"type\": \"MultiEpochTreeAggregation\", \"noise_multiplier\": 7, "
+              "\"total_steps\": 2000, \"max_participation\": 6, \"min_separation\": 313}",
+         dpzo_event_tree_aggregation_multi_epoch(ctx, 7.0, 2000, 6, 313));
     same(ctx, "{\"type\": \"SelfComposed\", \"count\": 1000, \"event\": {\"type\": "
               "\"PoissonSampled\", \"sampling_probability\": 0.01, \"event\": {\"type\": "
               "\"Gaussian\", \"noise_multiplier\": 1.1}}}",
@@ -189,6 +192,14 @@ static void test_bad_inputs(void **state)
          DPZO_EINVAL, "event.step_counts must not be empty"},
         {"{\"type\": \"SingleEpochTreeAggregation\", \"noise_multiplier\": 1, \"step_counts\": "
          "[5, -2]}", DPZO_EINVAL, "event.step_counts[1] must be a whole number in [0, 2^53]"},
+        {"{\"type\": \"MultiEpochTreeAggregation\", \"noise_multiplier\": 1, \"total_steps\": "
+         "100, \"max_participation\": 2}", DPZO_EPARSE, "min_separation"},
+        {"{\"type\": \"MultiEpochTreeAggregation\", \"noise_multiplier\": 1, \"total_steps\": "
+         "100, \"max_participation\": -2, \"min_separation\": 3}", DPZO_EINVAL,
+         "event.max_participation must be a whole number in [0, 2^53], got -2"},
+        {"{\"type\": \"MultiEpochTreeAggregation\", \"noise_multiplier\": 1, \"total_steps\": "
+         "1e9, \"max_participation\": 10, \"min_separation\": 1e6}", DPZO_EINVAL,
+         "beyond dpzo's limits"},
         /* paths reach into the tree */
         {"{\"type\": \"Composed\", \"events\": [{\"type\": \"NoOp\"}, {\"type\": \"SelfComposed\", "
          "\"count\": 2, \"event\": {\"type\": \"Gaussian\", \"noise_multiplier\": -3}}]}",

@@ -130,6 +130,35 @@ dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
     return e;
 }
 
+dpzo_event *dpzo_event_tree_aggregation_multi_epoch(dpzo_ctx *ctx, double noise_multiplier,
+                                                    uint64_t total_steps,
+                                                    uint64_t max_participations,
+                                                    uint64_t min_separation)
+{
+    if (dpzo__check_sigma(ctx, noise_multiplier))
+        return NULL;
+    uint64_t zeta = 0;
+    if (dpzo_tree_sensitivity_squared(ctx, total_steps, max_participations, min_separation,
+                                      &zeta, NULL, 0, NULL))
+        return NULL;
+    if (zeta > ((uint64_t)1 << 53)) { /* the accountants read it as a double */
+        dpzo__fail(ctx, DPZO_EUNSUPPORTED, "tree aggregation without restarts: squared "
+                   "sensitivity %llu above 2^53", (unsigned long long)zeta);
+        return NULL;
+    }
+    dpzo_event *e = new_event(ctx, DPZO_EVENT_TREE_AGGREGATION);
+    if (e != NULL) {
+        e->param = noise_multiplier;
+        e->n = zeta;
+        e->count = total_steps;
+        e->batch = 1;
+        e->tree_parts = max_participations;
+        e->tree_sep = min_separation;
+        e->tree_multi = 1;
+    }
+    return e;
+}
+
 dpzo_event *dpzo_event_mixture_of_gaussians(dpzo_ctx *ctx, double standard_deviation,
                                             const double *sensitivities,
                                             const double *sampling_probs, size_t n)
@@ -232,7 +261,7 @@ dpzo_event *dpzo_event_truncated_subsampled_gaussian(dpzo_ctx *ctx, uint64_t dat
 
 double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
 {
-    double sigma = tree->param, d = (double)tree->n; /* d <= 64: exact */
+    double sigma = tree->param, d = (double)tree->n; /* d <= 2^53: exact */
     if (tree->n == 1)
         return sigma;
     double r = sqrt(d); /* correctly rounded */
@@ -408,6 +437,13 @@ static size_t describe(const dpzo_event *e, char *buf, size_t size)
         PUT("discrete_laplace(t=%.17g, sensitivity=%llu)", e->param, (unsigned long long)e->n);
         break;
     case DPZO_EVENT_TREE_AGGREGATION:
+        if (e->tree_multi) {
+            PUT("tree_aggregation(sigma=%.17g, steps=%llu, max_participations=%llu, "
+                "min_separation=%llu, sensitivity_squared=%llu)", e->param,
+                (unsigned long long)e->count, (unsigned long long)e->tree_parts,
+                (unsigned long long)e->tree_sep, (unsigned long long)e->n);
+            break;
+        }
         PUT("tree_aggregation(sigma=%.17g, trees=%llu, max_steps=%llu, depth=%llu)", e->param,
             (unsigned long long)e->batch, (unsigned long long)e->count,
             (unsigned long long)e->n);

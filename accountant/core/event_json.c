@@ -103,6 +103,10 @@ static dpzo_event *b_tree(dpzo_ctx *ctx, field_value *v)
 {
     return dpzo_event_tree_aggregation(ctx, v[0].r, v[1].counts, v[1].n);
 }
+static dpzo_event *b_tree_multi(dpzo_ctx *ctx, field_value *v)
+{
+    return dpzo_event_tree_aggregation_multi_epoch(ctx, v[0].r, v[1].c, v[2].c, v[3].c);
+}
 static dpzo_event *b_poisson(dpzo_ctx *ctx, field_value *v)
 {
     return dpzo_event_poisson_sampled(ctx, v[0].r, take(&v[1].e));
@@ -168,6 +172,12 @@ static const kind_spec KINDS[] = {
     {"SingleEpochTreeAggregation", "SingleEpochTreeAggregationDpEvent",
      {R("noise_multiplier", 0.0, INFINITY), {"step_counts", F_COUNTS, 1, 0.0, 0.0, TWO53}},
      b_tree, 0, NULL},
+    /* dpzo's (dp_accounting 0.6.0 has no class for it): one tree without restarts over
+     * several participations, TF Privacy's compute_rdp_single_tree's arguments */
+    {"MultiEpochTreeAggregation", "MultiEpochTreeAggregation",
+     {R("noise_multiplier", 0.0, INFINITY), C("total_steps", 0), C("max_participation", 0),
+      C("min_separation", 0)},
+     b_tree_multi, 0, NULL},
     {"PoissonSampled", "PoissonSampledDpEvent", {R("sampling_probability", 0.0, 1.0), EV("event")},
      b_poisson, 0, NULL},
     {"SampledWithoutReplacement", "SampledWithoutReplacementDpEvent",

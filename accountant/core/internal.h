@@ -62,6 +62,9 @@ struct dpzo_event {
                             the depth (tree aggregation); batch: the number of trees;
                             WR sampling: batch = sample size, n = dataset size */
     uint64_t count;      /* self-composition; the largest step count (tree aggregation) */
+    uint64_t tree_parts, tree_sep; /* tree aggregation without restarts (tree_multi): E and
+                            xi; n is then zeta*, count T */
+    int tree_multi;
     dpzo_event *inner;   /* sampled / self-composed child */
     dpzo_event **children;
     size_t n_children;

@@ -113,7 +113,7 @@ static void tree_ival(mpfr_prec_t prec, double sigma, uint64_t d, double alpha, 
     ival_set_ui(&v[1], 2);
     ival_mul(&v[0], &v[0], &v[1]);      /* 2 sigma^2 */
     ival_set_d(&v[1], alpha);
-    ival_set_ui(&v[2], (unsigned long)d); /* d <= 64 */
+    ival_set_ui(&v[2], (unsigned long)d); /* d <= 2^53 */
     ival_mul(&v[1], &v[1], &v[2]);
     ival_div(out, &v[1], &v[0]);
     for (int i = 0; i < 3; i++)

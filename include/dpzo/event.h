@@ -81,6 +81,34 @@ dpzo_event *dpzo_event_discrete_laplace(dpzo_ctx *ctx, double t, uint64_t sensit
  * epsilon +inf. The step counts are the caller's (copied from). */
 dpzo_event *dpzo_event_tree_aggregation(dpzo_ctx *ctx, double noise_multiplier,
                                         const uint64_t *step_counts, size_t n);
+/* DP-FTRL's tree aggregation without restarts over several participations (Kairouz et al.
+ * 2021, arXiv 2103.00039 v3, appendix D.2, Theorem D.3; TF Privacy's
+ * compute_rdp_single_tree): one forest over `total_steps` = T steps (a complete binary tree
+ * per binary digit of T, largest first), every node (the sum of the steps under it)
+ * released with Gaussian noise of `noise_multiplier` times a step's sensitivity, and every
+ * record in at most `max_participations` = E steps, any two with at least `min_separation`
+ * = xi steps between them. The release is the Gaussian mechanism of squared L2 sensitivity
+ * zeta* = the largest sum over the forest's nodes of (the record's steps under the node)^2
+ * over such patterns (dpzo_tree_sensitivity_squared), attained: RDP(alpha) =
+ * alpha zeta* / (2 sigma^2); PLD/PRV use the Gaussian of noise sigma / sqrt(zeta*) (rounded
+ * down). The event is a DPZO_EVENT_TREE_AGGREGATION (one tree) that keeps E and xi. Not
+ * allowed under a sampler. Fails (DPZO_EINVAL) for sigma < 0 or not finite, and as
+ * dpzo_tree_sensitivity_squared does. */
+dpzo_event *dpzo_event_tree_aggregation_multi_epoch(dpzo_ctx *ctx, double noise_multiplier,
+                                                    uint64_t total_steps,
+                                                    uint64_t max_participations,
+                                                    uint64_t min_separation);
+/* zeta* above, exactly (an integer), by the paper's dynamic program over the forest's
+ * blocks, and a pattern attaining it: `steps` (room for steps_cap entries, at least
+ * min(E, the most that fit), or NULL with steps_cap 0) receives its *n_steps step indices
+ * (0-based, increasing); the program's maximum is checked against the pattern's own sum.
+ * zeta* = 0 for T = 0 or E = 0; one participation gives the bit length of T. The program
+ * keeps (E + 1)(xi + 1)^2 entries per tree level: DPZO_EUNSUPPORTED beyond 2^25 entries in
+ * all or 2^36 updates (T 2000, E 6, xi 313: 1.5e7 entries). */
+dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
+                                          uint64_t max_participations,
+                                          uint64_t min_separation, uint64_t *zeta,
+                                          uint64_t *steps, size_t steps_cap, size_t *n_steps);
 /* Private selection (Papernot-Steinke 2022, "Hyperparameter Tuning with Renyi Differential
  * Privacy"; dp_accounting's RepeatAndSelectDpEvent): `inner` is run K times, K random with
  * E[K] = mean, and only the best run is released. shape = +inf: K ~ Poisson(mean);
