@@ -27,6 +27,7 @@ from .events import (ComposedEvent, DiscreteLaplaceEvent, Event, GaussianEvent, 
 from .events import RepeatAndSelectEvent, SampledWithReplacementEvent
 from .events import MixtureOfGaussiansEvent, TruncatedSubsampledGaussianEvent
 from .events import JsonEvent, event_from_json, to_json  # issue 30: events as JSON
+from .events import MultiEpochTreeAggregationEvent, tree_sensitivity_squared
 from .results import Calibration, Delta, Epsilon
 from .shortcuts import calibrate, epsilon
 
@@ -53,7 +54,8 @@ __all__ = ["__version__", "Error", "Event", "GaussianEvent", "LaplaceEvent", "Lm
            "PoissonSampledEvent", "SampledWithoutReplacementEvent", "SelfComposedEvent",
            "ComposedEvent", "NoOpEvent", "NonPrivateEvent", "ZcdpEvent",
            "RandomizedResponseEvent", "DiscreteLaplaceEvent",
-           "SingleEpochTreeAggregationEvent", "RdpAccountant", "PldAccountant", "PrvAccountant",
+           "SingleEpochTreeAggregationEvent", "MultiEpochTreeAggregationEvent",
+           "tree_sensitivity_squared", "RdpAccountant", "PldAccountant", "PrvAccountant",
            "Epsilon", "Delta", "Calibration", "epsilon", "calibrate", "data_file",
            "data_files", "RepeatAndSelectEvent", "SampledWithReplacementEvent",
            "JsonEvent", "event_from_json", "to_json"] + _extra_all

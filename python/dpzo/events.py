@@ -27,6 +27,13 @@ Conventions (those of the C library and of dp_accounting):
   ``SingleEpochTreeAggregationDpEvent``), trees of ``step_counts`` steps (an int or a list),
   every record in at most one step of all of them: the Gaussian mechanism of squared
   sensitivity ceil(log2(max(step_counts) + 1)). Not allowed under a sampler.
+* ``MultiEpochTreeAggregationEvent(noise_multiplier, total_steps, max_participation,
+  min_separation)``: DP-FTRL's tree aggregation without restarts (Kairouz et al. 2021 arXiv
+  v3, appendix D.2, Theorem D.3; TF Privacy's ``compute_rdp_single_tree``): one forest over
+  ``total_steps`` steps, every record in at most ``max_participation`` steps with at least
+  ``min_separation`` steps between any two: the Gaussian mechanism of squared sensitivity
+  zeta* (:func:`tree_sensitivity_squared`, exact, with a pattern attaining it). dpzo's own
+  event (dp_accounting 0.6.0 has none); JSON type ``MultiEpochTreeAggregation``.
 * ``RepeatAndSelectEvent(event, mean, shape)``: private selection (Papernot-Steinke 2022;
   dp_accounting's ``RepeatAndSelectDpEvent``): ``event`` run K times, E[K] = mean, the best
   run released; shape inf: K Poisson, shape > -1: truncated negative binomial (1: geometric,
@@ -78,6 +85,7 @@ __all__ = ["Event", "GaussianEvent", "LaplaceEvent", "LmoEvent", "PoissonSampled
            "SampledWithoutReplacementEvent", "SelfComposedEvent", "ComposedEvent",
            "NoOpEvent", "NonPrivateEvent", "ZcdpEvent", "RandomizedResponseEvent",
            "DiscreteLaplaceEvent", "SingleEpochTreeAggregationEvent",
+           "MultiEpochTreeAggregationEvent", "tree_sensitivity_squared",
            "RepeatAndSelectEvent", "SampledWithReplacementEvent",
            "MixtureOfGaussiansEvent", "TruncatedSubsampledGaussianEvent", "JsonEvent",
            "event_from_json", "to_json"]
@@ -91,6 +99,12 @@ _rr = _lib.fn("dpzo_event_randomized_response", _vp, [_vp, ctypes.c_double, ctyp
 _dlap = _lib.fn("dpzo_event_discrete_laplace", _vp, [_vp, ctypes.c_double, ctypes.c_uint64])
 _tree = _lib.fn("dpzo_event_tree_aggregation", _vp,
                 [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t])
+_tree_multi = _lib.fn("dpzo_event_tree_aggregation_multi_epoch", _vp,
+                      [_vp, ctypes.c_double, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64])
+_tree_sens = _lib.fn("dpzo_tree_sensitivity_squared", ctypes.c_int,
+                     [_vp, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
+                      ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64),
+                      ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)])
 _mog = _lib.fn("dpzo_event_mixture_of_gaussians", _vp,
                [_vp, ctypes.c_double, ctypes.POINTER(ctypes.c_double),
                 ctypes.POINTER(ctypes.c_double), ctypes.c_size_t])
@@ -306,6 +320,53 @@ class SingleEpochTreeAggregationEvent(Event):
         return max(c.bit_length() for c in self.step_counts)
 
 
+def tree_sensitivity_squared(total_steps: int, max_participation: int,
+                             min_separation: int) -> Tuple[int, Tuple[int, ...]]:
+    """The squared L2 sensitivity zeta* of DP-FTRL's tree aggregation without restarts and
+    a participation pattern attaining it: ``(zeta, steps)``, steps 0-based and increasing.
+    zeta* is the largest sum over the forest's nodes of (participations under the node)^2
+    over patterns of at most ``max_participation`` steps, any two at least
+    ``min_separation`` steps apart, in ``total_steps`` steps (the C library's
+    ``dpzo_tree_sensitivity_squared``: the paper's dynamic program, exact, its maximum
+    checked against the pattern's own sum). Raises :class:`dpzo.Error` beyond its limits."""
+    t = _count("total_steps", total_steps)
+    e = _count("max_participation", max_participation)
+    sep = _count("min_separation", min_separation)
+    room = 0 if t == 0 else 1 if sep >= t else 1 + (t - 1) // (sep + 1)
+    cap = max(1, min(e, room))
+    zeta = ctypes.c_uint64(0)
+    steps = (ctypes.c_uint64 * cap)()
+    n = ctypes.c_size_t(0)
+    _lib.call(_tree_sens, t, e, sep, ctypes.byref(zeta), steps, cap, ctypes.byref(n))
+    return int(zeta.value), tuple(int(steps[i]) for i in range(n.value))
+
+
+@dataclass(frozen=True)
+class MultiEpochTreeAggregationEvent(Event):
+    """DP-FTRL's tree aggregation without restarts over several participations: one forest
+    over ``total_steps`` steps, every node released with Gaussian noise ``noise_multiplier``
+    times a step's sensitivity, every record in at most ``max_participation`` steps with at
+    least ``min_separation`` steps between any two (Kairouz et al. 2021 arXiv v3, appendix
+    D.2). The release is the Gaussian mechanism of squared sensitivity
+    :attr:`sensitivity_squared` (docs/accountant.md 3.6). Not allowed under a sampler."""
+
+    noise_multiplier: float
+    total_steps: int
+    max_participation: int
+    min_separation: int
+
+    def __post_init__(self) -> None:
+        _set(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
+        for name in ("total_steps", "max_participation", "min_separation"):
+            _set(self, name, _count(name, getattr(self, name)))
+
+    @property
+    def sensitivity_squared(self) -> int:
+        """zeta*: see :func:`tree_sensitivity_squared` (which also gives the pattern)."""
+        return tree_sensitivity_squared(self.total_steps, self.max_participation,
+                                        self.min_separation)[0]
+
+
 @dataclass(frozen=True)
 class RepeatAndSelectEvent(Event):
     """Private selection (Papernot-Steinke 2022): ``event`` run K times, K random with
@@ -448,6 +509,10 @@ def _to_obj(e: Event) -> Any:
     if isinstance(e, SingleEpochTreeAggregationEvent):
         return {"type": "SingleEpochTreeAggregation", "noise_multiplier": e.noise_multiplier,
                 "step_counts": list(e.step_counts)}
+    if isinstance(e, MultiEpochTreeAggregationEvent):
+        return {"type": "MultiEpochTreeAggregation", "noise_multiplier": e.noise_multiplier,
+                "total_steps": e.total_steps, "max_participation": e.max_participation,
+                "min_separation": e.min_separation}
     if isinstance(e, RepeatAndSelectEvent):
         o = {"type": "RepeatAndSelect", "event": _to_obj(e.event), "mean": e.mean}
         if e.shape != math.inf:  # left out: Poisson (JSON has no infinity)
@@ -534,6 +599,9 @@ def _build(ctx: int, e: Event) -> Any:
     if isinstance(e, SingleEpochTreeAggregationEvent):
         n = len(e.step_counts)
         return _tree(ctx, e.noise_multiplier, (ctypes.c_uint64 * n)(*e.step_counts), n)
+    if isinstance(e, MultiEpochTreeAggregationEvent):
+        return _tree_multi(ctx, e.noise_multiplier, e.total_steps, e.max_participation,
+                           e.min_separation)
     if isinstance(e, RepeatAndSelectEvent):
         return _repeat_select(ctx, _build(ctx, e.event), e.mean, e.shape)
     if isinstance(e, SampledWithReplacementEvent):

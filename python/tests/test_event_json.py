@@ -36,6 +36,7 @@ EVENTS = [
     ev.SampledWithReplacementEvent(1000, 16, ev.GaussianEvent(1.5)),
     ev.MixtureOfGaussiansEvent(1.0, [0.0, 0.5, 1.0], [0.5, 0.3, 0.2]),
     ev.TruncatedSubsampledGaussianEvent(60000, 256 / 60000, 320, 1.1),
+    ev.MultiEpochTreeAggregationEvent(7.0, 2000, 6, 313),
 ]
 
 
