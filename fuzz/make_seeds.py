@@ -124,6 +124,7 @@ def main():
     # event: the text alone (issue 30, docs/accountant.md section 7)
     write("event", "sgm", read("docs/examples/event-sgm.json"))
     write("event", "mixed", read("docs/examples/event-mixed.json"))
+    write("event", "tree-multi", read("docs/examples/event-gboard-tree.json"))
     write("event", "every-kind", b'{"type": "Composed", "events": [{"type": "NoOp"}, '
           b'{"type": "NonPrivateDpEvent"}, {"type": "ZCDp", "rho": 0.5, "xi": 0.1}, '
           b'{"type": "RandomizedResponse", "noise_parameter": 0.5, "num_buckets": 4}, '

@@ -866,6 +866,20 @@ def event_cases():
                              "num_buckets": 0}), "event.num_buckets"),
         ("tree-empty", j({"type": "SingleEpochTreeAggregation", "noise_multiplier": 1,
                           "step_counts": []}), "event.step_counts must not be empty"),
+        # issue 30: one tree without restarts whose sensitivity program would need tables
+        # beyond dpzo's limits (refused at once, no allocation), a missing field, a negative
+        ("tree-multi-limits", j({"type": "MultiEpochTreeAggregation", "noise_multiplier": 1,
+                                 "total_steps": 1e9, "max_participation": 10,
+                                 "min_separation": 1e6}), "beyond dpzo's limits"),
+        ("tree-multi-wide", j({"type": "MultiEpochTreeAggregation", "noise_multiplier": 1,
+                               "total_steps": 9007199254740992, "max_participation": 9007199254740992,
+                               "min_separation": 0}), "beyond dpzo's limits"),
+        ("tree-multi-missing", j({"type": "MultiEpochTreeAggregation", "noise_multiplier": 1,
+                                  "total_steps": 100, "max_participation": 2}),
+         "min_separation"),
+        ("tree-multi-negative", j({"type": "MultiEpochTreeAggregation", "noise_multiplier": 1,
+                                   "total_steps": 100, "max_participation": -2,
+                                   "min_separation": 3}), "event.max_participation"),
         ("depth-bomb", j(_nested(65)), "events nested deeper than 64"),
         ("json-depth-bomb", "[" * 200000 + "]" * 200000, "not valid JSON"),
         ("huge-array", '{"type": "SingleEpochTreeAggregation", "noise_multiplier": 1, '
@@ -887,6 +901,11 @@ def event_good():
         ("zcdp", {"type": "SelfComposed", "count": 10, "event": {"type": "ZCDp", "rho": 0.01}}),
         ("tree", {"type": "SingleEpochTreeAggregation", "noise_multiplier": 5,
                   "step_counts": [1000, 10]}),
+        ("tree-multi", {"type": "MultiEpochTreeAggregation", "noise_multiplier": 7,
+                        "total_steps": 2000, "max_participation": 6, "min_separation": 313}),
+        ("tree-multi-one", {"type": "MultiEpochTreeAggregation", "noise_multiplier": 3,
+                            "total_steps": 10**15, "max_participation": 5,
+                            "min_separation": 10**15}),
         ("rr", {"type": "RandomizedResponseDpEvent", "noise_parameter": 0.5, "num_buckets": 3}),
         ("dlap", {"type": "DiscreteLaplace", "noise_parameter": 0.5, "sensitivity": 1}),
         # a component of sensitivity 1e-300: the loss is almost flat, its root beyond any
