@@ -778,15 +778,17 @@ const dpzo_audit_mechanism *dpzo_claim_spec_mechanism(dpzo_ctx *ctx, const dpzo_
 
 /* 1 when the PLD the accountants build for e is of a pair of neighbouring datasets that
  * occurs, so that its lower end bounds the true epsilon from below: Gaussian and Laplace
- * releases, Poisson sampling (both directions are realised by one record added or
- * removed), repetitions and compositions of them. Not sampling without replacement (a
- * dominating pair), tree aggregation (the Gaussian of a noise multiplier rounded down),
- * zCDP (a bound on the RDP, no mechanism), or the rest. */
+ * releases, tree aggregation (a record at step 0, or at the pattern attaining the squared
+ * sensitivity, with aligned contributions; the lower end is the Gaussian's at the noise
+ * multiplier rounded up, pld.c), Poisson sampling (both directions are realised by one
+ * record added or removed), repetitions and compositions of them. Not sampling without
+ * replacement (a dominating pair), zCDP (a bound on the RDP, no mechanism), or the rest. */
 static int realised_pld(const dpzo_event *e)
 {
     switch (e->kind) {
     case DPZO_EVENT_GAUSSIAN:
     case DPZO_EVENT_LAPLACE:
+    case DPZO_EVENT_TREE_AGGREGATION:
     case DPZO_EVENT_NON_PRIVATE: return 1;
     case DPZO_EVENT_POISSON_SAMPLED:
     case DPZO_EVENT_SELF_COMPOSED: return realised_pld(e->inner);
@@ -892,8 +894,8 @@ static dpzo_status audit_event(dpzo_ctx *ctx, const dpzo_claim_spec *s,
         a->flags |= DPZO_AUDIT_NO_LOWER;
         snprintf(a->notes[a->n_notes++], sizeof a->notes[0],
                  "no lower bound: the event holds a part whose PLD is not of a pair of "
-                 "datasets that occurs (sampling without replacement, tree aggregation, "
-                 "zCDP, ...), so the verdict is HOLDS or UNDETERMINED");
+                 "datasets that occurs (sampling without replacement, zCDP, ...), so the "
+                 "verdict is HOLDS or UNDETERMINED");
     }
     a->verdict = dpzo_verdict_of(b->lower, b->upper, eps);
     return DPZO_OK;

@@ -429,13 +429,12 @@ static void test_published_claims(void **state)
          {P | D | S, P | D | S, P | D, P | D, P | D | S, P | D}},
         {"pazo.json", 8, "HHHHHVVH", "UUUUUVVU",
          {P | D, P | D, P | D | S, P | D | S, P | D | S, P | D | S, P | D | S, P | D | S | O}},
-        /* issue 30: event claims (docs/audit.md 5.7, 5.8); tree aggregation and zCDP have no
-         * lower end */
-        {"dp-ftrl-tree.json", 2, "HH", "--", {N, N}},
+        /* issue 30: event claims (docs/audit.md 5.7, 5.8); zCDP has no lower end */
+        {"dp-ftrl-tree.json", 2, "HH", "--", {0, 0}},
         /* the printed rho 0.81 UNDETERMINED, the 79/98 behind it HOLDS (8.898), and as one
          * Gaussian of noise multiplier 7/sqrt(79) (issue 30: the notebook's parameters), and
-         * the tree without restarts itself (squared sensitivity 79 computed: no lower end) */
-        {"gboard-zcdp.json", 4, "UHHH", "----", {N, N, 0, N}},
+         * the tree without restarts itself (squared sensitivity 79 computed and attained) */
+        {"gboard-zcdp.json", 4, "UHHH", "----", {N, N, 0, 0}},
     };
     dpzo_audit_options o;
     dpzo_audit_options_default(&o);

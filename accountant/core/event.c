@@ -277,6 +277,21 @@ double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
     return s < 0.0 ? 0.0 : s;
 }
 
+double dpzo__tree_gaussian_sigma_up(const dpzo_event *tree)
+{
+    double sigma = tree->param, d = (double)tree->n;
+    if (tree->n == 1)
+        return sigma;
+    double r = sqrt(d);
+    int r_exact = r == floor(r) && r * r == d;
+    double s = sigma / r;
+    if (r_exact && fma(s, r, -sigma) == 0.0)
+        return s;
+    /* sqrt rounded down at most an ulp, the quotient up by at most one more ulp each */
+    s = sigma / (r_exact ? r : nextafter(r, 0.0));
+    return nextafter(s, INFINITY);
+}
+
 /* A NULL inner means its constructor failed and left its message in ctx. */
 dpzo_event *dpzo_event_poisson_sampled(dpzo_ctx *ctx, double q, dpzo_event *inner)
 {

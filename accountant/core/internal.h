@@ -91,6 +91,9 @@ dpzo_status dpzo__effective_sigma(dpzo_ctx *ctx, const dpzo_event *event, double
  * of noise multiplier sigma / sqrt(d): that ratio, rounded down (exact where it can be), so
  * a PLD of the returned multiplier dominates the true one. 0 only where it underflows. */
 double dpzo__tree_gaussian_sigma(const dpzo_event *tree);
+/* The same rounded up (equal to it where it is exact): a Gaussian of that multiplier is
+ * dominated by the true one, so its lower ends bound the tree's from below. */
+double dpzo__tree_gaussian_sigma_up(const dpzo_event *tree);
 
 /* event_json.c: the event of a parsed JSON value (docs/accountant.md section 7); `path`
  * names it in messages ("event", "claims[1].event"). For readers of larger files (claims). */

@@ -77,8 +77,11 @@ typedef struct {
                              why; the RDP accountant answers */
     int lower_trivial;    /* a step accounted through a dominating pair that the mechanism
                              need not attain (a cut sample): its lower end is not proven */
+    int lower_rounded;    /* a tree's Gaussian whose noise multiplier was rounded down: its
+                             lower end is not proven (the instance's, rounded up, is) */
     int instance;         /* flatten truncated steps, and batches drawn without replacement,
-                             as their concrete instances instead */
+                             as their concrete instances instead; trees at their noise
+                             multiplier rounded up */
     int gauss_all;        /* every step is a Gaussian without sampling (merge_gaussians) ... */
     double gauss_s;       /* ... the sum over them of count / sigma^2 ... */
     size_t gauss_n;       /* ... over this many terms (its rounding: merged_sigma) */
@@ -239,7 +242,10 @@ static dpzo_status flatten(dpzo_ctx *ctx, const dpzo_event *e, uint64_t m, tlist
     case DPZO_EVENT_TREE_AGGREGATION: /* the Gaussian of noise sigma / sqrt(depth) */
         if (e->n == 0)
             return DPZO_OK; /* trees of 0 steps release nothing */
-        t.src.scale = e->param > 0.0 ? dpzo__tree_gaussian_sigma(e) : 0.0;
+        t.src.scale = !(e->param > 0.0) ? 0.0
+                    : l->instance ? dpzo__tree_gaussian_sigma_up(e) : dpzo__tree_gaussian_sigma(e);
+        if (!l->instance && t.src.scale > 0.0 && t.src.scale != dpzo__tree_gaussian_sigma_up(e))
+            l->lower_rounded = 1;
         if (!(t.src.scale > 0.0)) { /* no noise (provably +inf), or an underflowed one */
             l->infinite = 1;
             l->infinite_lower |= e->param == 0.0;
@@ -2063,9 +2069,14 @@ rediscretise:
                      "the sampling bound 1 - P(no step uses the record), %.10g, is below the "
                      "composition's upper end", sb);
     }
+    const int rounded = q.terms.lower_rounded;
     query_free(&q);
-    if (trivial && !tsg_instance && !plan_only && event != NULL)
+    if ((trivial || rounded) && !tsg_instance && !plan_only && event != NULL) {
+        /* a tree's Gaussian at sigma / sqrt(d) rounded down: the lower end is the same query's
+         * with it rounded up (at most a few ulps apart) */
+        *(want_delta ? &out->delta_lower : &out->epsilon_lower) = 0.0;
         instance_lower(event, target, want_delta, opts, out);
+    }
     return DPZO_OK;
 }
 
