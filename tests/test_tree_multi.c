@@ -125,6 +125,31 @@ static void test_published(void **state)
     }
 }
 
+/* T = 2^k, xi + 1 = 2^j, E = 2^(k - j): an aligned block of 2^l leaves holds at most
+ * max(1, 2^(l - j)) participations, and steps 0, 2^j, 2 2^j, ... fill every block at every
+ * level at once, so zeta* = E (j + 1) + sum_{l > j} 2^(k - l) 4^(l - j) (an independent
+ * closed form, at sizes the exhaustive search cannot reach) */
+static void test_spaced_closed_form(void **state)
+{
+    dpzo_ctx *ctx = *state;
+    static const int kj[][2] = {{12, 3}, {16, 8}, {17, 11}, {10, 9}};
+    for (size_t i = 0; i < sizeof kj / sizeof kj[0]; i++) {
+        int k = kj[i][0], j = kj[i][1];
+        uint64_t E = (uint64_t)1 << (k - j), want = E * (uint64_t)(j + 1);
+        for (int l = j + 1; l <= k; l++)
+            want += ((uint64_t)1 << (k - l)) << (2 * (l - j));
+        uint64_t z = 0, *big = malloc(E * sizeof *big);
+        size_t np = 0;
+        assert_ok(ctx, dpzo_tree_sensitivity_squared(ctx, (uint64_t)1 << k, E,
+                                                     ((uint64_t)1 << j) - 1, &z, big, E, &np));
+        if (z != want)
+            fail_msg("k %d j %d: %llu, closed form %llu", k, j, (unsigned long long)z,
+                     (unsigned long long)want);
+        assert_int_equal(np, E);
+        free(big);
+    }
+}
+
 /* more participations allowed, or a smaller separation, never lowers zeta*; a longer run
  * never lowers it either when the extra steps come as a new tree to the right */
 static void test_monotone(void **state)
@@ -236,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_exhaustive, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_published, ctx_setup, ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_spaced_closed_form, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_monotone, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_edges, ctx_setup, ctx_teardown),
         cmocka_unit_test_setup_teardown(test_event, ctx_setup, ctx_teardown),

@@ -22,12 +22,17 @@
  * at least xi + 1 apart, and every valid pattern has such a t. Leaves: F(0, s, e) = 0 where
  * s <= 1 + e, F(1, 0, xi) = 1, else infeasible. The whole forest answers max_n F(n, 0, xi).
  *
- * Speed: FL is nondecreasing in t and FR nonincreasing (a looser constraint on one side, a
- * tighter on the other), so the maximum over t is attained at the t where FL(n1, s, .) steps
- * up; the values are small integers, so there are few such t. The tables are kept, and the
- * maximum is traced back to a pattern whose sum is recomputed from scratch: zeta* is then
- * both the program's value and a witnessed pattern's (the lower end of the accounting needs
- * it attained). */
+ * Speed and memory: F(n, s, .) is nondecreasing in e and F(n, ., e) nonincreasing in s (a
+ * looser constraint, a tighter one), and its values are small integers, so each row
+ * F(n, s, .) is kept as its steps: the offsets where it rises and the values from there on
+ * (a few per row where a dense row holds xi + 1 entries). The maximum over t is attained at
+ * a t where FL(n1, s, .) steps up (FR(n2, ., e) does not increase in t), and the maximum of
+ * two rows is a merge of their steps, so a combination costs about (E + 1)^2 (xi + 1) times
+ * the steps per row squared. A block of at most xi + 1 steps holds at most one
+ * participation and is written in closed form. The tables are kept, and the maximum is
+ * traced back to a pattern whose sum is recomputed from scratch: zeta* is then both the
+ * program's value and a witnessed pattern's (the lower end of the accounting needs it
+ * attained). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,26 +42,41 @@ typedef int32_t val;
 #define NEG (INT32_MIN / 4) /* infeasible; NEG + NEG and NEG + a value do not overflow */
 #define MAX_VALUE ((uint64_t)1 << 29)
 
-/* Table entries kept in all (int32) and the work (entry updates) allowed: 256 MiB and about
- * a minute on one core at the limits. */
-#define MAX_ENTRIES ((uint64_t)1 << 26)
+/* Steps kept in all (8 bytes each), rows (12 bytes each) and the work (step merges,
+ * counted as rows x pairs of participations x 64) allowed: under 512 MiB and about a minute
+ * on one core at the limits. */
+#define MAX_STEPS ((uint64_t)1 << 25)
+#define MAX_ROWS ((uint64_t)1 << 24)
 #define MAX_WORK ((uint64_t)1 << 36)
 
+/* a row from offset e on has value v (until the row's next step); before its first step a
+ * row is infeasible */
 typedef struct {
-    uint64_t E, W;    /* participations 0..E; offsets 0..W-1 (W = xi + 1) */
-    val *pow2[64];    /* a complete tree of 2^k leaves; NULL where 2^k <= W (see small) */
-    val *forest[64];  /* the trees of T's j-th and later set bits (high first), j < nbits - 1 */
-    val *scratch[2];  /* small blocks written out for combine */
-    uint64_t pow2_n[64], forest_n[64]; /* the most participations each block holds */
-    int bits[64];     /* the set bits of T, high first */
-    int nbits;
-} tables;
+    uint32_t e;
+    val v;
+} step;
 
-/* n-major: a table of a block holding at most m participations is the first m + 1 slices */
-static size_t at(const tables *tb, uint64_t n, uint64_t s, uint64_t e)
-{
-    return (size_t)((n * tb->W + s) * tb->W + e);
-}
+/* F of one block: rows (n, s) for n = 0 .. nmax, s = 0 .. W-1, row r = n W + s holding
+ * steps[start[r] .. start[r] + len[r]) */
+typedef struct {
+    uint64_t nmax;
+    size_t *start;
+    uint32_t *len;
+    step *steps;
+    size_t n_steps, cap;
+} table;
+
+typedef struct {
+    uint64_t E, W;      /* participations 0..E; offsets 0..W-1 (W = xi + 1) */
+    table pow2[64];     /* a complete tree of 2^k leaves, k = 0..K */
+    table forest[64];   /* the trees of T's j-th and later set bits (high first), j < nbits - 1 */
+    int bits[64];       /* the set bits of T, high first */
+    int nbits;
+    uint64_t kept;      /* steps held in all the tables */
+    int over;           /* they would exceed MAX_STEPS */
+    step *acc, *tmp;    /* combine's rows for one s: (E + 1) rows of up to W steps, and one */
+    uint32_t *acc_len;
+} tables;
 
 /* the most participations that fit in `len` steps, at most E */
 static uint64_t fit(uint64_t len, uint64_t W, uint64_t E)
@@ -65,69 +85,149 @@ static uint64_t fit(uint64_t len, uint64_t W, uint64_t E)
     return m < E ? m : E;
 }
 
+static int table_init(tables *tb, table *t, uint64_t nmax)
+{
+    size_t rows = (size_t)((nmax + 1) * tb->W);
+    t->nmax = nmax;
+    t->start = malloc(rows * sizeof *t->start);
+    t->len = calloc(rows, sizeof *t->len);
+    t->steps = NULL;
+    t->n_steps = t->cap = 0;
+    return t->start != NULL && t->len != NULL ? 0 : -1;
+}
+
+static void table_free(table *t)
+{
+    free(t->start);
+    free(t->len);
+    free(t->steps);
+    memset(t, 0, sizeof *t);
+}
+
+/* Appends row r (the steps given); -1 out of memory or beyond MAX_STEPS in all. */
+static int table_put(tables *tb, table *t, size_t r, const step *st, uint32_t n)
+{
+    size_t need = t->n_steps + n;
+    if (need > t->cap) {
+        size_t cap = t->cap ? t->cap : 64;
+        while (cap < need)
+            cap *= 2;
+        if (tb->kept - t->cap + cap > MAX_STEPS)
+            cap = need; /* exactly what it holds, near the limit */
+        if (tb->kept - t->cap + cap > MAX_STEPS) {
+            tb->over = 1;
+            return -1;
+        }
+        step *ns = realloc(t->steps, cap * sizeof *ns);
+        if (ns == NULL)
+            return -1;
+        tb->kept += cap - t->cap;
+        t->steps = ns, t->cap = cap;
+    }
+    t->start[r] = t->n_steps;
+    t->len[r] = n;
+    memcpy(t->steps + t->n_steps, st, n * sizeof *st);
+    t->n_steps += n;
+    return 0;
+}
+
+/* F(n, s, e) of a table (NEG beyond nmax or before the row's first step) */
+static val table_at(const tables *tb, const table *t, uint64_t n, uint64_t s, uint64_t e)
+{
+    if (n > t->nmax)
+        return NEG;
+    size_t r = (size_t)(n * tb->W + s);
+    const step *st = t->steps + t->start[r];
+    val v = NEG;
+    for (uint32_t i = 0; i < t->len[r] && st[i].e <= e; i++)
+        v = st[i].v;
+    return v;
+}
+
 /* A block of 2^k <= W = xi + 1 leaves holds at most one participation (two need xi + 2
  * leaves), which adds 1 at each of its k + 1 levels wherever it is: F(0, s, e) = 0 where
- * s <= 2^k + e, F(1, s, e) = k + 1 where s + xi + 1 <= 2^k + e (the participation at s). */
+ * e >= s - 2^k, F(1, s, e) = k + 1 where e >= s + xi + 1 - 2^k (the participation at s). */
 static int small(const tables *tb, int k)
 {
     return ((uint64_t)1 << k) <= tb->W;
 }
 
-static void small_table(const tables *tb, int k, val *P)
+static int small_table(tables *tb, int k, table *t)
 {
-    uint64_t M = (uint64_t)1 << k;
-    for (uint64_t n = 0; n <= 1; n++)
-        for (uint64_t s = 0; s < tb->W; s++)
-            for (uint64_t e = 0; e < tb->W; e++)
-                P[at(tb, n, s, e)] = n == 0 && s <= M + e ? 0
-                                   : n == 1 && s + tb->W <= M + e ? (val)(k + 1) : NEG;
-}
-
-static const val *pow2_table(const tables *tb, int k, int which)
-{
-    if (!small(tb, k))
-        return tb->pow2[k];
-    small_table(tb, k, tb->scratch[which]);
-    return tb->scratch[which];
-}
-
-static const val *forest_table(const tables *tb, int j, int which)
-{
-    return j == tb->nbits - 1 ? pow2_table(tb, tb->bits[j], which) : tb->forest[j];
-}
-
-/* C (at most nc participations) from L and R (at most nl, nr) */
-static void combine(const tables *tb, const val *L, uint64_t nl, const val *R, uint64_t nr,
-                    val *C, uint64_t nc, int root)
-{
-    uint64_t W = tb->W;
-    size_t size = (size_t)((nc + 1) * W * W);
-    for (size_t i = 0; i < size; i++)
-        C[i] = NEG;
-    for (uint64_t n1 = 0; n1 <= nl && n1 <= nc; n1++)
+    uint64_t M = (uint64_t)1 << k, W = tb->W;
+    if (table_init(tb, t, fit(M, W, tb->E)))
+        return -1;
+    for (uint64_t n = 0; n <= t->nmax; n++)
         for (uint64_t s = 0; s < W; s++) {
-            const val *lrow = L + at(tb, n1, s, 0);
-            val prev = NEG;
-            for (uint64_t t = 0; t < W; t++) {
-                val v = lrow[t];
-                if (v <= prev)
-                    continue; /* FR is nonincreasing in t: an earlier t was as good */
-                prev = v;
-                for (uint64_t n2 = 0; n2 <= nr && n1 + n2 <= nc; n2++) {
-                    const val *rrow = R + at(tb, n2, t, 0);
-                    if (rrow[W - 1] < 0)
-                        continue; /* infeasible at the loosest end: at every end */
-                    val *crow = C + at(tb, n1 + n2, s, 0);
-                    for (uint64_t e = 0; e < W; e++) {
-                        val x = v + rrow[e];
-                        crow[e] = x > crow[e] ? x : crow[e];
-                    }
+            /* the first feasible e: s - M (n = 0) or s + W - M (n = 1), at least 0 */
+            uint64_t need = n == 0 ? s : s + W;
+            uint64_t e0 = need > M ? need - M : 0;
+            step st = {(uint32_t)e0, n == 0 ? 0 : (val)(k + 1)};
+            if (table_put(tb, t, (size_t)(n * W + s), &st, e0 < W ? 1 : 0))
+                return -1;
+        }
+    return 0;
+}
+
+/* out = max(a, b + add) of two nondecreasing step rows; returns its length */
+static uint32_t merge(const step *a, uint32_t na, const step *b, uint32_t nb, val add, step *out)
+{
+    uint32_t i = 0, j = 0, n = 0;
+    val xa = NEG, xb = NEG, cur = NEG;
+    while (i < na || j < nb) {
+        uint32_t e = i < na && (j >= nb || a[i].e <= b[j].e) ? a[i].e : b[j].e;
+        if (i < na && a[i].e == e)
+            xa = a[i++].v;
+        if (j < nb && b[j].e == e)
+            xb = b[j++].v + add;
+        val m = xa > xb ? xa : xb;
+        if (m > cur)
+            out[n++] = (step){e, cur = m};
+    }
+    return n;
+}
+
+/* C (at most C->nmax participations) from L and R; root: a complete tree (adds n^2) */
+static int combine(tables *tb, const table *L, const table *R, table *C, int root)
+{
+    uint64_t W = tb->W, nc = C->nmax;
+    for (uint64_t s = 0; s < W; s++) {
+        for (uint64_t n = 0; n <= nc; n++)
+            tb->acc_len[n] = 0;
+        for (uint64_t n1 = 0; n1 <= L->nmax && n1 <= nc; n1++) {
+            size_t lr = (size_t)(n1 * W + s);
+            const step *lrow = L->steps + L->start[lr];
+            /* the t where FL(n1, s, .) steps up: FR(n2, ., e) does not increase in t */
+            for (uint32_t k = 0; k < L->len[lr]; k++) {
+                uint64_t t = lrow[k].e;
+                val v = lrow[k].v;
+                for (uint64_t n2 = 0; n2 <= R->nmax && n1 + n2 <= nc; n2++) {
+                    size_t rr = (size_t)(n2 * W + t);
+                    if (R->len[rr] == 0)
+                        continue;
+                    step *a = tb->acc + (n1 + n2) * W;
+                    uint32_t m = merge(a, tb->acc_len[n1 + n2], R->steps + R->start[rr],
+                                       R->len[rr], v, tb->tmp);
+                    memcpy(a, tb->tmp, m * sizeof *a);
+                    tb->acc_len[n1 + n2] = m;
                 }
             }
         }
-    for (uint64_t n = 0; n <= nc; n++)
-        for (size_t i = at(tb, n, 0, 0); i < at(tb, n + 1, 0, 0); i++)
-            C[i] = C[i] < 0 ? NEG : C[i] + (root ? (val)(n * n) : 0);
+        for (uint64_t n = 0; n <= nc; n++) {
+            step *a = tb->acc + n * W;
+            if (root)
+                for (uint32_t i = 0; i < tb->acc_len[n]; i++)
+                    a[i].v += (val)(n * n);
+            if (table_put(tb, C, (size_t)(n * W + s), a, tb->acc_len[n]))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static const table *forest_table(const tables *tb, int j)
+{
+    return j == tb->nbits - 1 ? &tb->pow2[tb->bits[j]] : &tb->forest[j];
 }
 
 /* Trace F(n, s, e) of a block back to its participations (positions from `offset`). The
@@ -146,30 +246,31 @@ static int trace(const tables *tb, int k, int j, uint64_t offset, uint64_t n, ui
         pos[(*npos)++] = offset + s;
         return 0;
     }
-    const val *C, *L, *R;
+    const table *C, *L, *R;
     int root, kl, kr, jr;
-    uint64_t nl, nr;
     if (j < 0) {
-        C = tb->pow2[k];
-        L = R = pow2_table(tb, k - 1, 0);
-        nl = nr = tb->pow2_n[k - 1];
+        C = &tb->pow2[k];
+        L = R = &tb->pow2[k - 1];
         root = 1, kl = kr = k - 1, jr = -1;
     } else {
-        C = tb->forest[j];
-        L = pow2_table(tb, tb->bits[j], 0);
-        R = forest_table(tb, j + 1, 1);
-        nl = tb->pow2_n[tb->bits[j]], nr = tb->forest_n[j + 1];
+        C = &tb->forest[j];
+        L = &tb->pow2[tb->bits[j]];
+        R = forest_table(tb, j + 1);
         root = 0, kl = tb->bits[j], kr = -1, jr = j + 1;
     }
-    uint64_t left_size = (uint64_t)1 << kl;
-    val want = C[at(tb, n, s, e)] - (root ? (val)(n * n) : 0);
-    for (uint64_t n1 = n > nr ? n - nr : 0; n1 <= n && n1 <= nl; n1++)
-        for (uint64_t t = 0; t < tb->W; t++) {
-            val a = L[at(tb, n1, s, t)], b = R[at(tb, n - n1, t, e)];
-            if (a >= 0 && b >= 0 && a + b == want) /* (the scratch is rewritten below) */
-                return trace(tb, kl, -1, offset, n1, s, t, pos, npos)
-                       || trace(tb, kr, jr, offset + left_size, n - n1, t, e, pos, npos);
+    uint64_t left_size = (uint64_t)1 << kl, W = tb->W;
+    val want = table_at(tb, C, n, s, e) - (root ? (val)(n * n) : 0);
+    for (uint64_t n1 = n > R->nmax ? n - R->nmax : 0; n1 <= n && n1 <= L->nmax; n1++) {
+        size_t lr = (size_t)(n1 * W + s);
+        const step *lrow = L->steps + L->start[lr];
+        for (uint32_t i = 0; i < L->len[lr]; i++) {
+            val b = table_at(tb, R, n - n1, lrow[i].e, e);
+            if (b >= 0 && lrow[i].v + b == want)
+                return trace(tb, kl, -1, offset, n1, s, lrow[i].e, pos, npos)
+                       || trace(tb, kr, jr, offset + left_size, n - n1, lrow[i].e, e, pos,
+                                npos);
         }
+    }
     return -1;
 }
 
@@ -209,6 +310,15 @@ static int bit_length(uint64_t x)
     return b;
 }
 
+static dpzo_status limits(dpzo_ctx *ctx, uint64_t T, uint64_t E, uint64_t xi)
+{
+    return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
+                      "tree aggregation without restarts: %llu steps, at most %llu "
+                      "participations %llu apart need tables beyond dpzo's limits (2^24 rows, "
+                      "2^25 steps, 2^36 updates)",
+                      (unsigned long long)T, (unsigned long long)E, (unsigned long long)xi);
+}
+
 dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
                                           uint64_t max_participations,
                                           uint64_t min_separation, uint64_t *zeta,
@@ -237,75 +347,65 @@ dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
         return DPZO_OK;
     }
     /* E >= 2, so xi + 2 <= T: W = xi + 1 < T */
-    tables tb = {.E = E, .W = xi + 1};
+    tables tb;
+    memset(&tb, 0, sizeof tb);
+    tb.E = E, tb.W = xi + 1;
     int K = bit_length(T) - 1;
     for (int k = K; k >= 0; k--)
         if ((T >> k) & 1)
             tb.bits[tb.nbits++] = k;
-    /* tables kept: the complete trees above W leaves and nbits - 1 forests, (n + 1) W^2
-     * entries for a block holding at most n participations; two scratch of 2 W^2 */
-    uint64_t len = 0;
-    for (int k = 0; k <= K; k++)
-        tb.pow2_n[k] = fit((uint64_t)1 << k, tb.W, E);
-    for (int j = tb.nbits - 1; j >= 0; j--)
-        len += (uint64_t)1 << tb.bits[j], tb.forest_n[j] = fit(len, tb.W, E);
-    uint64_t slices = 4, work = 0; /* slices: W x W each */
-    int too_big = tb.W > (1u << 20) || E > (1u << 20)
+    /* the work: per combination, W rows s, (n + 1)^2 / 2 pairs of participations, a few
+     * steps of L each merged with a row of R (a few steps): counted as (n + 1)^2 W */
+    uint64_t work = 0, rows = 0;
+    int too_big = tb.W > ((uint64_t)1 << 24) || E > ((uint64_t)1 << 20)
                   || E * E * (uint64_t)(K + 1) >= MAX_VALUE; /* sum of n^2 over levels */
     if (!too_big) {
-        uint64_t W2 = tb.W * tb.W;
-        for (int k = 0; k <= K; k++)
-            if (!small(&tb, k)) {
-                slices += tb.pow2_n[k] + 1;
-                work += (tb.pow2_n[k] + 1) * (tb.pow2_n[k] + 1);
-            }
-        for (int j = 0; j + 1 < tb.nbits; j++) {
-            slices += tb.forest_n[j] + 1;
-            work += (tb.forest_n[j] + 1) * (tb.forest_n[j] + 1);
+        uint64_t len = 0;
+        for (int k = 0; k <= K; k++) {
+            uint64_t m = fit((uint64_t)1 << k, tb.W, E);
+            rows += (m + 1) * tb.W;
+            work += small(&tb, k) ? 0 : (m + 1) * (m + 1) * tb.W;
         }
-        /* each combination: pairs of (n1, n2) rows of W entries, at most W^2 of them once
-         * per value step; counted as (n + 1)^2 W^2, times a few value steps */
-        too_big = W2 > MAX_ENTRIES || slices * W2 > MAX_ENTRIES || work * W2 > MAX_WORK;
+        for (int j = tb.nbits - 1; j >= 0; j--) {
+            len += (uint64_t)1 << tb.bits[j];
+            uint64_t m = fit(len, tb.W, E);
+            rows += (m + 1) * tb.W;
+            work += (m + 1) * (m + 1) * tb.W;
+        }
+        too_big = rows > MAX_ROWS || work > (MAX_WORK >> 6);
     }
     if (too_big)
-        return dpzo__fail(ctx, DPZO_EUNSUPPORTED,
-                          "tree aggregation without restarts: %llu steps, at most %llu "
-                          "participations %llu apart need tables of (participations + 1) x "
-                          "(min separation + 1)^2 entries per tree level, beyond dpzo's limits "
-                          "(2^26 entries, 2^36 updates)",
-                          (unsigned long long)T, (unsigned long long)max_participations,
-                          (unsigned long long)xi);
+        return limits(ctx, T, max_participations, xi);
     dpzo_status st = DPZO_OK;
-    size_t W2 = (size_t)(tb.W * tb.W);
-    val *block = malloc((size_t)slices * W2 * sizeof *block);
     uint64_t *pos = malloc((size_t)E * sizeof *pos);
-    if (block == NULL || pos == NULL) {
-        st = dpzo__fail(ctx, DPZO_ENOMEM, "tree aggregation without restarts: out of memory "
-                        "for %llu table entries", (unsigned long long)(slices * W2));
+    tb.acc = malloc((size_t)((E + 1) * tb.W) * sizeof *tb.acc);
+    tb.tmp = malloc((size_t)(2 * tb.W + 2) * sizeof *tb.tmp);
+    tb.acc_len = malloc((size_t)(E + 1) * sizeof *tb.acc_len);
+    if (pos == NULL || tb.acc == NULL || tb.tmp == NULL || tb.acc_len == NULL) {
+        st = dpzo__fail(ctx, DPZO_ENOMEM, "tree aggregation without restarts: out of memory");
         goto done;
     }
-    val *next = block;
-    for (int k = 0; k <= K; k++)
-        if (!small(&tb, k))
-            tb.pow2[k] = next, next += (tb.pow2_n[k] + 1) * W2;
-    for (int j = 0; j + 1 < tb.nbits; j++)
-        tb.forest[j] = next, next += (tb.forest_n[j] + 1) * W2;
-    tb.scratch[0] = next, tb.scratch[1] = next + 2 * W2;
-    for (int k = 1; k <= K; k++)
-        if (!small(&tb, k)) {
-            const val *half = pow2_table(&tb, k - 1, 0);
-            combine(&tb, half, tb.pow2_n[k - 1], half, tb.pow2_n[k - 1], tb.pow2[k],
-                    tb.pow2_n[k], 1);
-        }
-    for (int j = tb.nbits - 2; j >= 0; j--)
-        combine(&tb, pow2_table(&tb, tb.bits[j], 0), tb.pow2_n[tb.bits[j]],
-                forest_table(&tb, j + 1, 1), tb.forest_n[j + 1], tb.forest[j], tb.forest_n[j],
-                0);
-    const val *top = forest_table(&tb, 0, 0);
+    int fail = 0;
+    for (int k = 0; k <= K && !fail; k++)
+        fail = small(&tb, k) ? small_table(&tb, k, &tb.pow2[k])
+             : table_init(&tb, &tb.pow2[k], fit((uint64_t)1 << k, tb.W, E))
+               || combine(&tb, &tb.pow2[k - 1], &tb.pow2[k - 1], &tb.pow2[k], 1);
+    uint64_t len = (uint64_t)1 << tb.bits[tb.nbits - 1];
+    for (int j = tb.nbits - 2; j >= 0 && !fail; j--) {
+        len += (uint64_t)1 << tb.bits[j];
+        fail = table_init(&tb, &tb.forest[j], fit(len, tb.W, E))
+               || combine(&tb, &tb.pow2[tb.bits[j]], forest_table(&tb, j + 1), &tb.forest[j], 0);
+    }
+    if (fail) {
+        st = tb.over ? limits(ctx, T, max_participations, xi)
+           : dpzo__fail(ctx, DPZO_ENOMEM, "tree aggregation without restarts: out of memory");
+        goto done;
+    }
+    const table *top = forest_table(&tb, 0);
     val best = NEG;
     uint64_t best_n = 0;
-    for (uint64_t n = 0; n <= tb.forest_n[0]; n++) {
-        val v = top[at(&tb, n, 0, tb.W - 1)];
+    for (uint64_t n = 0; n <= top->nmax; n++) {
+        val v = table_at(&tb, top, n, 0, tb.W - 1);
         if (v > best)
             best = v, best_n = n;
     }
@@ -331,7 +431,13 @@ dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
         *n_steps = npos;
     }
 done:
-    free(block);
+    for (int k = 0; k < 64; k++) {
+        table_free(&tb.pow2[k]);
+        table_free(&tb.forest[k]);
+    }
+    free(tb.acc);
+    free(tb.tmp);
+    free(tb.acc_len);
     free(pos);
     return st;
 }

@@ -27,7 +27,7 @@ def test_data_file_finds_the_docs_copy_in_a_source_tree() -> None:
     names = dpzo.data_files()
     want = sorted(f"{d}/{f.name}" for d in ("examples", "audits")
                   for f in (ROOT / "docs" / d).glob("*.json"))
-    assert names == want and len(names) == 18  # issue 30 added 7 (event files, audits)
+    assert names == want and len(names) == 19  # issue 30 added 8 (event files, audits)
     for n in names:
         assert os.path.isfile(dpzo.data_file(n))
 
