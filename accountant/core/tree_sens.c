@@ -126,7 +126,8 @@ static int table_put(tables *tb, table *t, size_t r, const step *st, uint32_t n)
     }
     t->start[r] = t->n_steps;
     t->len[r] = n;
-    memcpy(t->steps + t->n_steps, st, n * sizeof *st);
+    if (n > 0) /* (an empty row may come before any storage) */
+        memcpy(t->steps + t->n_steps, st, n * sizeof *st);
     t->n_steps += n;
     return 0;
 }
