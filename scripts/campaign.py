@@ -903,6 +903,10 @@ def event_good():
                   "step_counts": [1000, 10]}),
         ("tree-multi", {"type": "MultiEpochTreeAggregation", "noise_multiplier": 7,
                         "total_steps": 2000, "max_participation": 6, "min_separation": 313}),
+        # the fuzzer's: 10^13 steps, xi 3 (the trace once walked every empty block: a hang)
+        ("tree-multi-huge-T", {"type": "MultiEpochTreeAggregation", "noise_multiplier": 7,
+                               "total_steps": 10000000000998, "max_participation": 6,
+                               "min_separation": 3}),
         ("tree-multi-one", {"type": "MultiEpochTreeAggregation", "noise_multiplier": 3,
                             "total_steps": 10**15, "max_participation": 5,
                             "min_separation": 10**15}),

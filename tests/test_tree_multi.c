@@ -123,6 +123,11 @@ static void test_published(void **state)
             bits++;
         assert_int_equal(zeta(ctx, T, 2, 0, pos, &np), 2 + 4 * (uint64_t)(bits - 1));
     }
+    /* the same at 2^53 steps and one fewer (53 and 52 levels below the root): the trace
+     * once walked every empty block node by node (the fuzzer's 10^13-step input timed out) */
+    assert_int_equal(zeta(ctx, (uint64_t)1 << 53, 2, 0, pos, &np), 2 + 4 * 53);
+    assert_int_equal(zeta(ctx, ((uint64_t)1 << 53) - 1, 2, 0, pos, &np), 2 + 4 * 52);
+    assert_int_equal(pos[1], ((uint64_t)1 << 52) - 1); /* the last two of the largest tree */
 }
 
 /* T = 2^k, xi + 1 = 2^j, E = 2^(k - j): an aligned block of 2^l leaves holds at most

@@ -236,12 +236,13 @@ static const table *forest_table(const tables *tb, int j)
 static int trace(const tables *tb, int k, int j, uint64_t offset, uint64_t n, uint64_t s,
                  uint64_t e, uint64_t *pos, size_t *npos)
 {
+    if (n == 0)
+        return 0; /* nothing to place (the caller read a feasible value): never descend, a
+                   * block of 2^40 steps would be walked node by node */
     if (j == tb->nbits - 1)
         k = tb->bits[j], j = -1;
     if (j < 0 && small(tb, k)) {
         uint64_t M = (uint64_t)1 << k;
-        if (n == 0)
-            return s <= M + e ? 0 : -1;
         if (n > 1 || s + tb->W > M + e)
             return -1;
         pos[(*npos)++] = offset + s;
