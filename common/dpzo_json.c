@@ -14,7 +14,8 @@
 /* What the scan found first: the n-th string (keys and values counted together) or the
  * n-th number, in document order. */
 typedef struct {
-    int kind; /* 0 none, 1 string with U+0000, 2 integer literal beyond 2^53 */
+    int kind; /* 0 none, 1 string with U+0000, 2 integer literal beyond 2^53, 3 a number
+                 JSON's grammar refuses (cJSON's strtod takes it) */
     size_t index;
     size_t offset;
     char digits[48];
@@ -71,6 +72,39 @@ static const char *number_end(const char *p, const char *end)
     return p;
 }
 
+/* 1 when s[0..n) is a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259;
+ * cJSON hands its literals to strtod, which also takes 03, 1. and 1.e5) */
+static int json_number(const char *s, size_t n)
+{
+    size_t i = 0, d;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i < n && s[i] == '0')
+        i++;
+    else {
+        for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            ;
+        if (i == d)
+            return 0;
+    }
+    if (i < n && s[i] == '.') {
+        for (d = ++i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            ;
+        if (i == d)
+            return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        for (d = i; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            ;
+        if (i == d)
+            return 0;
+    }
+    return i == n;
+}
+
 /* Walks the text of a valid JSON value (cJSON accepted it) and stops at the first finding. */
 static void scan(const char *t, const char *end, finding *f)
 {
@@ -95,6 +129,14 @@ static void scan(const char *t, const char *end, finding *f)
             const char *start = p;
             p = number_end(p, end);
             size_t n = (size_t)(p - start);
+            if (!json_number(start, n)) {
+                f->kind = 3;
+                f->index = numbers;
+                f->offset = (size_t)(start - t);
+                snprintf(f->digits, sizeof f->digits, "%.*s%s", n > 40 ? 40 : (int)n, start,
+                         n > 40 ? "..." : "");
+                return;
+            }
             /* digits only (bounded to the literal: strcspn would scan on to the next '.', 'e'
              * or the text's end, quadratic in a long array of integers, issue 30) */
             int digits_only = memchr(start, '.', n) == NULL && memchr(start, 'e', n) == NULL
@@ -142,7 +184,7 @@ static void walk(walker *w, const cJSON *it, const char *path)
             snprintf(here, sizeof here, "%s[%d]", path, k);
         }
         if ((cJSON_IsString(c) && w->f->kind == 1 && w->strings++ == w->f->index) ||
-            (cJSON_IsNumber(c) && w->f->kind == 2 && w->numbers++ == w->f->index)) {
+            (cJSON_IsNumber(c) && w->f->kind >= 2 && w->numbers++ == w->f->index)) {
             w->found = 1;
             snprintf(w->path, sizeof w->path, "%s", here);
             return;
@@ -315,7 +357,7 @@ int dpzo_json_parse(const char *text, size_t len, cJSON **root, size_t *syntax_a
     walker w = {&f, 0, 0, "", 0};
     if (f.kind == 1 && cJSON_IsString(tree) && f.index == 0)
         w.found = 1;
-    else if (f.kind == 2 && cJSON_IsNumber(tree) && f.index == 0)
+    else if (f.kind >= 2 && cJSON_IsNumber(tree) && f.index == 0)
         w.found = 1;
     else
         walk(&w, tree, "");
@@ -325,6 +367,10 @@ int dpzo_json_parse(const char *text, size_t len, cJSON **root, size_t *syntax_a
         snprintf(err, errlen, "%s '%s' holds U+0000 (\\u0000, at byte %zu): no string of a "
                  "dpzo file may hold it, since the text after it would be invisible",
                  w.found == 2 ? "the key" : "key", key, f.offset);
+    else if (f.kind == 3)
+        snprintf(err, errlen, "not valid JSON: key '%s': the number %s is not written as JSON "
+                 "writes numbers (no leading zero, digits on both sides of a point; at byte "
+                 "%zu)", key, f.digits, f.offset);
     else
         snprintf(err, errlen, "key '%s': the integer %s is beyond 2^53 = 9007199254740992 and "
                  "no double holds it exactly: it would read as %s (at byte %zu)",

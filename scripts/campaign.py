@@ -845,6 +845,11 @@ def event_cases():
          "must be finite"),
         ("nan-literal", j(sgm(_ev_gauss(1))).replace('"noise_multiplier": 1', '"noise_multiplier": NaN'),
          "not valid JSON"),
+        # numbers JSON's grammar refuses and cJSON's strtod took (the fuzzer's 03, issue 30)
+        ("leading-zero", j(sgm(_ev_gauss(1))).replace('"noise_multiplier": 1', '"noise_multiplier": 01'),
+         "not written as JSON writes numbers"),
+        ("bare-point", j(sgm(_ev_gauss(1))).replace('"noise_multiplier": 1', '"noise_multiplier": 1.'),
+         "not written as JSON writes numbers"),
         ("q-above-1", j({"type": "PoissonSampled", "sampling_probability": 1.5, "event": _ev_gauss()}),
          "event.sampling_probability must be in [0, 1]"),
         ("count-fraction", j({"type": "SelfComposed", "count": 2.5, "event": _ev_gauss()}),

@@ -277,6 +277,43 @@ static void test_integers_beyond_2p53_refused(void **state)
     dpzo_ctx_free(ctx);
 }
 
+/* Numbers JSON's grammar refuses, which cJSON's strtod took (issue 30: the fuzzer wrote
+ * "min_separation": 03 and the event was accounted with 3): refused by every reader, with
+ * the key; JSON's own spellings stay accepted. */
+static void test_non_json_numbers_refused(void **state)
+{
+    (void)state;
+    static const char *bad[] = {"03", "-01", "00", "1.", "1.e5", "-0.e1"};
+    static const char *good[] = {"0", "-0", "3", "0.5", "1e5", "1E+5", "-0.0e-0", "10"};
+    dpzo_ctx *ctx = dpzo_ctx_new();
+    char text[160];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "{\"type\": \"Gaussian\", \"noise_multiplier\": %s}", bad[i]);
+        dpzo_event *e = NULL;
+        assert_int_not_equal(dpzo_event_parse_json(ctx, text, &e), DPZO_OK);
+        assert_null(e);
+        HAS(dpzo_ctx_errmsg(ctx), "not written as JSON writes numbers");
+        HAS(dpzo_ctx_errmsg(ctx), "noise_multiplier");
+        HAS(dpzo_ctx_errmsg(ctx), bad[i]);
+    }
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        snprintf(text, sizeof text, "{\"type\": \"Gaussian\", \"noise_multiplier\": %s}", good[i]);
+        dpzo_event *e = NULL;
+        if (dpzo_event_parse_json(ctx, text, &e) != DPZO_OK)
+            fail_msg("%s refused: %s", good[i], dpzo_ctx_errmsg(ctx));
+        dpzo_event_free(e);
+    }
+    /* the same in an LMO grid's array (another reader), and at the top level */
+    dpzo_lmo_grid *g = NULL;
+    assert_int_not_equal(dpzo_lmo_grid_from_json(ctx, "{\"gamma\": [[1, 02]]}", &g), DPZO_OK);
+    HAS(dpzo_ctx_errmsg(ctx), "gamma[0][1]");
+    dpzo_lmo_grid_free(g);
+    dpzo_event *e = NULL;
+    assert_int_not_equal(dpzo_event_parse_json(ctx, "07", &e), DPZO_OK);
+    HAS(dpzo_ctx_errmsg(ctx), "(top level)");
+    dpzo_ctx_free(ctx);
+}
+
 /* The example configuration with `from` replaced by `to` (first occurrence). */
 static void edited_config(const char *from, const char *to, char *out, size_t size)
 {
@@ -415,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_nul_byte_and_trailing_bytes_refused),
         cmocka_unit_test(test_grid_schedule_scores),
         cmocka_unit_test(test_integers_beyond_2p53_refused),
+        cmocka_unit_test(test_non_json_numbers_refused),
         cmocka_unit_test(test_integer_fields_take_exact_literals),
         cmocka_unit_test(test_gaussian_objective_refused),
     };
