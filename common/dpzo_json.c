@@ -74,7 +74,7 @@ static const char *number_end(const char *p, const char *end)
 
 /* 1 when s[0..n) is a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259;
  * cJSON hands its literals to strtod, which also takes 03, 1. and 1.e5) */
-static int json_number(const char *s, size_t n)
+static int rfc8259_number(const char *s, size_t n)
 {
     size_t i = 0, d;
     if (i < n && s[i] == '-')
@@ -129,7 +129,7 @@ static void scan(const char *t, const char *end, finding *f)
             const char *start = p;
             p = number_end(p, end);
             size_t n = (size_t)(p - start);
-            if (!json_number(start, n)) {
+            if (!rfc8259_number(start, n)) {
                 f->kind = 3;
                 f->index = numbers;
                 f->offset = (size_t)(start - t);
