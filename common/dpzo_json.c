@@ -129,20 +129,14 @@ static void scan(const char *t, const char *end, finding *f)
             const char *start = p;
             p = number_end(p, end);
             size_t n = (size_t)(p - start);
-            if (!rfc8259_number(start, n)) {
-                f->kind = 3;
-                f->index = numbers;
-                f->offset = (size_t)(start - t);
-                snprintf(f->digits, sizeof f->digits, "%.*s%s", n > 40 ? 40 : (int)n, start,
-                         n > 40 ? "..." : "");
-                return;
-            }
             /* digits only (bounded to the literal: strcspn would scan on to the next '.', 'e'
              * or the text's end, quadratic in a long array of integers, issue 30) */
             int digits_only = memchr(start, '.', n) == NULL && memchr(start, 'e', n) == NULL
                               && memchr(start, 'E', n) == NULL;
-            if (digits_only && inexact_integer(start, n, f->as, sizeof f->as)) {
-                f->kind = 2;
+            int kind = !rfc8259_number(start, n) ? 3
+                     : digits_only && inexact_integer(start, n, f->as, sizeof f->as) ? 2 : 0;
+            if (kind != 0) {
+                f->kind = kind;
                 f->index = numbers;
                 f->offset = (size_t)(start - t);
                 snprintf(f->digits, sizeof f->digits, "%.*s%s", n > 40 ? 40 : (int)n, start,
