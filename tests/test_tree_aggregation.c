@@ -198,6 +198,13 @@ static void test_gaussian_sigma_rounding(void **state)
             mpfr_set_d(r, sigmas[j], MPFR_RNDN);
             mpfr_sqr(r, r, MPFR_RNDN);
             assert_true(mpfr_cmp(l, r) <= 0);
+            /* the lower end's multiplier, rounded up: s_up^2 d >= sigma^2, within 4 ulps */
+            double u = dpzo__tree_gaussian_sigma_up(e);
+            mpfr_set_d(l, u, MPFR_RNDN);
+            mpfr_sqr(l, l, MPFR_RNDN);
+            mpfr_mul_ui(l, l, (unsigned long)depth, MPFR_RNDN);
+            assert_true(mpfr_cmp(l, r) >= 0);
+            assert_true(u >= s && u <= s * (1.0 + 0x1p-50));
             mpfr_clears(l, r, (mpfr_ptr)0);
             assert_true(s > 0.0);
             dpzo_event_free(e);

@@ -141,15 +141,10 @@ dpzo_event *dpzo_event_tree_aggregation_multi_epoch(dpzo_ctx *ctx, double noise_
     if (dpzo_tree_sensitivity_squared(ctx, total_steps, max_participations, min_separation,
                                       &zeta, NULL, 0, NULL))
         return NULL;
-    if (zeta > ((uint64_t)1 << 53)) { /* the accountants read it as a double */
-        dpzo__fail(ctx, DPZO_EUNSUPPORTED, "tree aggregation without restarts: squared "
-                   "sensitivity %llu above 2^53", (unsigned long long)zeta);
-        return NULL;
-    }
     dpzo_event *e = new_event(ctx, DPZO_EVENT_TREE_AGGREGATION);
     if (e != NULL) {
         e->param = noise_multiplier;
-        e->n = zeta;
+        e->n = zeta; /* below 2^29 (tree_sens.c refuses larger): exact as a double */
         e->count = total_steps;
         e->batch = 1;
         e->tree_parts = max_participations;
@@ -259,9 +254,10 @@ dpzo_event *dpzo_event_truncated_subsampled_gaussian(dpzo_ctx *ctx, uint64_t dat
     return e;
 }
 
-double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
+/* sigma / sqrt(d) rounded toward `dir` (0: down, INFINITY: up), exact where it can be */
+static double tree_sigma(const dpzo_event *tree, double dir)
 {
-    double sigma = tree->param, d = (double)tree->n; /* d <= 2^53: exact */
+    double sigma = tree->param, d = (double)tree->n; /* d <= 2^29: exact */
     if (tree->n == 1)
         return sigma;
     double r = sqrt(d); /* correctly rounded */
@@ -271,25 +267,21 @@ double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
     double s = sigma / r;
     if (r_exact && fma(s, r, -sigma) == 0.0)
         return s; /* sigma / sqrt(d) exactly */
-    /* sqrt rounded up at most an ulp, the quotient down by at most one more ulp each */
-    s = sigma / (r_exact ? r : nextafter(r, INFINITY));
-    s = nextafter(s, 0.0);
+    /* sqrt rounded away from dir's side by at most an ulp, then the quotient toward it by at
+     * most one more ulp each */
+    s = sigma / (r_exact ? r : nextafter(r, dir == 0.0 ? INFINITY : 0.0));
+    s = nextafter(s, dir);
     return s < 0.0 ? 0.0 : s;
+}
+
+double dpzo__tree_gaussian_sigma(const dpzo_event *tree)
+{
+    return tree_sigma(tree, 0.0);
 }
 
 double dpzo__tree_gaussian_sigma_up(const dpzo_event *tree)
 {
-    double sigma = tree->param, d = (double)tree->n;
-    if (tree->n == 1)
-        return sigma;
-    double r = sqrt(d);
-    int r_exact = r == floor(r) && r * r == d;
-    double s = sigma / r;
-    if (r_exact && fma(s, r, -sigma) == 0.0)
-        return s;
-    /* sqrt rounded down at most an ulp, the quotient up by at most one more ulp each */
-    s = sigma / (r_exact ? r : nextafter(r, 0.0));
-    return nextafter(s, INFINITY);
+    return tree_sigma(tree, INFINITY);
 }
 
 /* A NULL inner means its constructor failed and left its message in ctx. */

@@ -104,7 +104,7 @@ dpzo_event *dpzo_event_tree_aggregation_multi_epoch(dpzo_ctx *ctx, double noise_
  * (0-based, increasing); the program's maximum is checked against the pattern's own sum.
  * zeta* = 0 for T = 0 or E = 0; one participation gives the bit length of T. The program
  * keeps, per tree level, (E + 1)(xi + 1) rows of a few steps each: DPZO_EUNSUPPORTED beyond
- * 2^24 rows, 2^25 steps or about 2^36 updates (docs/accountant.md 3.6: T 2000, E 6, xi 313
+ * 2^24 rows, 2^25 steps or about 2^36 updates, or where E^2 (levels) reaches 2^29 (docs/accountant.md 3.6: T 2000, E 6, xi 313
  * in under 1 ms; T 10^6, E 100, xi 9999 in 0.9 s). */
 dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
                                           uint64_t max_participations,
