@@ -13,7 +13,9 @@ build/bench-tfp (pip's cache makes the second run fast) and loads that one modul
 agree), both times (median of --repeat for dpzo, one run of the anchor from a cleared memo)
 and the ratio.
 --gboard adds the notebook's case (T 2000, E 6, xi 313; the notebook printed 348 s for it on
-Colab's machine; on this project's 2-core machines expect minutes). Prints Markdown.
+Colab's machine; on this project's 2-core machines expect minutes). --large times dpzo
+alone on the sizes docs/accountant.md 3.6 quotes (each in a fresh process: the time of one
+call and the process's peak resident memory), no anchor. Prints Markdown.
 """
 import argparse
 import importlib.util
@@ -33,6 +35,30 @@ MODULE = os.path.join(TARGET, "tensorflow_privacy", "privacy", "analysis",
 CASES = [(64, 8, 3), (256, 4, 40), (500, 5, 60), (1000, 4, 99), (1000, 3, 150),
          (2000, 3, 313)]
 GBOARD = (2000, 6, 313)
+LARGE = [(2000, 6, 313), (10000, 10, 999), (20000, 20, 999), (10**6, 100, 9999),
+         (300000, 300, 999), (10**13 + 998, 6, 3), (10**6, 1000, 999)]
+ONE = """
+import resource, sys, time
+import dpzo
+t, e, x = (int(a) for a in sys.argv[1:4])
+t0 = time.perf_counter()
+try:
+    z = dpzo.tree_sensitivity_squared(t, e, x)[0]
+except dpzo.Error:
+    z = "refused"
+dt = time.perf_counter() - t0
+print(z, dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def large():
+    print("| T | E | xi | zeta* | dpzo s | peak RSS MB (whole process) |")
+    print("|---|---|---|---|---|---|")
+    for total, parts, sep in LARGE:
+        out = subprocess.run([sys.executable, "-c", ONE, str(total), str(parts), str(sep)],
+                             check=True, capture_output=True, text=True).stdout.split()
+        print(f"| {total} | {parts} | {sep} | {out[0]} | {float(out[1]):.4f} | "
+              f"{int(out[2]) / 1024:.0f} |", flush=True)
 
 
 def anchor():
@@ -60,7 +86,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--gboard", action="store_true", help="add T 2000, E 6, xi 313 (slow)")
+    ap.add_argument("--large", action="store_true", help="dpzo alone on large sizes")
     args = ap.parse_args()
+    if args.large:
+        print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; Python {platform.python_version()}")
+        print()
+        large()
+        return
     tfp = anchor()
     cases = CASES + ([GBOARD] if args.gboard else [])
     print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; Python {platform.python_version()}")
