@@ -255,10 +255,10 @@ static void test_event(void **state)
     /* not under a sampler */
     e = dpzo_event_poisson_sampled(ctx, 0.5, dpzo_event_tree_aggregation_multi_epoch(ctx, 1.0,
                                                                                     20, 2, 3));
-    if (e != NULL) {
-        assert_int_not_equal(dpzo_event_epsilon(ctx, e, 1e-5, NULL, &rr), DPZO_OK);
-        dpzo_event_free(e);
-    }
+    assert_non_null(e); /* built; refused when accounted, by every accountant */
+    assert_int_equal(dpzo_event_epsilon(ctx, e, 1e-5, NULL, &rr), DPZO_EUNSUPPORTED);
+    assert_int_equal(dpzo_pld_epsilon(ctx, e, 1e-5, &o, &p), DPZO_EUNSUPPORTED);
+    dpzo_event_free(e);
 }
 
 int main(void)
