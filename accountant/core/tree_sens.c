@@ -47,6 +47,7 @@ typedef int32_t val;
  * on one core at the limits. */
 #define MAX_STEPS ((uint64_t)1 << 25)
 #define MAX_ROWS ((uint64_t)1 << 24)
+#define MAX_PARTS ((uint64_t)1 << 20) /* participations */
 #define MAX_WORK ((uint64_t)1 << 36)
 
 /* a row from offset e on has value v (until the row's next step); before its first step a
@@ -337,7 +338,8 @@ dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
     uint64_t E = max_participations < room ? max_participations : room;
     if (E == 0)
         return DPZO_OK;
-    if (steps_cap < E && steps != NULL)
+    /* (more than MAX_PARTS is refused below: a caller may size for that many) */
+    if (steps != NULL && steps_cap < (E < MAX_PARTS ? E : MAX_PARTS))
         return dpzo__fail(ctx, DPZO_EINVAL, "tree sensitivity: room for %zu steps, the "
                           "pattern may hold %llu", steps_cap, (unsigned long long)E);
     if (E == 1) { /* one participation: the longest root path, in the first (largest) tree */
@@ -359,7 +361,7 @@ dpzo_status dpzo_tree_sensitivity_squared(dpzo_ctx *ctx, uint64_t total_steps,
     /* the work: per combination, W rows s, (n + 1)^2 / 2 pairs of participations, a few
      * steps of L each merged with a row of R (a few steps): counted as (n + 1)^2 W */
     uint64_t work = 0, rows = 0;
-    int too_big = tb.W > ((uint64_t)1 << 24) || E > ((uint64_t)1 << 20)
+    int too_big = tb.W > ((uint64_t)1 << 24) || E > MAX_PARTS
                   || E * E * (uint64_t)(K + 1) >= MAX_VALUE; /* sum of n^2 over levels */
     if (!too_big) {
         uint64_t len = 0;

@@ -100,7 +100,7 @@ dpzo_event *dpzo_event_tree_aggregation_multi_epoch(dpzo_ctx *ctx, double noise_
                                                     uint64_t min_separation);
 /* zeta* above, exactly (an integer), by the paper's dynamic program over the forest's
  * blocks, and a pattern attaining it: `steps` (room for steps_cap entries, at least
- * min(E, the most that fit), or NULL with steps_cap 0) receives its *n_steps step indices
+ * min(E, the most that fit, 2^20), or NULL with steps_cap 0) receives its *n_steps step indices
  * (0-based, increasing); the program's maximum is checked against the pattern's own sum.
  * zeta* = 0 for T = 0 or E = 0; one participation gives the bit length of T. The program
  * keeps, per tree level, (E + 1)(xi + 1) rows of a few steps each: DPZO_EUNSUPPORTED beyond

@@ -332,8 +332,9 @@ def tree_sensitivity_squared(total_steps: int, max_participation: int,
     t = _count("total_steps", total_steps)
     e = _count("max_participation", max_participation)
     sep = _count("min_separation", min_separation)
-    room = 0 if t == 0 else 1 if sep >= t else 1 + (t - 1) // (sep + 1)
-    cap = max(1, min(e, room))
+    # room for any pattern the library answers with: at most min(E, T) steps, and it
+    # refuses more than 2^20 participations
+    cap = max(1, min(e, t, 1 << 20))
     zeta = ctypes.c_uint64(0)
     steps = (ctypes.c_uint64 * cap)()
     n = ctypes.c_size_t(0)
